@@ -1,0 +1,253 @@
+/**
+ * One KV sequence of the engine's context, wrapping a node-llama-cpp LlamaContextSequence.
+ * `tokens` always mirrors exactly what the KV holds; operations on one sequence never overlap.
+ */
+import {
+  type LlamaContextSequence,
+  type LlamaGrammar,
+  LlamaGrammarEvaluationState,
+  type LlamaModel,
+  type Token as LlamaToken,
+} from "node-llama-cpp";
+import { DisposedError, type EngineSequence, type SampleOptions, type Token } from "./engine-types.ts";
+
+/** What a sequence needs from its engine. */
+export interface SequenceHost {
+  readonly llamaModel: LlamaModel;
+  /** Most tokens one sequence can hold (node-llama-cpp keeps one cell free: contextSize - 1). */
+  readonly capacity: number;
+  readonly batchSize: number;
+  readonly vocabSize: number;
+  isEndOfGeneration(token: Token): boolean;
+  grammar(text: string): Promise<LlamaGrammar>;
+  /** Called once by `dispose()` with the promise that frees the native sequence. */
+  released(seq: EngineSequenceImpl, freed: Promise<void>): void;
+}
+
+/** node-llama-cpp brands its token ids; ours are plain numbers (checked against the vocabulary). */
+export function llamaTokens(tokens: readonly Token[]): LlamaToken[] {
+  return tokens.slice() as LlamaToken[];
+}
+
+export class EngineSequenceImpl implements EngineSequence {
+  private mirror: readonly Token[] = [];
+  private busy: string | undefined;
+  /** Settles when the native call now running (if any) settles. */
+  private inFlight: Promise<void> | undefined;
+  private disposed = false;
+
+  constructor(
+    readonly index: number,
+    private readonly inner: LlamaContextSequence,
+    private readonly host: SequenceHost,
+  ) {}
+
+  /** The KV's tokens (a snapshot: the array is replaced, never mutated). Empty after dispose. */
+  get tokens(): readonly Token[] {
+    return this.mirror;
+  }
+
+  async truncate(length: number): Promise<void> {
+    if (!Number.isInteger(length) || length < 0)
+      throw new RangeError(`truncate length must be a non-negative integer, got ${length}`);
+    await this.run("truncate", async () => {
+      if (length >= this.mirror.length) return;
+      if (length === 0) await this.native(() => this.inner.clearHistory());
+      else
+        await this.native(() =>
+          this.inner.eraseContextTokenRanges([{ start: length, end: this.inner.nextTokenIndex }]),
+        );
+    });
+  }
+
+  async append(
+    tokens: readonly Token[],
+    options: { signal?: AbortSignal; onProgress?: (done: number, total: number) => void } = {},
+  ): Promise<void> {
+    const { signal, onProgress } = options;
+    await this.run("append", async () => {
+      this.checkTokens(tokens);
+      if (this.mirror.length + tokens.length > this.host.capacity) {
+        throw new RangeError(
+          `append of ${tokens.length} tokens to ${this.mirror.length} exceeds the sequence capacity ${this.host.capacity}`,
+        );
+      }
+      const chunk = this.host.batchSize;
+      for (let done = 0; done < tokens.length; ) {
+        signal?.throwIfAborted();
+        const part = tokens.slice(done, done + chunk);
+        await this.native(() => this.inner.evaluateWithoutGeneratingNewTokens(llamaTokens(part)));
+        done += part.length;
+        this.sync();
+        onProgress?.(done, tokens.length);
+      }
+    });
+  }
+
+  /**
+   * Sample after the frontier. The last token of the sequence is re-evaluated first (llama.cpp keeps
+   * no logits across appends, truncation or state loads). An end-of-generation token is yielded and
+   * then the generator ends without evaluating it; it also ends when the KV is full. Aborting
+   * `signal` throws its reason. `tokens` afterwards holds exactly the evaluated tokens.
+   */
+  async *generate(
+    options: SampleOptions & { maxTokens: number; signal?: AbortSignal },
+  ): AsyncGenerator<Token, void, void> {
+    const { maxTokens, signal } = options;
+    if (!Number.isInteger(maxTokens) || maxTokens < 0)
+      throw new RangeError(`maxTokens must be a non-negative integer, got ${maxTokens}`);
+    this.begin("generate");
+    try {
+      signal?.throwIfAborted();
+      if (maxTokens === 0) return;
+      const start = this.mirror.length;
+      const last = this.mirror[start - 1];
+      if (last === undefined) throw new Error("generate needs at least one token in the sequence to continue from");
+      const grammarEvaluationState =
+        options.grammar === undefined
+          ? undefined
+          : new LlamaGrammarEvaluationState({
+              model: this.host.llamaModel,
+              grammar: await this.host.grammar(options.grammar),
+            });
+      await this.native(() => this.inner.eraseContextTokenRanges([{ start: start - 1, end: start }]));
+      const iter = this.inner.evaluate(llamaTokens([last]), {
+        temperature: options.temperature,
+        topP: options.topP,
+        topK: options.topK,
+        minP: options.minP,
+        ...(options.seed === undefined ? {} : { seed: options.seed }),
+        ...(grammarEvaluationState === undefined ? {} : { grammarEvaluationState }),
+        yieldEogToken: true,
+      });
+      try {
+        for (let produced = 0; produced < maxTokens; ) {
+          const next = await this.native(() => iter.next());
+          this.sync();
+          if (next.done === true) return;
+          signal?.throwIfAborted();
+          produced++;
+          yield next.value;
+          if (this.host.isEndOfGeneration(next.value) || this.mirror.length >= this.host.capacity) return;
+          signal?.throwIfAborted();
+        }
+      } finally {
+        await iter.return(); // only releases the sampler: the iterator is suspended, no decode runs
+        // If nothing was evaluated yet (e.g. the first decode failed), put the frontier token back.
+        if (!this.disposed && this.inner.nextTokenIndex < start) {
+          await this.native(() => this.inner.evaluateWithoutGeneratingNewTokens(llamaTokens([last])));
+        }
+        this.sync();
+      }
+    } catch (err) {
+      throw this.translate(err);
+    } finally {
+      this.busy = undefined;
+    }
+  }
+
+  async saveState(path: string): Promise<{ bytes: number }> {
+    return this.run("saveState", async () => {
+      const { fileSize } = await this.native(() => this.inner.saveStateToFile(path));
+      return { bytes: fileSize };
+    });
+  }
+
+  async loadState(path: string, tokens: readonly Token[]): Promise<void> {
+    await this.run("loadState", async () => {
+      this.checkTokens(tokens);
+      if (tokens.length > this.host.capacity)
+        throw new RangeError(`state of ${tokens.length} tokens exceeds the sequence capacity ${this.host.capacity}`);
+      try {
+        await this.native(() => this.inner.loadStateFromFile(path, { acceptRisk: true }));
+      } catch (err) {
+        if (err instanceof DisposedError) throw err;
+        // node-llama-cpp blames the context size for every failure, including "n_stream mismatch".
+        const why = err instanceof Error ? err.message : String(err);
+        throw new Error(
+          `loading state file ${path} failed; it must come from the same model and a context with the same \`sequences\` count (${why})`,
+          { cause: err },
+        );
+      }
+      const loaded = this.inner.contextTokens;
+      if (loaded.length !== tokens.length || loaded.some((t, i) => t !== tokens[i])) {
+        await this.native(() => this.inner.clearHistory());
+        throw new Error(
+          `state file ${path} holds ${loaded.length} tokens that differ from the ${tokens.length} expected; the sequence was cleared`,
+        );
+      }
+    });
+  }
+
+  /**
+   * Free the sequence; idempotent. A native call in flight (one decode batch) finishes first, then
+   * the native sequence is released (the engine tracks completion); the interrupted operation
+   * rejects with DisposedError. Disposing mid-generation is safe, unlike node-llama-cpp's own
+   * dispose, which can fail a queued decode with an unhandled "Eval has failed".
+   */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.mirror = [];
+    const settled = this.inFlight ?? Promise.resolve();
+    this.host.released(
+      this,
+      settled.then(() => this.inner.dispose()),
+    );
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+
+  /** Run one native call, refusing to start it once disposed and recording it as in flight. */
+  private async native<T>(call: () => Promise<T>): Promise<T> {
+    if (this.disposed) throw new DisposedError(`sequence ${this.index} was disposed`);
+    const pending = call();
+    const settled = pending.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inFlight = settled;
+    try {
+      return await pending;
+    } finally {
+      if (this.inFlight === settled) this.inFlight = undefined;
+    }
+  }
+
+  private begin(op: string): void {
+    if (this.disposed) throw new DisposedError(`sequence ${this.index} is disposed`);
+    if (this.busy !== undefined)
+      throw new Error(`sequence ${this.index} is busy (${this.busy}); operations on one sequence must not overlap`);
+    this.busy = op;
+  }
+
+  private async run<T>(op: string, body: () => Promise<T>): Promise<T> {
+    this.begin(op);
+    try {
+      return await body();
+    } catch (err) {
+      throw this.translate(err);
+    } finally {
+      if (!this.disposed) this.sync();
+      this.busy = undefined;
+    }
+  }
+
+  private sync(): void {
+    if (!this.disposed) this.mirror = this.inner.contextTokens;
+  }
+
+  private translate(err: unknown): unknown {
+    if (err instanceof DisposedError || !this.disposed) return err;
+    return new DisposedError(`sequence ${this.index} was disposed during the operation`, { cause: err });
+  }
+
+  private checkTokens(tokens: readonly Token[]): void {
+    for (const t of tokens) {
+      if (!Number.isInteger(t) || t < 0 || t >= this.host.vocabSize)
+        throw new RangeError(`token ${t} is outside the vocabulary (0-${this.host.vocabSize - 1})`);
+    }
+  }
+}

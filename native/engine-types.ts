@@ -1,0 +1,123 @@
+/**
+ * The narrow contract between Frontier and the inference engine.
+ * Only files under native/ import node-llama-cpp; everything else sees these types.
+ */
+
+/** A vocabulary token id. */
+export type Token = number;
+
+export interface EngineOptions {
+  /** Path to a GGUF file. It is validated (header + required metadata) before loading. */
+  modelPath: string;
+  /** KV cells per sequence. */
+  contextSize: number;
+  /** Number of parallel sequences in the one context. */
+  sequences: number;
+  /** CPU threads for llama.cpp (default 1: more threads than cores is 50-100x slower). */
+  threads: number;
+  /** "auto" uses CUDA/Vulkan/Metal when the prebuilt binary for it is installed; false forces CPU. */
+  gpu: "auto" | false;
+  /** Flash attention (off by default: slower on CPU). */
+  flashAttention: boolean;
+  /** Logical batch size for prompt evaluation. */
+  batchSize: number;
+}
+
+export interface ModelInfo {
+  path: string;
+  /** Stable identity of the weights (sha256 over the GGUF header, metadata and size). Guards state files. */
+  identity: string;
+  /** `general.name` or the file name. */
+  name: string;
+  architecture: string;
+  /** Training context length from the GGUF metadata. */
+  trainContextSize: number;
+  vocabSize: number;
+  /** `tokenizer.chat_template` when present (used to pick a chat format). */
+  chatTemplate: string | undefined;
+  bosToken: Token | undefined;
+  eosToken: Token | undefined;
+  /** Every end-of-generation token (eos, eot, <|im_end|>, ...). */
+  endOfGenerationTokens: readonly Token[];
+}
+
+export interface SampleOptions {
+  /** 0 = greedy. */
+  temperature: number;
+  topP: number;
+  topK: number;
+  minP: number;
+  seed: number | undefined;
+  /** A GBNF grammar that constrains every sampled token (root rule `root`). */
+  grammar: string | undefined;
+}
+
+export interface EngineStats {
+  sequencesTotal: number;
+  sequencesFree: number;
+}
+
+export interface Engine {
+  readonly model: ModelInfo;
+  readonly options: Readonly<EngineOptions>;
+  /** Text to tokens. `special: false` never produces control tokens from text that spells them. No BOS added. */
+  tokenize(text: string, options: { special: boolean }): Token[];
+  /** Tokens to text; control tokens render as their text. May end in a partial UTF-8 sequence (U+FFFD). */
+  detokenize(tokens: readonly Token[]): string;
+  /** Raw bytes of one token (byte tokens give their byte). */
+  tokenBytes(token: Token): Uint8Array;
+  isEndOfGeneration(token: Token): boolean;
+  /** Take a free sequence; throws NoFreeSequenceError when none is free. */
+  acquireSequence(): Promise<EngineSequence>;
+  stats(): EngineStats;
+  dispose(): Promise<void>;
+}
+
+export interface EngineSequence {
+  readonly index: number;
+  /** The tokens whose KV this sequence holds, in order. */
+  readonly tokens: readonly Token[];
+  /** Drop KV from position `length` on (keep tokens[0..length)). */
+  truncate(length: number): Promise<void>;
+  /**
+   * Append `tokens` to the KV (prefill). Calls `onProgress` between batches so callers can
+   * emit keep-alives and honour cancellation (throw from it / abort the signal to stop).
+   */
+  append(
+    tokens: readonly Token[],
+    options?: { signal?: AbortSignal; onProgress?: (done: number, total: number) => void },
+  ): Promise<void>;
+  /**
+   * Sample up to `maxTokens` tokens after the current frontier, each appended to the KV before the
+   * next is sampled. The consumer may stop early (break / signal); the sequence's `tokens` then hold
+   * exactly the tokens that were evaluated (a sampled-but-unevaluated last token is not included).
+   * Needs at least one token in the sequence (its last token is re-evaluated to get fresh logits).
+   * An end-of-generation token is yielded last and is not evaluated; generation also ends when the
+   * sequence is full. An aborted `signal` makes the generator throw the signal's reason; an invalid
+   * `grammar` makes it throw InvalidGrammarError. Operations on one sequence must not overlap.
+   */
+  generate(options: SampleOptions & { maxTokens: number; signal?: AbortSignal }): AsyncGenerator<Token, void, void>;
+  /** Persist this sequence's KV to a file. */
+  saveState(path: string): Promise<{ bytes: number }>;
+  /** Replace this sequence's KV with a saved state holding exactly `tokens`. */
+  loadState(path: string, tokens: readonly Token[]): Promise<void>;
+  /** Free the sequence (its KV is cleared). Using it afterwards throws DisposedError. */
+  dispose(): void;
+}
+
+export class NoFreeSequenceError extends Error {
+  override readonly name = "NoFreeSequenceError";
+}
+
+export class DisposedError extends Error {
+  override readonly name = "DisposedError";
+}
+
+export class InvalidModelError extends Error {
+  override readonly name = "InvalidModelError";
+}
+
+/** A GBNF grammar in SampleOptions does not parse (llama.cpp logs the parse position). */
+export class InvalidGrammarError extends Error {
+  override readonly name = "InvalidGrammarError";
+}

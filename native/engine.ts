@@ -1,0 +1,243 @@
+/**
+ * The inference engine: one GGUF model and one llama.cpp context with `sequences` parallel KV
+ * sequences, through node-llama-cpp. The only module (with its helpers) that imports node-llama-cpp.
+ */
+import { setImmediate as nextMacrotask } from "node:timers/promises";
+import {
+  getLlama,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaGrammar,
+  type LlamaModel,
+} from "node-llama-cpp";
+import { EngineSequenceImpl, llamaTokens, type SequenceHost } from "./engine-sequence.ts";
+import {
+  DisposedError,
+  type Engine,
+  type EngineOptions,
+  type EngineSequence,
+  type EngineStats,
+  type ModelInfo,
+  NoFreeSequenceError,
+  type Token,
+} from "./engine-types.ts";
+import { GrammarCache } from "./grammar-cache.ts";
+import { type GgufSummary, validateGguf } from "./model/gguf-validate.ts";
+import { TokenBytes } from "./token-bytes.ts";
+
+/** Reasonable CPU defaults for everything but the model path. */
+export const ENGINE_DEFAULTS: Readonly<Omit<EngineOptions, "modelPath">> = Object.freeze({
+  contextSize: 4096,
+  sequences: 4,
+  threads: 1,
+  gpu: false,
+  flashAttention: false,
+  batchSize: 512,
+});
+
+/** Control-token texts that always end generation (on top of llama.cpp's own end-of-generation set). */
+const END_OF_GENERATION_TEXTS = new Set(["<|im_end|>", "<|endoftext|>", "<｜end▁of▁sentence｜>"]);
+const TOKEN_TYPE_CONTROL = 3;
+
+function checkOptions(o: EngineOptions): void {
+  const positive = (name: keyof EngineOptions, v: number): void => {
+    if (!Number.isInteger(v) || v < 1)
+      throw new RangeError(`EngineOptions.${name} must be a positive integer, got ${v}`);
+  };
+  positive("contextSize", o.contextSize);
+  positive("sequences", o.sequences);
+  positive("threads", o.threads);
+  positive("batchSize", o.batchSize);
+}
+
+function endOfGenerationTokens(model: LlamaModel, summary: GgufSummary): Token[] {
+  const out = new Set<Token>();
+  for (const t of [model.tokens.eos, model.tokens.eot]) if (t !== null) out.add(t);
+  const types = summary.tokenTypes;
+  for (let t = 0; t < summary.vocabSize; t++) {
+    const [token] = llamaTokens([t]);
+    const control = types === undefined ? model.isSpecialToken(token) : types[t] === TOKEN_TYPE_CONTROL;
+    if (!control) continue;
+    if (model.isEogToken(token) || END_OF_GENERATION_TEXTS.has(summary.tokens[t] ?? "")) out.add(t);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+class EngineImpl implements Engine, SequenceHost {
+  readonly capacity: number;
+  readonly batchSize: number;
+  readonly vocabSize: number;
+  private readonly eog: ReadonlySet<Token>;
+  private readonly bytes: TokenBytes;
+  private readonly grammars: GrammarCache;
+  private readonly live = new Set<EngineSequenceImpl>();
+  /** Sequences being freed: their native slot returns once node-llama-cpp reclaims it. */
+  private readonly freeing = new Map<EngineSequenceImpl, Promise<void>>();
+  private readonly backgroundErrors: unknown[] = [];
+  private disposed = false;
+
+  constructor(
+    readonly model: ModelInfo,
+    readonly options: Readonly<EngineOptions>,
+    private readonly llama: Llama,
+    readonly llamaModel: LlamaModel,
+    private readonly context: LlamaContext,
+    summary: GgufSummary,
+  ) {
+    this.capacity = context.contextSize - 1;
+    this.batchSize = context.batchSize;
+    this.vocabSize = summary.vocabSize;
+    this.eog = new Set(model.endOfGenerationTokens);
+    this.grammars = new GrammarCache(llama);
+    this.bytes = new TokenBytes({
+      tokenizerModel: summary.tokenizerModel,
+      tokens: summary.tokens,
+      tokenTypes: summary.tokenTypes,
+      fallback: (t) => llamaModel.detokenize(llamaTokens([t]), true),
+    });
+  }
+
+  tokenize(text: string, options: { special: boolean }): Token[] {
+    this.ensureAlive();
+    return this.llamaModel.tokenize(text, options.special);
+  }
+
+  detokenize(tokens: readonly Token[]): string {
+    this.ensureAlive();
+    return this.llamaModel.detokenize(llamaTokens(tokens), true);
+  }
+
+  tokenBytes(token: Token): Uint8Array {
+    return this.bytes.get(token);
+  }
+
+  isEndOfGeneration(token: Token): boolean {
+    return this.eog.has(token);
+  }
+
+  async acquireSequence(): Promise<EngineSequence> {
+    this.ensureAlive();
+    // A sequence being freed becomes available once node-llama-cpp reclaims it.
+    while (this.context.sequencesLeft === 0 && this.freeing.size > 0) {
+      await Promise.race(this.freeing.values());
+      this.ensureAlive();
+    }
+    let inner: LlamaContextSequence;
+    try {
+      inner = this.takeSequence();
+    } catch (err) {
+      if (err instanceof NoFreeSequenceError) throw err;
+      // Right after a sequence is disposed, getSequence() can throw until the next macrotask.
+      await nextMacrotask();
+      this.ensureAlive();
+      inner = this.takeSequence();
+    }
+    const seq = new EngineSequenceImpl(this.freeIndex(), inner, this);
+    this.live.add(seq);
+    return seq;
+  }
+
+  stats(): EngineStats {
+    return {
+      sequencesTotal: this.options.sequences,
+      sequencesFree: this.disposed ? 0 : this.options.sequences - this.live.size,
+    };
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const seq of this.live) seq.dispose();
+    await Promise.all(this.freeing.values());
+    this.grammars.clear();
+    await this.context.dispose();
+    await this.llamaModel.dispose();
+    await this.llama.dispose();
+    if (this.backgroundErrors.length > 0) throw new AggregateError(this.backgroundErrors, "freeing sequences failed");
+  }
+
+  grammar(text: string): Promise<LlamaGrammar> {
+    return this.grammars.get(text);
+  }
+
+  released(seq: EngineSequenceImpl, freed: Promise<void>): void {
+    this.live.delete(seq);
+    const done = freed.then(
+      () => void this.freeing.delete(seq),
+      (err: unknown) => {
+        this.freeing.delete(seq);
+        this.backgroundErrors.push(err);
+        process.emitWarning(`freeing engine sequence ${seq.index} failed: ${String(err)}`);
+      },
+    );
+    this.freeing.set(seq, done);
+  }
+
+  private takeSequence(): LlamaContextSequence {
+    if (this.context.sequencesLeft === 0) {
+      throw new NoFreeSequenceError(`all ${this.options.sequences} sequences are in use`);
+    }
+    return this.context.getSequence({
+      contextShift: {
+        strategy: () => {
+          throw new Error("sequence is full (context shifting is disabled so that `tokens` stays exact)");
+        },
+      },
+    });
+  }
+
+  private freeIndex(): number {
+    const taken = new Set<number>();
+    for (const s of this.live) taken.add(s.index);
+    let i = 0;
+    while (taken.has(i)) i++;
+    return i;
+  }
+
+  private ensureAlive(): void {
+    if (this.disposed) throw new DisposedError("engine is disposed");
+  }
+}
+
+/**
+ * Validate the GGUF, load it and create one context of `sequences` x `contextSize` KV cells.
+ * Throws InvalidModelError for a file llama.cpp must not see.
+ */
+export async function createEngine(options: EngineOptions): Promise<Engine> {
+  checkOptions(options);
+  const summary = await validateGguf(options.modelPath);
+  const llama = await getLlama({
+    gpu: options.gpu === false ? false : "auto",
+    build: "never",
+    maxThreads: options.threads,
+  });
+  let model: LlamaModel | undefined;
+  try {
+    model = await llama.loadModel({ modelPath: options.modelPath });
+    const context = await model.createContext({
+      contextSize: options.contextSize,
+      sequences: options.sequences,
+      threads: options.threads,
+      batchSize: options.batchSize,
+      flashAttention: options.flashAttention,
+    });
+    const info: ModelInfo = {
+      path: options.modelPath,
+      identity: summary.identity,
+      name: summary.name,
+      architecture: summary.architecture,
+      trainContextSize: summary.trainContextSize,
+      vocabSize: summary.vocabSize,
+      chatTemplate: summary.chatTemplate,
+      bosToken: model.tokens.bos ?? undefined,
+      eosToken: model.tokens.eos ?? undefined,
+      endOfGenerationTokens: Object.freeze(endOfGenerationTokens(model, summary)),
+    };
+    return new EngineImpl(Object.freeze(info), Object.freeze({ ...options }), llama, model, context, summary);
+  } catch (err) {
+    await model?.dispose();
+    await llama.dispose();
+    throw err;
+  }
+}
