@@ -1,0 +1,59 @@
+/** Small helpers for writing llama.cpp GBNF grammars. */
+
+/** A GBNF string literal matching exactly `text`. */
+export function gbnfLiteral(text: string): string {
+  let out = '"';
+  for (const ch of text) {
+    const code = ch.codePointAt(0) ?? 0;
+    if (ch === '"') out += '\\"';
+    else if (ch === "\\") out += "\\\\";
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/** A rule name fragment made of the characters GBNF allows ([a-zA-Z0-9-]). */
+export function gbnfName(hint: string): string {
+  const cleaned = hint
+    .replace(/[^a-zA-Z0-9-]+/g, "-")
+    .replace(/-+/g, "-")
+    .replace(/^-|-$/g, "");
+  return cleaned === "" ? "r" : cleaned.slice(0, 48);
+}
+
+/**
+ * An ordered set of named rules. Identical bodies share one rule; names are made unique.
+ * `root` is written first.
+ */
+export class GbnfRules {
+  readonly #bodies = new Map<string, string>();
+  readonly #byBody = new Map<string, string>();
+
+  /** Add (or reuse) a rule with this body; returns its name. */
+  add(hint: string, body: string): string {
+    const existing = this.#byBody.get(body);
+    if (existing !== undefined) return existing;
+    const base = gbnfName(hint);
+    let name = base;
+    for (let i = 2; this.#bodies.has(name) || name === "root"; i++) name = `${base}-${i}`;
+    this.#bodies.set(name, body);
+    this.#byBody.set(body, name);
+    return name;
+  }
+
+  /** Define a rule under an exact name once (for shared primitives); returns the name. */
+  define(name: string, body: () => string): string {
+    if (!this.#bodies.has(name)) this.#bodies.set(name, body());
+    return name;
+  }
+
+  toGrammar(rootBody: string): string {
+    const lines = [`root ::= ${rootBody}`];
+    for (const [name, body] of this.#bodies) lines.push(`${name} ::= ${body}`);
+    return `${lines.join("\n")}\n`;
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * JSON Schema → GBNF for tool arguments. Everything is bounded so that even a random-weight
+ * model terminates: short strings of printable ASCII, short integers, no exponents, short
+ * arrays, a depth limit. Spacing is fixed (", " and ": ", nothing else), so the output is
+ * canonical JSON and the grammar never allows trailing whitespace.
+ */
+import { GbnfRules, gbnfLiteral } from "./gbnf.ts";
+import { canonicalJson, isPlainObject, tryParseJson } from "./json-text.ts";
+
+export const JSON_GRAMMAR_LIMITS = {
+  maxStringChars: 32,
+  maxIntegerDigits: 6,
+  maxFractionDigits: 4,
+  maxArrayItems: 4,
+  /** Object/array nesting (and $ref expansion) deeper than this gets `{}` / `[]`. */
+  maxDepth: 8,
+  /** Nesting of a schema-less (generic) value. */
+  genericDepth: 2,
+} as const;
+
+const L = JSON_GRAMMAR_LIMITS;
+type Schema = Record<string, unknown>;
+
+/** `expr` repeated min..max times (max ≥ min ≥ 0); "" when max is 0. */
+function repeat(expr: string, min: number, max: number): string {
+  if (max <= 0) return "";
+  if (min === max) return min === 1 ? expr : `${expr}{${min}}`;
+  if (min === 0 && max === 1) return `${expr}?`;
+  return `${expr}{${min},${max}}`;
+}
+
+const clamp = (v: unknown, lo: number, hi: number, fallback: number): number =>
+  typeof v === "number" && Number.isFinite(v) ? Math.min(hi, Math.max(lo, Math.floor(v))) : fallback;
+
+/** Converts schemas into rules of one grammar (several tools share primitives). */
+export class JsonSchemaGrammar {
+  constructor(readonly rules: GbnfRules = new GbnfRules()) {}
+
+  /** A GBNF expression (usually a rule name) for values valid under `schema`. */
+  value(schema: unknown, hint: string, root: unknown = schema): string {
+    return this.#convert(schema, hint, 0, root);
+  }
+
+  /** Arguments of a tool: the schema text parsed; anything unusable means any bounded object. */
+  toolArguments(inputSchemaJson: string, hint: string): string {
+    const parsed = inputSchemaJson.trim() === "" ? undefined : tryParseJson(inputSchemaJson);
+    const schema = parsed !== undefined && isPlainObject(parsed.value) ? parsed.value : {};
+    const hasShape = Object.keys(schema).length > 0;
+    return hasShape ? this.value(schema, hint) : this.#genericObject(0);
+  }
+
+  #convert(schema: unknown, hint: string, depth: number, root: unknown): string {
+    if (!isPlainObject(schema)) return this.#generic(0);
+    if (depth > L.maxDepth) return this.#shallow(schema);
+    const s = schema;
+    if (typeof s.$ref === "string") {
+      const target = resolveRef(root, s.$ref);
+      return target === undefined ? this.#generic(L.genericDepth) : this.#convert(target, hint, depth + 1, root);
+    }
+    if ("const" in s) return gbnfLiteral(canonicalJson(s.const));
+    if (Array.isArray(s.enum) && s.enum.length > 0) {
+      return this.rules.add(`${hint}-enum`, s.enum.map((v) => gbnfLiteral(canonicalJson(v))).join(" | "));
+    }
+    const alternatives = Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : undefined;
+    if (alternatives !== undefined && alternatives.length > 0) {
+      const parts = alternatives.map((alt, i) => this.#convert(alt, `${hint}-${i}`, depth, root));
+      return this.rules.add(`${hint}-alt`, [...new Set(parts)].join(" | "));
+    }
+    if (Array.isArray(s.allOf) && s.allOf.length > 0) {
+      const { allOf, ...rest } = s;
+      return this.#convert(mergeAll([rest, ...allOf]), hint, depth, root);
+    }
+    if (Array.isArray(s.type)) {
+      const parts = s.type.map((t) => this.#convert({ ...s, type: t }, `${hint}-${String(t)}`, depth, root));
+      return this.rules.add(`${hint}-types`, [...new Set(parts)].join(" | "));
+    }
+    if (s.nullable === true) {
+      const { nullable, ...rest } = s;
+      return this.rules.add(`${hint}-nullable`, `${this.#convert(rest, hint, depth, root)} | ${this.#null()}`);
+    }
+    switch (s.type) {
+      case "string":
+        return this.#string(s);
+      case "integer":
+        return this.#integer(nonNegative(s));
+      case "number":
+        return this.#number(nonNegative(s));
+      case "boolean":
+        return this.rules.define("json-boolean", () => `"true" | "false"`);
+      case "null":
+        return this.#null();
+      case "array":
+        return this.#array(s, hint, depth, root);
+      case "object":
+        return this.#object(s, hint, depth, root);
+      default:
+        if (isPlainObject(s.properties)) return this.#object(s, hint, depth, root);
+        if (s.items !== undefined || Array.isArray(s.prefixItems)) return this.#array(s, hint, depth, root);
+        return this.#generic(0);
+    }
+  }
+
+  #object(s: Schema, hint: string, depth: number, root: unknown): string {
+    const props = isPlainObject(s.properties) ? Object.entries(s.properties) : [];
+    if (props.length === 0) return s.additionalProperties === false ? `"{}"` : this.#genericObject(0);
+    const requiredNames = new Set(
+      Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string") : [],
+    );
+    const kv = (name: string, valueSchema: unknown): string => {
+      const value = this.#convert(valueSchema, `${hint}-${name}`, depth + 1, root);
+      return this.rules.add(`${hint}-${name}-kv`, `${gbnfLiteral(`${JSON.stringify(name)}: `)} ${value}`);
+    };
+    const required = props.filter(([n]) => requiredNames.has(n)).map(([n, v]) => kv(n, v));
+    const known = new Set(props.map(([n]) => n));
+    for (const n of requiredNames) if (!known.has(n)) required.push(kv(n, true));
+    const optional = props.filter(([n]) => !requiredNames.has(n)).map(([n, v]) => kv(n, v));
+    const sep = `", "`;
+    if (required.length > 0) {
+      const body = [`"{"`, required.join(` ${sep} `), ...optional.map((o) => `(${sep} ${o})?`), `"}"`];
+      return this.rules.add(`${hint}-object`, body.join(" "));
+    }
+    // Only optional properties: the first one present carries no comma.
+    let tail = "";
+    const starts: string[] = [];
+    for (let i = optional.length - 1; i >= 0; i--) {
+      const o = optional[i] as string;
+      starts.unshift(tail === "" ? o : `${o} ${tail}`);
+      tail = this.rules.add(`${hint}-tail`, tail === "" ? `(${sep} ${o})?` : `(${sep} ${o})? ${tail}`);
+    }
+    return this.rules.add(`${hint}-object`, `"{" (${starts.join(" | ")})? "}"`);
+  }
+
+  #array(s: Schema, hint: string, depth: number, root: unknown): string {
+    const tuple = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : undefined;
+    if (tuple !== undefined) {
+      const items = tuple.slice(0, L.maxArrayItems).map((t, i) => this.#convert(t, `${hint}-${i}`, depth + 1, root));
+      return this.rules.add(`${hint}-tuple`, items.length === 0 ? `"[]"` : `"[" ${items.join(` ", " `)} "]"`);
+    }
+    const min = clamp(s.minItems, 0, L.maxArrayItems, 0);
+    const max = clamp(s.maxItems, min, L.maxArrayItems, L.maxArrayItems);
+    if (max === 0) return `"[]"`;
+    const item = this.#convert(s.items ?? true, `${hint}-item`, depth + 1, root);
+    const more = repeat(`(", " ${item})`, Math.max(0, min - 1), max - 1);
+    const list = more === "" ? item : `${item} ${more}`;
+    return this.rules.add(`${hint}-array`, min === 0 ? `"[" (${list})? "]"` : `"[" ${list} "]"`);
+  }
+
+  #string(s: Schema): string {
+    const char = this.rules.define("json-char", () => `[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E] | "\\\\" ["\\\\]`);
+    const min = clamp(s.minLength, 0, L.maxStringChars, 0);
+    const max = clamp(s.maxLength, min, L.maxStringChars, L.maxStringChars);
+    const body = () => `"\\"" ${repeat(char, min, max)} "\\""`.replace("  ", " ");
+    if (min === 0 && max === L.maxStringChars) return this.rules.define("json-string", body);
+    return this.rules.define(`json-string-${min}-${max}`, body);
+  }
+
+  #integer(unsigned: boolean): string {
+    const digits = `("0" | [1-9] ${repeat("[0-9]", 0, L.maxIntegerDigits - 1)})`;
+    if (unsigned) return this.rules.define("json-uint", () => digits);
+    return this.rules.define("json-integer", () => `"-"? ${digits}`);
+  }
+
+  #number(unsigned: boolean): string {
+    const int = this.#integer(unsigned);
+    const fraction = `("." ${repeat("[0-9]", 1, L.maxFractionDigits)})?`;
+    return this.rules.define(unsigned ? "json-unumber" : "json-number", () => `${int} ${fraction}`);
+  }
+
+  #null(): string {
+    return this.rules.define("json-null", () => `"null"`);
+  }
+
+  /** Past the depth limit: the smallest value of the schema's apparent type. */
+  #shallow(s: Schema): string {
+    if (s.type === "array") return `"[]"`;
+    if (s.type === "object" || isPlainObject(s.properties)) return `"{}"`;
+    return this.#generic(L.genericDepth);
+  }
+
+  /** Any JSON value nested at most `genericDepth - depth` more levels. */
+  #generic(depth: number): string {
+    const scalars = `${this.#string({})} | ${this.#number(false)} | ${this.rules.define("json-boolean", () => `"true" | "false"`)} | ${this.#null()}`;
+    if (depth >= L.genericDepth) return this.rules.define("json-scalar", () => scalars);
+    return this.rules.define(`json-value-${depth}`, () => {
+      const array = this.rules.define(`json-array-${depth}`, () => {
+        const item = this.#generic(depth + 1);
+        return `"[" (${item} ${repeat(`(", " ${item})`, 0, L.maxArrayItems - 1)})? "]"`;
+      });
+      return `${scalars} | ${array} | ${this.#genericObject(depth)}`;
+    });
+  }
+
+  #genericObject(depth: number): string {
+    return this.rules.define(`json-object-${depth}`, () => {
+      const kv = `${this.#string({})} ": " ${this.#generic(depth + 1)}`;
+      return `"{" (${kv} ${repeat(`(", " ${kv})`, 0, L.maxArrayItems - 1)})? "}"`;
+    });
+  }
+}
+
+function nonNegative(s: Schema): boolean {
+  const min =
+    typeof s.minimum === "number" ? s.minimum : typeof s.exclusiveMinimum === "number" ? s.exclusiveMinimum : undefined;
+  return min !== undefined && min >= 0;
+}
+
+function resolveRef(root: unknown, ref: string): unknown {
+  if (!ref.startsWith("#")) return undefined;
+  let node: unknown = root;
+  for (const raw of ref
+    .slice(1)
+    .split("/")
+    .filter((p) => p !== "")) {
+    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    if (!isPlainObject(node)) return undefined;
+    node = node[key];
+  }
+  return node;
+}
+
+/** Shallow merge of allOf parts: properties and required are unioned, other keys first wins. */
+function mergeAll(parts: unknown[]): Schema {
+  const out: Schema = {};
+  const properties: Schema = {};
+  const required: string[] = [];
+  for (const part of parts) {
+    if (!isPlainObject(part)) continue;
+    for (const [k, v] of Object.entries(part)) {
+      if (k === "properties" && isPlainObject(v)) Object.assign(properties, v);
+      else if (k === "required" && Array.isArray(v))
+        required.push(...v.filter((r): r is string => typeof r === "string"));
+      else if (!(k in out)) out[k] = v;
+    }
+  }
+  if (Object.keys(properties).length > 0) out.properties = properties;
+  if (required.length > 0) out.required = [...new Set(required)];
+  return out;
+}
+
+/** A complete grammar (root rule `root`) for one JSON value valid under `schema`. */
+export function jsonSchemaToGbnf(schema: unknown): string {
+  const g = new JsonSchemaGrammar();
+  return g.rules.toGrammar(g.value(schema, "value"));
+}

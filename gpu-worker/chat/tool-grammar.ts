@@ -1,0 +1,88 @@
+/**
+ * Grammar builders shared by the formats. Each format describes its tool-call markup once
+ * (`ToolCallMarkup`); rendering, grammars and parsing all use that one description.
+ */
+import { GbnfRules, gbnfLiteral } from "./gbnf.ts";
+import { JsonSchemaGrammar } from "./json-schema-grammar.ts";
+import type { FixedToolCall, ToolCallGrammarOptions } from "./types.ts";
+
+export interface ToolCallMarkup {
+  /** Sampled after an open thinking block to close it with empty reasoning. */
+  thinkingClose: string;
+  /** Around all the calls of a turn ("" when each call stands alone). */
+  blockOpen: string;
+  blockClose: string;
+  /** Between two calls. */
+  separator: string;
+  /** Everything of one call before its arguments JSON. */
+  callOpen(name: string): string;
+  /** Everything of one call after its arguments JSON. */
+  callClose: string;
+}
+
+/** Most calls a parallel forced turn may make. */
+export const MAX_PARALLEL_CALLS = 3;
+
+/** The exact text of a turn's calls, arguments verbatim. */
+export function toolCallsText(markup: ToolCallMarkup, calls: readonly FixedToolCall[]): string {
+  const body = calls
+    .map((c) => `${markup.callOpen(c.name)}${c.argumentsJson}${markup.callClose}`)
+    .join(markup.separator);
+  return `${markup.blockOpen}${body}${markup.blockClose}`;
+}
+
+function withThinkingClose(markup: ToolCallMarkup, thinkingOpen: boolean, body: string): string {
+  return thinkingOpen ? `${gbnfLiteral(markup.thinkingClose)} ${body}` : body;
+}
+
+/** One forced call (or 1..MAX_PARALLEL_CALLS) of the chosen tools, arguments following their schemas. */
+export function toolCallGrammar(markup: ToolCallMarkup, options: ToolCallGrammarOptions): string {
+  const { choice } = options;
+  const byName = new Map(options.tools.map((t) => [t.name, t] as const));
+  const selected = choice === "any" ? [...byName.values()] : [byName.get(choice.name)].filter((t) => t !== undefined);
+  if (selected.length === 0) {
+    throw new RangeError(
+      choice === "any"
+        ? "tool_choice any needs at least one tool"
+        : `tool_choice names an unknown tool: ${choice.name}`,
+    );
+  }
+  const json = new JsonSchemaGrammar(new GbnfRules());
+  const rules = json.rules;
+  const alternatives = selected.map((tool) => {
+    const args = json.toolArguments(tool.inputSchemaJson, `${tool.name}-args`);
+    return rules.add(
+      `call-${tool.name}`,
+      `${gbnfLiteral(markup.callOpen(tool.name))} ${args} ${gbnfLiteral(markup.callClose)}`,
+    );
+  });
+  const call = alternatives.length === 1 ? (alternatives[0] as string) : rules.add("call", alternatives.join(" | "));
+  const more = options.parallel ? ` (${gbnfLiteral(markup.separator)} ${call}){0,${MAX_PARALLEL_CALLS - 1}}` : "";
+  const parts = [
+    markup.blockOpen === "" ? "" : gbnfLiteral(markup.blockOpen),
+    `${call}${more}`,
+    markup.blockClose === "" ? "" : gbnfLiteral(markup.blockClose),
+  ];
+  return rules.toGrammar(withThinkingClose(markup, options.thinkingOpen, parts.filter((p) => p !== "").join(" ")));
+}
+
+export function fixedTextGrammar(markup: ToolCallMarkup, text: string, thinkingOpen: boolean): string {
+  return new GbnfRules().toGrammar(gbnfLiteral(thinkingOpen ? `${markup.thinkingClose}${text}` : text));
+}
+
+export function fixedToolCallsGrammar(
+  markup: ToolCallMarkup,
+  calls: readonly FixedToolCall[],
+  thinkingOpen: boolean,
+): string {
+  if (calls.length === 0) throw new RangeError("fixedToolCallsGrammar needs at least one call");
+  return fixedTextGrammar(markup, toolCallsText(markup, calls), thinkingOpen);
+}
+
+/** A short sentence: a capitalised word, up to 11 more lowercase words, then ".". */
+export function plainTextGrammar(markup: ToolCallMarkup, thinkingOpen: boolean): string {
+  const rules = new GbnfRules();
+  rules.define("first-word", () => "[A-Z] [a-z]{0,7}");
+  rules.define("word", () => "[a-z]{1,8}");
+  return rules.toGrammar(withThinkingClose(markup, thinkingOpen, `first-word (" " word){0,11} "."`));
+}

@@ -1,0 +1,108 @@
+/**
+ * The chat-format contract: a format owns the exact bytes of a prompt, parses sampled output
+ * back into events, and builds the GBNF grammars that constrain sampling.
+ * Everything here is pure: no engine, no I/O.
+ */
+import type { Conversation, Message } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+
+/**
+ * A piece of the prompt. `special: true` only for the format's control tokens (role markers,
+ * BOS, end-of-turn, ...), which must be tokenized with control-token parsing ON. Every other byte
+ * (client content and plain template text alike) is in `special: false` segments, so text that
+ * spells a control token never becomes one. Adjacent `special: false` pieces are merged.
+ */
+export interface PromptSegment {
+  text: string;
+  special: boolean;
+}
+
+export interface RenderedPrompt {
+  segments: PromptSegment[];
+  /** All segments concatenated. */
+  text: string;
+  /** Char offset in `text` where message i starts (its role header). */
+  messageOffsets: number[];
+  /** Offset where the assistant generation prefix starts (its role header). */
+  generationPrefixStart: number;
+  /**
+   * The generation prefix after the assistant role header (e.g. "<think>\n"). The string to give
+   * back through `rawAssistantTurn` when this turn is replayed is `generationPrefill + sampled text`
+   * (the end-of-generation token excluded).
+   */
+  generationPrefill: string;
+  /** The prefix ends inside an open thinking block: sampled text starts as thinking. */
+  thinkingOpen: boolean;
+}
+
+export interface RenderOptions {
+  /**
+   * Exact-turn memory. When it returns a string for an assistant message, that string is rendered
+   * verbatim as everything between the assistant role header and the end-of-turn marker, instead
+   * of re-serialising the client's blocks.
+   */
+  rawAssistantTurn?: (message: Message, index: number) => string | undefined;
+}
+
+export type OutputEvent =
+  | { type: "text"; text: string }
+  | { type: "thinking"; text: string }
+  | { type: "thinking_end" }
+  | {
+      type: "tool_call";
+      name: string;
+      /** Compact JSON of the arguments object (`JSON.stringify` of the parsed value). */
+      argumentsJson: string;
+      /** The exact sampled text of this call, its markup included. */
+      raw: string;
+      /** UTF-16 offset of `raw` in the concatenation of all text pushed to the parser. */
+      offset: number;
+    };
+
+/** A streaming parser for one generation. Feed decoded text in any chunking. */
+export interface OutputParser {
+  push(text: string): OutputEvent[];
+  /** End of generation: flushes held-back text; an unterminated thinking block is closed. */
+  finish(): OutputEvent[];
+}
+
+/** What a tool-call grammar needs of a tool (a `ToolDefinition` fits). */
+export interface GrammarTool {
+  name: string;
+  /** JSON Schema of the arguments object; unparsable or empty means any bounded object. */
+  inputSchemaJson: string;
+}
+
+export interface ToolCallGrammarOptions {
+  tools: readonly GrammarTool[];
+  /** "any": one of `tools`; `{ name }`: exactly that tool. */
+  choice: "any" | { name: string };
+  /** Allow 1..3 calls instead of exactly one. */
+  parallel: boolean;
+  /** The prompt ends inside an open thinking block: the grammar closes it first (empty reasoning). */
+  thinkingOpen: boolean;
+}
+
+export interface FixedToolCall {
+  name: string;
+  /** Rendered verbatim as the arguments. */
+  argumentsJson: string;
+}
+
+export interface ChatFormat {
+  readonly name: string;
+  /** The end-of-turn marker (an end-of-generation token of the model). */
+  readonly endOfTurnText: string;
+  render(conversation: Conversation, options?: RenderOptions): RenderedPrompt;
+  createOutputParser(options: { thinkingOpen: boolean }): OutputParser;
+  /**
+   * GBNF (root rule `root`) for a forced tool-call turn in this format's exact markup.
+   * After it completes only end-of-generation may follow.
+   */
+  toolCallGrammar(options: ToolCallGrammarOptions): string;
+  /** GBNF producing exactly `text` (after closing an open thinking block when asked). */
+  fixedTextGrammar(text: string, thinkingOpen?: boolean): string;
+  /** GBNF producing exactly these calls, arguments verbatim. */
+  fixedToolCallsGrammar(calls: readonly FixedToolCall[], thinkingOpen: boolean): string;
+  /** GBNF for one short sentence of lowercase ASCII words ending in ".". */
+  plainTextGrammar(thinkingOpen: boolean): string;
+}

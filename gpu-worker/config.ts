@@ -1,0 +1,73 @@
+/** The GPU worker's configuration, read once from the environment at start-up. */
+
+export type TestPolicyName = "scripted-tools";
+
+export interface WorkerConfig {
+  workerId: string;
+  host: string;
+  /** h2c listener for native gRPC clients. */
+  grpcPort: number;
+  /** HTTP/1.1 listener for gRPC-Web / Connect (the edge in workerd). */
+  httpPort: number;
+  /** A GGUF path; undefined means "generate and serve the test model". */
+  modelPath: string | undefined;
+  testModelSize: "tiny" | "mid";
+  contextSize: number;
+  sequences: number;
+  threads: number;
+  gpu: "auto" | false;
+  flashAttention: boolean;
+  batchSize: number;
+  chatFormat: "auto" | "chatml" | "deepseek";
+  /** Shared with the edge: keys the MAC of every ID Frontier mints. */
+  idSecret: string;
+  /** Test-only sampling policy. Never settable from a request. */
+  testPolicy: TestPolicyName | undefined;
+  /** Default max prefill chunk between keep-alives, in tokens. */
+  keepAliveMs: number;
+}
+
+/** The documented development default; deployments must set FRONTIER_ID_SECRET. */
+export const DEV_ID_SECRET = "frontier-dev-id-secret-change-me";
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const testPolicy = env.FRONTIER_TEST_POLICY;
+  if (testPolicy !== undefined && testPolicy !== "" && testPolicy !== "scripted-tools") {
+    throw new Error(`FRONTIER_TEST_POLICY must be "scripted-tools" or unset, got "${testPolicy}"`);
+  }
+  return {
+    workerId: env.FRONTIER_WORKER_ID ?? `worker-${process.pid}`,
+    host: env.FRONTIER_WORKER_HOST ?? "127.0.0.1",
+    grpcPort: intFrom(env, "FRONTIER_WORKER_GRPC_PORT", 50051),
+    httpPort: intFrom(env, "FRONTIER_WORKER_HTTP_PORT", 50061),
+    modelPath: env.FRONTIER_MODEL_PATH || undefined,
+    testModelSize: oneOf(env, "FRONTIER_TEST_MODEL_SIZE", ["tiny", "mid"], "tiny"),
+    contextSize: intFrom(env, "FRONTIER_CONTEXT_SIZE", 8192),
+    sequences: intFrom(env, "FRONTIER_SEQUENCES", 4),
+    threads: intFrom(env, "FRONTIER_THREADS", 1),
+    gpu: oneOf(env, "FRONTIER_GPU", ["auto", "off"], "auto") === "off" ? false : "auto",
+    flashAttention: oneOf(env, "FRONTIER_FLASH_ATTENTION", ["on", "off"], "off") === "on",
+    batchSize: intFrom(env, "FRONTIER_BATCH_SIZE", 512),
+    chatFormat: oneOf(env, "FRONTIER_CHAT_FORMAT", ["auto", "chatml", "deepseek"], "auto"),
+    idSecret: env.FRONTIER_ID_SECRET || DEV_ID_SECRET,
+    testPolicy: testPolicy ? "scripted-tools" : undefined,
+    keepAliveMs: intFrom(env, "FRONTIER_KEEPALIVE_MS", 1000),
+  };
+}
+
+function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return value;
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new Error(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
+  }
+  return raw as T;
+}

@@ -1,0 +1,117 @@
+import type { EngineSequence, SampleOptions } from "../../native/engine-types.ts";
+import { type GenerateEvent, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { OutputEvent, OutputParser } from "../chat/types.ts";
+import { generateEvent } from "./events.ts";
+import { StopMatcher } from "./stop-matcher.ts";
+import { TokenTextDecoder } from "./token-text-decoder.ts";
+
+export interface SampleTurnInput {
+  sequence: EngineSequence;
+  parser: OutputParser;
+  sampling: SampleOptions;
+  maxTokens: number;
+  stopSequences: readonly string[];
+  signal: AbortSignal;
+  tokenBytes: (token: number) => Uint8Array;
+  isEndOfGeneration: (token: number) => boolean;
+  /** Mint the ID of a tool call the model just made. */
+  mintToolUseId: () => Promise<string>;
+  /** Sign a finished thinking block. */
+  signThinking: (thinking: string) => Promise<string>;
+}
+
+/** What the turn produced, for usage and for the worker's memory of the turn. */
+export interface SampledTurn {
+  stopReason: StopReason;
+  stopSequence: string;
+  outputTokens: number;
+  /** Exact sampled text of the turn (after the generation prefix). */
+  rawText: string;
+  toolCalls: { id: string; name: string; raw: string }[];
+}
+
+/**
+ * Samples one assistant turn and turns it into protocol-neutral events: text and thinking deltas,
+ * tool calls with minted IDs, and the stop reason. Stop sequences apply to visible text only.
+ */
+export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<GenerateEvent, SampledTurn> {
+  const decoder = new TokenTextDecoder(input.tokenBytes);
+  const stops = new StopMatcher(input.stopSequences);
+  const turn: SampledTurn = {
+    stopReason: StopReason.MAX_TOKENS,
+    stopSequence: "",
+    outputTokens: 0,
+    rawText: "",
+    toolCalls: [],
+  };
+  let thinking = "";
+  let stopMatched = false;
+
+  const translate = async function* (events: OutputEvent[]): AsyncGenerator<GenerateEvent> {
+    for (const event of events) {
+      if (stopMatched) return;
+      switch (event.type) {
+        case "text": {
+          const { emit, matched } = stops.push(event.text);
+          if (emit) yield generateEvent({ case: "textDelta", value: { text: emit } });
+          if (matched !== undefined) {
+            turn.stopReason = StopReason.STOP_SEQUENCE;
+            turn.stopSequence = matched;
+            stopMatched = true;
+          }
+          break;
+        }
+        case "thinking":
+          thinking += event.text;
+          yield generateEvent({ case: "thinkingDelta", value: { text: event.text } });
+          break;
+        case "thinking_end":
+          yield generateEvent({ case: "thinkingEnd", value: { signature: await input.signThinking(thinking) } });
+          break;
+        case "tool_call": {
+          const held = stops.finish();
+          if (held) yield generateEvent({ case: "textDelta", value: { text: held } });
+          const index = turn.toolCalls.length;
+          const id = await input.mintToolUseId();
+          turn.toolCalls.push({ id, name: event.name, raw: event.raw });
+          yield generateEvent({ case: "toolCallStart", value: { index, id, name: event.name } });
+          yield generateEvent({ case: "toolCallDelta", value: { index, argumentsJson: event.argumentsJson } });
+          yield generateEvent({ case: "toolCallEnd", value: { index } });
+          break;
+        }
+        default:
+          checkNever(event);
+      }
+    }
+  };
+
+  const generator = input.sequence.generate({ ...input.sampling, maxTokens: input.maxTokens, signal: input.signal });
+  for await (const token of generator) {
+    if (input.isEndOfGeneration(token)) {
+      turn.stopReason = StopReason.END_TURN;
+      break;
+    }
+    turn.outputTokens++;
+    const text = decoder.push(token);
+    turn.rawText += text;
+    yield* translate(input.parser.push(text));
+    if (stopMatched) break;
+    if (input.signal.aborted) break;
+  }
+  if (input.signal.aborted && !stopMatched) turn.stopReason = StopReason.CANCELLED;
+  if (!stopMatched) {
+    const tail = decoder.finish();
+    turn.rawText += tail;
+    yield* translate([...input.parser.push(tail), ...input.parser.finish()]);
+  }
+  if (!stopMatched) {
+    const held = stops.finish();
+    if (held) yield generateEvent({ case: "textDelta", value: { text: held } });
+  }
+  if (turn.stopReason === StopReason.END_TURN && turn.toolCalls.length > 0) turn.stopReason = StopReason.TOOL_USE;
+  return turn;
+}
+
+function checkNever(value: never): never {
+  throw new Error(`unhandled output event ${JSON.stringify(value)}`);
+}

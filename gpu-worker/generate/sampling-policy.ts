@@ -1,0 +1,49 @@
+import { type Conversation, type Message, Role, ToolChoiceMode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { ChatFormat } from "../chat/types.ts";
+import type { TestPolicyName } from "../config.ts";
+
+/** Commands the test-only scripted policy makes the model call: harmless, fixed, never chosen by the model. */
+export const SCRIPTED_BASH_COMMANDS = ["echo frontier-one", "echo frontier-two"] as const;
+
+/**
+ * The grammar that constrains this turn, if any.
+ * - `tool_choice` any / tool: a grammar built from the tools' JSON schemas forces a valid call.
+ * - The test-only `scripted-tools` policy (worker configuration, never a request field): on a user
+ *   turn it forces two fixed harmless `Bash` calls; after tool results, a short plain-text answer.
+ */
+export function grammarForTurn(
+  format: ChatFormat,
+  conversation: Conversation,
+  thinkingOpen: boolean,
+  testPolicy: TestPolicyName | undefined,
+): string | undefined {
+  const choice = conversation.toolChoice;
+  const tools = conversation.tools;
+  if (tools.length > 0 && choice) {
+    const parallel = !choice.disableParallelToolUse;
+    if (choice.mode === ToolChoiceMode.ANY)
+      return format.toolCallGrammar({ tools, choice: "any", parallel, thinkingOpen });
+    if (choice.mode === ToolChoiceMode.TOOL) {
+      return format.toolCallGrammar({ tools, choice: { name: choice.name }, parallel, thinkingOpen });
+    }
+  }
+  if (testPolicy === "scripted-tools") {
+    const last = conversation.messages.at(-1);
+    const hasBash = tools.some((t) => t.name === "Bash");
+    const toolsAllowed = !choice || choice.mode !== ToolChoiceMode.NONE;
+    if (last && isUserTextTurn(last) && hasBash && toolsAllowed) {
+      const calls = SCRIPTED_BASH_COMMANDS.map((command) => ({
+        name: "Bash",
+        argumentsJson: JSON.stringify({ command }),
+      }));
+      return format.fixedToolCallsGrammar(calls, thinkingOpen);
+    }
+    return format.plainTextGrammar(thinkingOpen);
+  }
+  return undefined;
+}
+
+function isUserTextTurn(message: Message): boolean {
+  if (message.role !== Role.USER) return false;
+  return message.content.every((c) => c.block.case !== "toolResult") && message.content.length > 0;
+}

@@ -1,0 +1,60 @@
+/**
+ * The GPU worker process: loads one model into one context with N sequences and serves
+ * WorkerService over h2c (gRPC) and HTTP/1.1 (gRPC-Web for the edge).
+ * Configuration comes from FRONTIER_* environment variables (see README).
+ */
+import { createEngine } from "../native/engine.ts";
+import { ensureTestModel } from "../native/model/gguf-writer.ts";
+import { selectChatFormat } from "./chat/select-format.ts";
+import { loadConfig } from "./config.ts";
+import { log } from "./log.ts";
+import { startServer } from "./server.ts";
+import { createWorkerService } from "./service.ts";
+import { SessionTable } from "./session/session-table.ts";
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const modelPath = config.modelPath ?? (await ensureTestModel(config.testModelSize));
+  const engine = await createEngine({
+    modelPath,
+    contextSize: config.contextSize,
+    sequences: config.sequences,
+    threads: config.threads,
+    gpu: config.gpu,
+    flashAttention: config.flashAttention,
+    batchSize: config.batchSize,
+  });
+  const format = selectChatFormat(config.chatFormat, engine.model.chatTemplate);
+  const sessions = new SessionTable(engine);
+  const server = await startServer(createWorkerService({ engine, format, sessions, config }), config);
+  log("worker ready", {
+    worker: config.workerId,
+    model: engine.model.name,
+    format: format.name,
+    grpc: `${config.host}:${server.grpcPort}`,
+    http: `${config.host}:${server.httpPort}`,
+    sequences: config.sequences,
+    context: config.contextSize,
+    threads: config.threads,
+    testPolicy: config.testPolicy,
+  });
+  // Machine-readable readiness line for the scripts that start the stack.
+  process.stdout.write(`${JSON.stringify({ ready: true, grpcPort: server.grpcPort, httpPort: server.httpPort })}\n`);
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log("worker stopping", { signal });
+    await server.close();
+    await engine.dispose();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((error: unknown) => {
+  log("worker failed to start", { error: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+});

@@ -1,0 +1,66 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { type GenerateEvent, WorkerErrorCode, type WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { WorkerFailure } from "./errors.ts";
+import { generateEvent } from "./generate/events.ts";
+import { countPromptTokens, runTurn, type TurnDeps } from "./generate/run-turn.ts";
+import { log } from "./log.ts";
+
+/** The WorkerService implementation: thin glue from RPCs to the turn runner and session table. */
+export function createWorkerService(deps: TurnDeps): ServiceImpl<typeof WorkerService> {
+  return {
+    async *generate(request, context): AsyncGenerator<GenerateEvent> {
+      try {
+        yield* runTurn(deps, request, context.signal);
+      } catch (error) {
+        if (context.signal.aborted) {
+          log("request cancelled", { request: request.requestId });
+          return;
+        }
+        yield errorEvent(error, request.requestId);
+      }
+    },
+
+    async countTokens(request) {
+      if (!request.conversation) throw WorkerFailure.invalid("conversation is required");
+      return { inputTokens: countPromptTokens(deps, request.conversation) };
+    },
+
+    async health() {
+      return {
+        ready: true,
+        workerId: deps.config.workerId,
+        modelName: deps.engine.model.name,
+        modelIdentity: deps.engine.model.identity,
+        contextSize: deps.config.contextSize,
+      };
+    },
+
+    async stats() {
+      const engineStats = deps.engine.stats();
+      return {
+        sequencesTotal: engineStats.sequencesTotal,
+        sequencesFree: engineStats.sequencesFree,
+        liveSessions: deps.sessions.size,
+        activeRequests: deps.sessions.activeCount,
+        queuedRequests: 0,
+      };
+    },
+
+    async releaseSession(request) {
+      return { released: deps.sessions.drop(request.tenantId, request.sessionId) };
+    },
+  };
+}
+
+function errorEvent(error: unknown, requestId: string): GenerateEvent {
+  if (error instanceof WorkerFailure) {
+    log("request failed", { request: requestId, code: WorkerErrorCode[error.code], message: error.message });
+    return generateEvent({ case: "error", value: { code: error.code, message: error.message, param: error.param } });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  log("request failed", { request: requestId, code: "INTERNAL", message });
+  return generateEvent({
+    case: "error",
+    value: { code: WorkerErrorCode.INTERNAL, message: "internal error in the GPU worker", param: "" },
+  });
+}

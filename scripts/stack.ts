@@ -1,0 +1,171 @@
+/**
+ * Starts the local stack as real processes on loopback: N GPU workers (tsx gpu-worker/main.ts) and
+ * the edge in workerd (wrangler dev). Used by `npm start`, the integration/e2e tests and the bench.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+export interface WorkerHandle {
+  process: ChildProcess;
+  grpcUrl: string;
+  httpUrl: string;
+  /** Everything the worker wrote to stderr (its decision log). */
+  logs: string[];
+}
+
+export interface StackOptions {
+  workers?: number;
+  edgePort?: number;
+  /** Extra environment for the workers (FRONTIER_*). */
+  workerEnv?: Record<string, string>;
+  /** Where wrangler persists Durable Object state. */
+  edgeStateDir?: string;
+  /** Echo child output to this process's stderr. */
+  verbose?: boolean;
+}
+
+export interface Stack {
+  edgeUrl: string;
+  workers: WorkerHandle[];
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolvePort(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+export async function startWorker(env: Record<string, string>, verbose = false): Promise<WorkerHandle> {
+  const child = spawn(
+    process.execPath,
+    [join(REPO_ROOT, "node_modules/tsx/dist/cli.mjs"), join(REPO_ROOT, "gpu-worker/main.ts")],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, FRONTIER_WORKER_GRPC_PORT: "0", FRONTIER_WORKER_HTTP_PORT: "0", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  const logs: string[] = [];
+  createInterface({ input: child.stderr! }).on("line", (line) => {
+    logs.push(line);
+    if (verbose) process.stderr.write(`[worker] ${line}\n`);
+  });
+  const ready = await new Promise<{ grpcPort: number; httpPort: number }>((resolveReady, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on("line", (line) => {
+      if (line.startsWith('{"ready":true')) resolveReady(JSON.parse(line) as { grpcPort: number; httpPort: number });
+      else if (verbose) process.stderr.write(`[worker] ${line}\n`);
+    });
+    child.once("exit", (code) =>
+      reject(new Error(`GPU worker exited with ${code} before it was ready:\n${logs.slice(-20).join("\n")}`)),
+    );
+  });
+  return {
+    process: child,
+    grpcUrl: `http://127.0.0.1:${ready.grpcPort}`,
+    httpUrl: `http://127.0.0.1:${ready.httpPort}`,
+    logs,
+  };
+}
+
+export async function startEdge(options: {
+  port: number;
+  workerUrls: string[];
+  stateDir: string;
+  vars?: Record<string, string>;
+  verbose?: boolean;
+}): Promise<ChildProcess> {
+  const vars = { WORKER_URLS: options.workerUrls.join(","), ...options.vars };
+  const args = [
+    join(REPO_ROOT, "node_modules/wrangler/bin/wrangler.js"),
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(options.port),
+    "--persist-to",
+    options.stateDir,
+    "--inspector-port",
+    String(await freePort()),
+    ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const tail: string[] = [];
+  for (const stream of [child.stdout!, child.stderr!]) {
+    createInterface({ input: stream }).on("line", (line) => {
+      tail.push(line);
+      if (tail.length > 50) tail.shift();
+      if (options.verbose) process.stderr.write(`[edge] ${line}\n`);
+    });
+  }
+  const url = `http://127.0.0.1:${options.port}/`;
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${tail.join("\n")}`);
+    try {
+      const res = await fetch(url, { method: "HEAD" });
+      if (res.status === 200) return child;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  child.kill("SIGTERM");
+  throw new Error(`wrangler dev did not answer on ${url} within 90 s:\n${tail.join("\n")}`);
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const workers: WorkerHandle[] = [];
+  const count = options.workers ?? 1;
+  try {
+    for (let i = 0; i < count; i++) {
+      workers.push(await startWorker({ FRONTIER_WORKER_ID: `worker-${i + 1}`, ...options.workerEnv }, options.verbose));
+    }
+    const port = options.edgePort ?? (await freePort());
+    const edge = await startEdge({
+      port,
+      workerUrls: workers.map((w) => w.httpUrl),
+      stateDir: options.edgeStateDir ?? join(REPO_ROOT, ".state/edge"),
+      verbose: options.verbose,
+    });
+    return {
+      edgeUrl: `http://127.0.0.1:${port}`,
+      workers,
+      async stop() {
+        await Promise.all([stopChild(edge), ...workers.map((w) => stopChild(w.process))]);
+      },
+    };
+  } catch (error) {
+    await Promise.all(workers.map((w) => stopChild(w.process)));
+    throw error;
+  }
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolveExit) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolveExit();
+    });
+    child.kill("SIGTERM");
+  });
+}

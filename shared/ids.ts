@@ -1,0 +1,118 @@
+/**
+ * Self-routing, unforgeable IDs.
+ *
+ * Every ID Frontier mints (`toolu_…`, `msg_…`, `resp_…`, `call_…`) carries the session it belongs
+ * to and a keyed MAC over (kind, tenant, session, nonce). The edge finds the SessionDO from the ID
+ * alone; an ID minted for another tenant, or forged, fails verification and is treated exactly like
+ * an unknown ID. Works in Node 20 and workerd (WebCrypto only).
+ */
+
+export type IdKind = "toolu" | "msg" | "resp" | "call" | "sig";
+
+const VERSION = 1;
+const SESSION_BYTES = 16;
+const NONCE_BYTES = 6;
+const MAC_BYTES = 12;
+const PAYLOAD_BYTES = 1 + SESSION_BYTES + NONCE_BYTES;
+const ID_PATTERN = /^(toolu|msg|resp|call|sig)_([A-Za-z0-9_-]{47})$/;
+
+const encoder = new TextEncoder();
+const keyCache = new Map<string, Promise<CryptoKey>>();
+
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = keyCache.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    keyCache.set(secret, key);
+  }
+  return key;
+}
+
+async function mac(secret: string, kind: IdKind, tenant: string, payload: Uint8Array): Promise<Uint8Array> {
+  const header = encoder.encode(`${kind}\u0000${tenant}\u0000`);
+  const message = new Uint8Array(header.length + payload.length);
+  message.set(header);
+  message.set(payload, header.length);
+  const signature = await crypto.subtle.sign("HMAC", await hmacKey(secret), message);
+  return new Uint8Array(signature, 0, MAC_BYTES);
+}
+
+/** A new random session id (32 hex chars). */
+export function newSessionId(): string {
+  return toHex(crypto.getRandomValues(new Uint8Array(SESSION_BYTES)));
+}
+
+export function isSessionId(value: string): boolean {
+  return /^[0-9a-f]{32}$/.test(value);
+}
+
+/** Mint an ID of `kind` for `session` of `tenant`. */
+export async function mintId(secret: string, kind: IdKind, tenant: string, session: string): Promise<string> {
+  if (!isSessionId(session)) throw new Error("mintId: session must be 32 hex chars");
+  const payload = new Uint8Array(PAYLOAD_BYTES);
+  payload[0] = VERSION;
+  payload.set(fromHex(session), 1);
+  payload.set(crypto.getRandomValues(new Uint8Array(NONCE_BYTES)), 1 + SESSION_BYTES);
+  const tag = await mac(secret, kind, tenant, payload);
+  const all = new Uint8Array(PAYLOAD_BYTES + MAC_BYTES);
+  all.set(payload);
+  all.set(tag, PAYLOAD_BYTES);
+  return `${kind}_${toBase64Url(all)}`;
+}
+
+export interface DecodedId {
+  kind: IdKind;
+  session: string;
+}
+
+/**
+ * Verify an ID for `tenant`. Returns undefined for anything malformed, forged or minted for another
+ * tenant: callers must not distinguish these cases from an unknown ID.
+ */
+export async function verifyId(secret: string, id: string, tenant: string): Promise<DecodedId | undefined> {
+  const match = ID_PATTERN.exec(id);
+  if (!match) return undefined;
+  const kind = match[1] as IdKind;
+  const bytes = fromBase64Url(match[2] ?? "");
+  if (!bytes || bytes.length !== PAYLOAD_BYTES + MAC_BYTES || bytes[0] !== VERSION) return undefined;
+  const payload = bytes.subarray(0, PAYLOAD_BYTES);
+  const expected = await mac(secret, kind, tenant, payload);
+  if (!constantTimeEqual(expected, bytes.subarray(PAYLOAD_BYTES))) return undefined;
+  return { kind, session: toHex(payload.subarray(1, 1 + SESSION_BYTES)) };
+}
+
+function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  return diff === 0;
+}
+
+export function toHex(bytes: Uint8Array): string {
+  let out = "";
+  for (const b of bytes) out += b.toString(16).padStart(2, "0");
+  return out;
+}
+
+function fromHex(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
+function toBase64Url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(text: string): Uint8Array | undefined {
+  try {
+    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+    const out = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+    return out;
+  } catch {
+    return undefined;
+  }
+}

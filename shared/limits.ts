@@ -1,0 +1,12 @@
+/** Request limits enforced at the edge (and re-checked by the worker where it matters). */
+export const LIMITS = {
+  /** Largest accepted request body. */
+  maxBodyBytes: 32 * 1024 * 1024,
+  maxMessages: 10_000,
+  maxTools: 512,
+  maxToolNameLength: 128,
+  maxStopSequences: 16,
+  maxStopSequenceLength: 256,
+  /** Upper bound of `max_tokens` (the worker also caps it by its free context). */
+  maxOutputTokens: 128_000,
+} as const;

@@ -1,0 +1,171 @@
+/**
+ * The chat formats' grammars against the real llama.cpp grammar parser, then sampled with the
+ * random-weight tiny model: every forced turn must end (end-of-generation right after the grammar
+ * completes) and parse back into the events the worker expects.
+ */
+import { getLlama, type Llama, LlamaGrammarEvaluationState, type LlamaModel, type Token } from "node-llama-cpp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChatMlFormat } from "../../gpu-worker/chat/chatml.ts";
+import { DeepSeekFormat } from "../../gpu-worker/chat/deepseek.ts";
+import { jsonSchemaToGbnf } from "../../gpu-worker/chat/json-schema-grammar.ts";
+import type { ChatFormat, OutputEvent } from "../../gpu-worker/chat/types.ts";
+import { ensureTestModel } from "../../native/model/gguf-writer.ts";
+import { ThinkingMode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { conversation, TOOLS, text, user } from "../unit/chat/fixtures.ts";
+import { gbnfMatches } from "../unit/chat/gbnf-check.ts";
+
+const RICH_SCHEMA = {
+  type: "object",
+  properties: {
+    command: { type: "string" },
+    timeout: { type: "integer", minimum: 0 },
+    mode: { enum: ["fast", "slow"] },
+    ratio: { type: "number" },
+    opts: { type: "object", properties: { deep: { type: "boolean" }, label: { type: ["string", "null"] } } },
+    tags: { type: "array", items: { type: "string" } },
+    meta: {},
+    choice: { anyOf: [{ type: "integer" }, { const: "auto" }] },
+  },
+  required: ["command"],
+};
+const RICH_TOOLS = [
+  ...TOOLS,
+  { name: "mcp__x__rich.tool", description: "", inputSchemaJson: JSON.stringify(RICH_SCHEMA) },
+];
+
+const formats: ChatFormat[] = [new ChatMlFormat(), new DeepSeekFormat()];
+
+function allGrammars(format: ChatFormat): [string, string][] {
+  return [
+    ["tool any", format.toolCallGrammar({ tools: RICH_TOOLS, choice: "any", parallel: false, thinkingOpen: false })],
+    [
+      "tool any parallel thinking",
+      format.toolCallGrammar({ tools: RICH_TOOLS, choice: "any", parallel: true, thinkingOpen: true }),
+    ],
+    [
+      "tool named",
+      format.toolCallGrammar({
+        tools: RICH_TOOLS,
+        choice: { name: "mcp__x__rich.tool" },
+        parallel: false,
+        thinkingOpen: false,
+      }),
+    ],
+    ["fixed calls", format.fixedToolCallsGrammar([{ name: "Bash", argumentsJson: '{"command": "echo hi"}' }], true)],
+    ["fixed text", format.fixedTextGrammar('Say "hi" \\ é\n', true)],
+    ["plain text", format.plainTextGrammar(true)],
+    ["schema", jsonSchemaToGbnf(RICH_SCHEMA)],
+    ["empty schema", jsonSchemaToGbnf({})],
+  ];
+}
+
+let llama: Llama;
+
+beforeAll(async () => {
+  llama = await getLlama({ gpu: false, build: "never", maxThreads: 1 });
+});
+
+afterAll(async () => {
+  await llama?.dispose();
+});
+
+describe.each(formats)("$name grammars parse in llama.cpp", (format) => {
+  it.each(allGrammars(format))("%s", async (_name, grammar) => {
+    const parsed = await llama.createGrammar({ grammar });
+    expect(parsed.grammar).toBe(grammar);
+  });
+});
+
+it("the parser check is real: a broken grammar is rejected", async () => {
+  await expect(llama.createGrammar({ grammar: 'root ::= "a" missing-rule' })).rejects.toThrow();
+});
+
+describe("forced turns sampled by the random tiny model", () => {
+  let model: LlamaModel;
+
+  beforeAll(async () => {
+    model = await llama.loadModel({ modelPath: await ensureTestModel("tiny") });
+  });
+
+  afterAll(async () => {
+    await model?.dispose();
+  });
+
+  async function sample(
+    format: ChatFormat,
+    grammar: string,
+    seed: number,
+  ): Promise<{ text: string; events: OutputEvent[] }> {
+    const rendered = format.render(
+      conversation([user(text("Use a tool <|im_end|>."))], { thinking: ThinkingMode.ENABLED }),
+    );
+    const prompt = rendered.segments.flatMap((s) => model.tokenize(s.text, s.special));
+    const context = await model.createContext({ contextSize: 4096, threads: 1 });
+    try {
+      const sequence = context.getSequence();
+      const grammarEvaluationState = new LlamaGrammarEvaluationState({
+        model,
+        grammar: await llama.createGrammar({ grammar }),
+      });
+      const out: Token[] = [];
+      let ended = false;
+      for await (const token of sequence.evaluate(prompt, {
+        temperature: 1,
+        seed,
+        grammarEvaluationState,
+        yieldEogToken: true,
+      })) {
+        if (model.isEogToken(token)) {
+          ended = true;
+          break;
+        }
+        out.push(token);
+        if (out.length > 3000) break;
+      }
+      expect(ended, "end-of-generation follows the completed grammar").toBe(true);
+      const sampled = model.detokenize(out);
+      const parser = format.createOutputParser({ thinkingOpen: rendered.thinkingOpen });
+      return { text: sampled, events: [...parser.push(sampled), ...parser.finish()] };
+    } finally {
+      await context.dispose();
+    }
+  }
+
+  it.each(formats)("$name: tool_choice any (parallel) yields valid calls", async (format) => {
+    const grammar = format.toolCallGrammar({ tools: RICH_TOOLS, choice: "any", parallel: true, thinkingOpen: true });
+    for (const seed of [1, 2, 3]) {
+      const { text: sampled, events } = await sample(format, grammar, seed);
+      expect(gbnfMatches(grammar, sampled), sampled).toBe(true);
+      expect(events[0]).toEqual({ type: "thinking_end" });
+      const calls = events.filter((e) => e.type === "tool_call");
+      expect(calls.length).toBe(events.length - 1);
+      expect(calls.length).toBeGreaterThanOrEqual(1);
+      for (const call of calls) {
+        expect(RICH_TOOLS.map((t) => t.name)).toContain(call.name);
+        expect(typeof JSON.parse(call.argumentsJson)).toBe("object");
+        expect(sampled.slice(call.offset, call.offset + call.raw.length)).toBe(call.raw);
+      }
+    }
+  });
+
+  it.each(formats)("$name: the scripted policy's fixed call and plain text", async (format) => {
+    const fixed = await sample(
+      format,
+      format.fixedToolCallsGrammar([{ name: "Bash", argumentsJson: '{"command": "echo hi"}' }], true),
+      4,
+    );
+    expect(fixed.events).toEqual([
+      { type: "thinking_end" },
+      {
+        type: "tool_call",
+        name: "Bash",
+        argumentsJson: '{"command":"echo hi"}',
+        raw: expect.any(String),
+        offset: expect.any(Number),
+      },
+    ]);
+    const plain = await sample(format, format.plainTextGrammar(true), 5);
+    expect(plain.events[0]).toEqual({ type: "thinking_end" });
+    expect(plain.events[1]?.type === "text" ? plain.events[1].text : "").toMatch(/^[A-Z][a-z]*( [a-z]+)*\.$/);
+  });
+});

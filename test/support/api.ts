@@ -1,0 +1,25 @@
+/** Small helpers for talking to the local edge in tests. */
+export const LOCAL_API_KEY = "sk-frontier-local";
+
+export interface PostOptions {
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export async function postJson(url: string, body: unknown, options: PostOptions = {}): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-api-key": LOCAL_API_KEY,
+      "anthropic-version": "2023-06-01",
+      ...options.headers,
+    },
+    body: JSON.stringify(body),
+    signal: options.signal,
+  });
+}
+
+export function randomHint(): string {
+  return crypto.randomUUID();
+}

@@ -1,0 +1,45 @@
+/**
+ * Vitest globalSetup shared by the integration and e2e tiers: starts the real stack (GPU worker
+ * process + wrangler dev) once per tier on free loopback ports and hands its URLs to the tests.
+ */
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { startStack } from "../../scripts/stack.ts";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    edgeUrl: string;
+    workerGrpcUrl: string;
+    workerHttpUrl: string;
+    /** A file receiving the worker's decision log, line by line. */
+    workerLogFile: string;
+  }
+}
+
+export async function setupStack(
+  project: TestProject,
+  workerEnv: Record<string, string>,
+): Promise<() => Promise<void>> {
+  const stateDir = mkdtempSync(join(tmpdir(), "frontier-edge-"));
+  const stack = await startStack({
+    workers: 1,
+    edgeStateDir: stateDir,
+    workerEnv: { FRONTIER_CONTEXT_SIZE: "4096", FRONTIER_SEQUENCES: "4", ...workerEnv },
+    verbose: process.env.FRONTIER_TEST_VERBOSE === "1",
+  });
+  const worker = stack.workers[0];
+  if (!worker) throw new Error("no worker started");
+  project.provide("edgeUrl", stack.edgeUrl);
+  project.provide("workerGrpcUrl", worker.grpcUrl);
+  project.provide("workerHttpUrl", worker.httpUrl);
+  const logFile = join(stateDir, "worker.log");
+  appendFileSync(logFile, `${worker.logs.join("\n")}\n`);
+  worker.process.stderr?.on("data", (chunk: Buffer) => appendFileSync(logFile, chunk));
+  project.provide("workerLogFile", logFile);
+  return async () => {
+    await stack.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  };
+}
