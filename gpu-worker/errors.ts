@@ -20,6 +20,9 @@ export class WorkerFailure extends Error {
   static busy(message: string): WorkerFailure {
     return new WorkerFailure(WorkerErrorCode.SESSION_BUSY, message);
   }
+  static unknownToolUseId(message: string, id: string): WorkerFailure {
+    return new WorkerFailure(WorkerErrorCode.UNKNOWN_TOOL_USE_ID, message, id);
+  }
   static contextTooLong(message: string): WorkerFailure {
     return new WorkerFailure(WorkerErrorCode.CONTEXT_TOO_LONG, message, "messages");
   }

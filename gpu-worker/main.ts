@@ -7,6 +7,7 @@ import { createEngine } from "../native/engine.ts";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
 import { selectChatFormat } from "./chat/select-format.ts";
 import { loadConfig } from "./config.ts";
+import { TurnMemory } from "./continuation/turn-memory.ts";
 import { log } from "./log.ts";
 import { startServer } from "./server.ts";
 import { createWorkerService } from "./service.ts";
@@ -26,7 +27,10 @@ async function main(): Promise<void> {
   });
   const format = selectChatFormat(config.chatFormat, engine.model.chatTemplate);
   const sessions = new SessionTable(engine);
-  const server = await startServer(createWorkerService({ engine, format, sessions, config }), config);
+  const server = await startServer(
+    createWorkerService({ engine, format, sessions, memory: new TurnMemory(), config }),
+    config,
+  );
   log("worker ready", {
     worker: config.workerId,
     model: engine.model.name,

@@ -1,4 +1,4 @@
-import type { Engine, Token } from "../../native/engine-types.ts";
+import type { Engine, EngineSequence, Token } from "../../native/engine-types.ts";
 import {
   type Conversation,
   type GenerateEvent,
@@ -10,28 +10,31 @@ import { isSessionId, mintId } from "../../shared/ids.ts";
 import { signThinking } from "../../shared/thinking-signature.ts";
 import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
+import { headerDigest, messageDigest } from "../continuation/digest.ts";
+import { type ContinuationPlan, planContinuation } from "../continuation/plan-continuation.ts";
+import { type TurnMemory, visibleTextKey } from "../continuation/turn-memory.ts";
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
-import type { SessionTable } from "../session/session-table.ts";
+import type { LiveSession, SessionTable } from "../session/session-table.ts";
 import { generateEvent } from "./events.ts";
-import { planTokenPrefixReuse } from "./plan-reuse.ts";
-import { sampleTurn } from "./sample-turn.ts";
+import { type SampledTurn, sampleTurn } from "./sample-turn.ts";
 import { grammarForTurn } from "./sampling-policy.ts";
 
 export interface TurnDeps {
   engine: Engine;
   format: ChatFormat;
   sessions: SessionTable;
+  memory: TurnMemory;
   config: WorkerConfig;
 }
 
-/** Default output budget when a request leaves it to the worker (Responses without max_output_tokens). */
+/** Default output budget when a request leaves it to the worker. */
 const DEFAULT_MAX_TOKENS = 4096;
 
 /**
- * One Generate call: render the conversation, decide how much live KV to keep, prefill the rest
- * (with keep-alives), sample, and stream protocol-neutral events. The session is leased for the
- * whole call, so concurrent requests on one session never interleave.
+ * One Generate call: plan the continuation (the ladder), prefill only what the KV lacks (with
+ * keep-alives), sample, stream protocol-neutral events, and record the new frontier and the exact
+ * turn. The session is leased for the whole call, so requests on one session never interleave.
  */
 export async function* runTurn(
   deps: TurnDeps,
@@ -42,52 +45,53 @@ export async function* runTurn(
   const conversation = checkConversation(request);
   if (!isSessionId(request.sessionId))
     throw WorkerFailure.invalid("session_id must be 32 hex characters", "session_id");
-  const rendered = format.render(conversation);
-  const promptTokens = tokenizeSegments(engine, rendered.segments);
-  const room = config.contextSize - promptTokens.length;
-  if (room < 1) {
-    throw WorkerFailure.contextTooLong(
-      `prompt is ${promptTokens.length} tokens; this worker's context holds ${config.contextSize}`,
-    );
-  }
-  const maxTokens = Math.min(request.sampling?.maxTokens || DEFAULT_MAX_TOKENS, room);
   const session = await deps.sessions.lease(request.tenantId, request.sessionId);
   try {
     const sequence = session.sequence;
-    const plan = planTokenPrefixReuse(sequence.tokens, promptTokens);
-    const messageId = await mintId(config.idSecret, "msg", request.tenantId, request.sessionId);
-    log("anthropic cache decision", {
-      decision: plan.decision,
-      miss: plan.missReason || undefined,
-      cached: plan.reuse,
-      prompt: promptTokens.length,
-      session: request.sessionId.slice(0, 8),
-      request: request.requestId,
+    const plan = planContinuation({
+      tenant: request.tenantId,
+      conversation,
+      format,
+      memory: deps.memory,
+      frontier: session.frontier,
+      liveTokens: sequence.tokens,
+      tokenize: (segments) => tokenizeSegments(engine, segments),
     });
+    const promptTokens = plan.keep + plan.append.length;
+    const room = config.contextSize - 1 - promptTokens;
+    if (room < 1) {
+      throw WorkerFailure.contextTooLong(
+        `prompt is ${promptTokens} tokens; this worker's context holds ${config.contextSize}`,
+      );
+    }
+    const maxTokens = Math.min(request.sampling?.maxTokens || DEFAULT_MAX_TOKENS, room);
+    logDecision(request, plan, promptTokens);
     yield generateEvent({
       case: "prompt",
       value: {
-        promptTokens: promptTokens.length,
-        cachedTokens: plan.reuse,
+        promptTokens,
+        cachedTokens: plan.keep,
         decision: plan.decision,
         missReason: plan.missReason,
-        messageId,
+        messageId: await mintId(config.idSecret, "msg", request.tenantId, request.sessionId),
       },
     });
-    await sequence.truncate(plan.reuse);
-    yield* prefill(deps, sequence, promptTokens.slice(plan.reuse), signal);
+    session.frontier = undefined;
+    await sequence.truncate(plan.keep);
+    yield* prefill(deps, sequence, plan.append, signal);
 
     const sampling = request.sampling;
+    const thinkingOpen = plan.rendered.thinkingOpen;
     const turn = yield* sampleTurn({
       sequence,
-      parser: format.createOutputParser({ thinkingOpen: rendered.thinkingOpen }),
+      parser: format.createOutputParser({ thinkingOpen }),
       sampling: {
         temperature: sampling?.temperature ?? 1,
         topP: sampling?.topP ?? 1,
         topK: sampling?.topK ?? 0,
         minP: 0,
         seed: sampling?.seed === undefined ? undefined : Number(sampling.seed),
-        grammar: grammarForTurn(format, conversation, rendered.thinkingOpen, config.testPolicy),
+        grammar: grammarForTurn(format, plan.conversation, thinkingOpen, config.testPolicy),
       },
       maxTokens,
       stopSequences: sampling?.stopSequences ?? [],
@@ -97,6 +101,7 @@ export async function* runTurn(
       mintToolUseId: () => mintId(config.idSecret, "toolu", request.tenantId, request.sessionId),
       signThinking: (text) => signThinking(config.idSecret, request.tenantId, text),
     });
+    if (turn.stopReason !== StopReason.CANCELLED) recordTurn(deps, session, plan, promptTokens, turn);
     log("turn finished", {
       stop: StopReason[turn.stopReason],
       output: turn.outputTokens,
@@ -109,15 +114,51 @@ export async function* runTurn(
       value: {
         reason: turn.stopReason,
         stopSequence: turn.stopSequence,
-        usage: {
-          inputTokens: promptTokens.length - plan.reuse,
-          cachedTokens: plan.reuse,
-          outputTokens: turn.outputTokens,
-        },
+        usage: { inputTokens: plan.append.length, cachedTokens: plan.keep, outputTokens: turn.outputTokens },
       },
     });
   } finally {
     deps.sessions.release(session);
+  }
+}
+
+/** Remember where the KV now stops and the exact bytes of the turn, for the next request. */
+function recordTurn(
+  deps: TurnDeps,
+  session: LiveSession,
+  plan: ContinuationPlan,
+  promptTokens: number,
+  turn: SampledTurn,
+): void {
+  const sequence = session.sequence;
+  const sampledInKv = sequence.tokens.slice(promptTokens);
+  const toolUseIds = turn.toolCalls.map((c) => c.id);
+  const messages = plan.conversation.messages;
+  session.frontier = {
+    text: plan.rendered.text + decodeTokens(deps.engine, sampledInKv),
+    tokenCount: sequence.tokens.length,
+    toolUseIds,
+    messages,
+    messageDigests: messages.map(messageDigest),
+    headerDigest: headerDigest(plan.conversation),
+  };
+  const keys = toolUseIds.length > 0 ? toolUseIds : [visibleTextKey(turn.visibleText)];
+  deps.memory.remember(session.tenant, keys, { raw: plan.rendered.generationPrefill + turn.rawText, toolUseIds });
+}
+
+function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTokens: number): void {
+  const fields = {
+    cached: plan.keep,
+    prompt: promptTokens,
+    session: request.sessionId.slice(0, 8),
+    request: request.requestId,
+  };
+  if (plan.decision === "live-tool-ids") {
+    log("anthropic live continuation", { match: "tool-output-ids", ids: plan.matchedIds, ...fields });
+  } else if (plan.decision === "cold") {
+    log("live kv cache miss", { reason: plan.missReason, decision: "cold", ...fields });
+  } else {
+    log("anthropic live continuation", { match: plan.decision, miss: plan.missReason || undefined, ...fields });
   }
 }
 
@@ -126,7 +167,7 @@ export function countPromptTokens(deps: Pick<TurnDeps, "engine" | "format">, con
   return tokenizeSegments(deps.engine, deps.format.render(conversation).segments).length;
 }
 
-/** Template text is tokenized with control-token parsing on; all content with it off. */
+/** Template control tokens are tokenized with control-token parsing on; all other text with it off. */
 export function tokenizeSegments(engine: Engine, segments: readonly PromptSegment[]): Token[] {
   const tokens: Token[] = [];
   for (const segment of segments) {
@@ -136,9 +177,16 @@ export function tokenizeSegments(engine: Engine, segments: readonly PromptSegmen
   return tokens;
 }
 
+function decodeTokens(engine: Engine, tokens: readonly Token[]): string {
+  const decoder = new TextDecoder("utf-8", { fatal: false });
+  let text = "";
+  for (const token of tokens) text += decoder.decode(engine.tokenBytes(token), { stream: true });
+  return text + decoder.decode();
+}
+
 async function* prefill(
   deps: TurnDeps,
-  sequence: { append: (tokens: readonly Token[], options?: { signal?: AbortSignal }) => Promise<void> },
+  sequence: EngineSequence,
   tokens: readonly Token[],
   signal: AbortSignal,
 ): AsyncGenerator<GenerateEvent> {
@@ -159,8 +207,7 @@ function checkConversation(request: GenerateRequest): Conversation {
   if (!conversation || conversation.messages.length === 0) {
     throw WorkerFailure.invalid("messages: at least one message is required", "messages");
   }
-  const last = conversation.messages.at(-1);
-  if (last?.role === Role.ASSISTANT) {
+  if (conversation.messages.at(-1)?.role === Role.ASSISTANT) {
     throw WorkerFailure.invalid(
       "messages: the last message must be a user message (assistant prefill is not supported yet)",
       "messages",

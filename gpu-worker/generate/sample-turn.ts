@@ -27,6 +27,8 @@ export interface SampledTurn {
   outputTokens: number;
   /** Exact sampled text of the turn (after the generation prefix). */
   rawText: string;
+  /** The text the client was shown (text deltas, stop sequence excluded). */
+  visibleText: string;
   toolCalls: { id: string; name: string; raw: string }[];
 }
 
@@ -42,6 +44,7 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
     stopSequence: "",
     outputTokens: 0,
     rawText: "",
+    visibleText: "",
     toolCalls: [],
   };
   let thinking = "";
@@ -53,6 +56,7 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
       switch (event.type) {
         case "text": {
           const { emit, matched } = stops.push(event.text);
+          turn.visibleText += emit;
           if (emit) yield generateEvent({ case: "textDelta", value: { text: emit } });
           if (matched !== undefined) {
             turn.stopReason = StopReason.STOP_SEQUENCE;
@@ -70,6 +74,7 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
           break;
         case "tool_call": {
           const held = stops.finish();
+          turn.visibleText += held;
           if (held) yield generateEvent({ case: "textDelta", value: { text: held } });
           const index = turn.toolCalls.length;
           const id = await input.mintToolUseId();
@@ -106,6 +111,7 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
   }
   if (!stopMatched) {
     const held = stops.finish();
+    turn.visibleText += held;
     if (held) yield generateEvent({ case: "textDelta", value: { text: held } });
   }
   if (turn.stopReason === StopReason.END_TURN && turn.toolCalls.length > 0) turn.stopReason = StopReason.TOOL_USE;

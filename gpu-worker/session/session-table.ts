@@ -1,4 +1,5 @@
 import { type Engine, type EngineSequence, NoFreeSequenceError } from "../../native/engine-types.ts";
+import type { Frontier } from "../continuation/frontier.ts";
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
 
@@ -9,6 +10,8 @@ export interface LiveSession {
   readonly sequence: EngineSequence;
   busy: boolean;
   lastUsed: number;
+  /** Where the KV stops, recorded when a turn completes; undefined after a cancelled or failed turn. */
+  frontier: Frontier | undefined;
 }
 
 /**
@@ -45,7 +48,7 @@ export class SessionTable {
       return existing;
     }
     const sequence = await this.#acquireSequence();
-    const session: LiveSession = { tenant, sessionId, sequence, busy: true, lastUsed: Date.now() };
+    const session: LiveSession = { tenant, sessionId, sequence, busy: true, lastUsed: Date.now(), frontier: undefined };
     this.#sessions.set(key, session);
     return session;
   }

@@ -1,0 +1,80 @@
+import { createHash } from "node:crypto";
+import { type Conversation, type Message, Role } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+
+/**
+ * Cheap fingerprints that let the live-ID fast path check that a request still agrees with the
+ * history the KV holds, without re-rendering or re-tokenizing it.
+ */
+
+/** System prompt + tool definitions: what the prompt header is made of. */
+export function headerDigest(conversation: Conversation): string {
+  const hash = createHash("sha256");
+  for (const block of conversation.system) hash.update(`S${block.length}:${block}`);
+  for (const tool of conversation.tools) {
+    hash.update(`T${tool.name}\u0000${tool.description}\u0000${tool.inputSchemaJson}`);
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * One message's identity. User, system and tool-result content is compared exactly; an assistant
+ * turn is identified by the IDs of its tool calls (its representation may differ: thinking
+ * stripped, JSON re-spaced or reordered), or by its visible text when it made no calls.
+ */
+export function messageDigest(message: Message): string {
+  const hash = createHash("sha256");
+  hash.update(`R${message.role}`);
+  if (message.role === Role.ASSISTANT) {
+    const ids = toolUseIds(message);
+    if (ids.length > 0) hash.update(`I${ids.join(",")}`);
+    else hash.update(`V${visibleText(message)}`);
+    return hash.digest("hex");
+  }
+  for (const { block } of message.content) {
+    switch (block.case) {
+      case "text":
+        hash.update(`t${block.value.text.length}:${block.value.text}`);
+        break;
+      case "toolResult":
+        hash.update(`r${block.value.toolUseId}\u0000${block.value.isError ? 1 : 0}\u0000${block.value.content}`);
+        break;
+      case "opaque":
+        hash.update(`o${block.value.type}\u0000${block.value.json}`);
+        break;
+      case "thinking":
+        hash.update(`k${block.value.thinking}`);
+        break;
+      case "toolUse":
+        hash.update(`u${block.value.id}`);
+        break;
+      case undefined:
+        break;
+    }
+  }
+  return hash.digest("hex");
+}
+
+export function toolUseIds(message: Message): string[] {
+  const ids: string[] = [];
+  for (const { block } of message.content) if (block.case === "toolUse") ids.push(block.value.id);
+  return ids;
+}
+
+export function toolResultIds(message: Message): string[] {
+  const ids: string[] = [];
+  for (const { block } of message.content) if (block.case === "toolResult") ids.push(block.value.toolUseId);
+  return ids;
+}
+
+/** The text blocks of a message, joined: what a client saw of an assistant turn. */
+export function visibleText(message: Message): string {
+  let text = "";
+  for (const { block } of message.content) if (block.case === "text") text += block.value.text;
+  return text;
+}
+
+export function sameIdSet(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length || a.length === 0) return false;
+  const set = new Set(a);
+  return set.size === a.length && b.every((id) => set.has(id));
+}

@@ -1,0 +1,199 @@
+import { create } from "@bufbuild/protobuf";
+import type { Token } from "../../native/engine-types.ts";
+import {
+  type Conversation,
+  ConversationSchema,
+  type Message,
+  MessageSchema,
+  Role,
+} from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { segmentsFrom } from "../chat/prompt-builder.ts";
+import type { ChatFormat, PromptSegment, RenderedPrompt } from "../chat/types.ts";
+import { WorkerFailure } from "../errors.ts";
+import { headerDigest, messageDigest, sameIdSet, toolResultIds, toolUseIds, visibleText } from "./digest.ts";
+import type { Frontier } from "./frontier.ts";
+import { type TurnMemory, visibleTextKey } from "./turn-memory.ts";
+
+export type Decision = "live-tool-ids" | "live-text-prefix" | "live-token-prefix" | "cold";
+
+export type MissReason =
+  | ""
+  | "no-live-state"
+  | "kv-moved"
+  | "ids-not-live"
+  | "history-edited"
+  | "text-mismatch"
+  | "token-mismatch";
+
+export interface ContinuationPlan {
+  /** The conversation to serve (a tool-results-only request is expanded to the full history). */
+  conversation: Conversation;
+  rendered: RenderedPrompt;
+  /** KV tokens kept. */
+  keep: number;
+  /** Tokens to prefill after them. */
+  append: Token[];
+  decision: Decision;
+  missReason: MissReason;
+  /** Tool-result IDs that named the live frontier (live-tool-ids only). */
+  matchedIds: number;
+}
+
+export interface PlanInput {
+  tenant: string;
+  conversation: Conversation;
+  format: ChatFormat;
+  memory: TurnMemory;
+  frontier: Frontier | undefined;
+  liveTokens: readonly Token[];
+  tokenize: (segments: readonly PromptSegment[]) => Token[];
+}
+
+/**
+ * The continuation ladder: live tool-result IDs → rendered-text prefix → exact token prefix → cold.
+ * Only the suffix after the kept KV is tokenized when a text-level match is found (never the
+ * request's own tokens across that boundary). Disk checkpoints slot in before cold.
+ */
+export function planContinuation(input: PlanInput): ContinuationPlan {
+  const live =
+    input.frontier && input.liveTokens.length === input.frontier.tokenCount && input.liveTokens.length > 0
+      ? input.frontier
+      : undefined;
+  const conversation = expandToolResultsOnly(input, live);
+  const rendered = input.format.render(conversation, {
+    rawAssistantTurn: (message) => recallTurn(input.memory, input.tenant, message),
+  });
+  const base = { conversation, rendered, matchedIds: 0 };
+  const resultIds = trailingToolResultIds(conversation);
+  let missReason: MissReason = input.liveTokens.length === 0 ? "no-live-state" : live ? "" : "kv-moved";
+
+  if (live) {
+    const idsMatch = sameIdSet(resultIds, live.toolUseIds);
+    if (idsMatch && historyAgrees(conversation, live)) {
+      const suffix = suffixAfter(rendered, live.text);
+      if (suffix) {
+        return {
+          ...base,
+          keep: live.tokenCount,
+          append: input.tokenize(suffix),
+          decision: "live-tool-ids",
+          missReason: "",
+          matchedIds: resultIds.length,
+        };
+      }
+      missReason = "text-mismatch";
+    } else {
+      missReason = idsMatch ? "history-edited" : resultIds.length > 0 ? "ids-not-live" : "";
+    }
+    const suffix = suffixAfter(rendered, live.text);
+    if (suffix) {
+      return {
+        ...base,
+        keep: live.tokenCount,
+        append: input.tokenize(suffix),
+        decision: "live-text-prefix",
+        missReason,
+      };
+    }
+    if (missReason === "") missReason = "text-mismatch";
+  }
+
+  const tokens = input.tokenize(rendered.segments);
+  const common = commonPrefix(input.liveTokens, tokens);
+  const keep = Math.min(common, tokens.length - 1);
+  if (keep > 0) {
+    const reason = common < input.liveTokens.length ? missReason || "token-mismatch" : missReason;
+    return { ...base, keep, append: tokens.slice(keep), decision: "live-token-prefix", missReason: reason };
+  }
+  return {
+    ...base,
+    keep: 0,
+    append: tokens,
+    decision: "cold",
+    missReason: missReason || (input.liveTokens.length > 0 ? "token-mismatch" : "no-live-state"),
+  };
+}
+
+/**
+ * A request that carries tool results without replaying the assistant turn that made the calls
+ * continues only from a live frontier with exactly those IDs; it is expanded to the full history
+ * here. Anything else is the client's cue to replay the full history.
+ */
+function expandToolResultsOnly(input: PlanInput, live: Frontier | undefined): Conversation {
+  const { conversation } = input;
+  const resultIds = trailingToolResultIds(conversation);
+  if (resultIds.length === 0 || replaysCalls(conversation.messages, resultIds)) return conversation;
+  const unknown = live ? resultIds.find((id) => !live.toolUseIds.includes(id)) : resultIds[0];
+  const remembered = live ? input.memory.recall(input.tenant, live.toolUseIds[0] ?? "") : undefined;
+  if (
+    live &&
+    unknown === undefined &&
+    sameIdSet(resultIds, live.toolUseIds) &&
+    remembered !== undefined &&
+    sameIdSet(remembered.toolUseIds, live.toolUseIds) &&
+    headerDigest(conversation) === live.headerDigest
+  ) {
+    const assistant = create(MessageSchema, {
+      role: Role.ASSISTANT,
+      content: live.toolUseIds.map((id) => ({
+        block: { case: "toolUse" as const, value: { id, name: "", inputJson: "{}" } },
+      })),
+    });
+    return create(ConversationSchema, {
+      ...conversation,
+      messages: [...live.messages, assistant, ...conversation.messages],
+    });
+  }
+  const id = unknown ?? resultIds[0] ?? "";
+  throw WorkerFailure.unknownToolUseId(
+    `tool_result.tool_use_id "${id}" does not name a live tool call of this conversation (it may have expired, or the system prompt or tools changed); send the full messages history, including the assistant turn with this tool_use`,
+    id,
+  );
+}
+
+function recallTurn(memory: TurnMemory, tenant: string, message: Message): string | undefined {
+  const ids = toolUseIds(message);
+  if (ids.length > 0) {
+    const turn = memory.recall(tenant, ids[0] ?? "");
+    return turn && sameIdSet(turn.toolUseIds, ids) ? turn.raw : undefined;
+  }
+  const turn = memory.recall(tenant, visibleTextKey(visibleText(message)));
+  return turn && turn.toolUseIds.length === 0 ? turn.raw : undefined;
+}
+
+/** Same header, the live history unchanged, the live assistant turn replayed, one new user turn. */
+function historyAgrees(conversation: Conversation, live: Frontier): boolean {
+  const messages = conversation.messages;
+  const n = live.messageDigests.length;
+  if (messages.length !== n + 2 || headerDigest(conversation) !== live.headerDigest) return false;
+  for (let i = 0; i < n; i++) {
+    const message = messages[i];
+    if (!message || messageDigest(message) !== live.messageDigests[i]) return false;
+  }
+  const assistant = messages[n];
+  return assistant?.role === Role.ASSISTANT && sameIdSet(toolUseIds(assistant), live.toolUseIds);
+}
+
+function trailingToolResultIds(conversation: Conversation): string[] {
+  const last = conversation.messages.at(-1);
+  return last?.role === Role.USER ? toolResultIds(last) : [];
+}
+
+function replaysCalls(messages: readonly Message[], ids: readonly string[]): boolean {
+  const previous = messages.at(-2);
+  if (previous?.role !== Role.ASSISTANT) return false;
+  const made = new Set(toolUseIds(previous));
+  return ids.every((id) => made.has(id));
+}
+
+function suffixAfter(rendered: RenderedPrompt, liveText: string): PromptSegment[] | undefined {
+  if (rendered.text.length <= liveText.length || !rendered.text.startsWith(liveText)) return undefined;
+  return segmentsFrom(rendered.segments, liveText.length);
+}
+
+function commonPrefix(a: readonly Token[], b: readonly Token[]): number {
+  const limit = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < limit && a[i] === b[i]) i++;
+  return i;
+}

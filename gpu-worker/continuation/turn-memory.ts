@@ -1,0 +1,88 @@
+import { createHash } from "node:crypto";
+
+/**
+ * Exact turn memory: the exact sampled text of each assistant turn Frontier generated, kept under
+ * every tool-call ID it minted in that turn (and under its visible text when it made no calls),
+ * so a client's replay of the turn renders the bytes the KV holds, not a re-serialisation of the
+ * client's JSON. Scoped per tenant; bounded by entry count and bytes (least recently used goes).
+ */
+export interface RememberedTurn {
+  /** Everything between the assistant role header and the end-of-turn marker. */
+  raw: string;
+  /** The IDs of the tool calls the turn made, in order. */
+  toolUseIds: readonly string[];
+}
+
+export interface TurnMemoryLimits {
+  maxEntries: number;
+  maxBytes: number;
+}
+
+export const DEFAULT_TURN_MEMORY_LIMITS: TurnMemoryLimits = { maxEntries: 20_000, maxBytes: 64 * 1024 * 1024 };
+
+export class TurnMemory {
+  readonly #entries = new Map<string, RememberedTurn>();
+  readonly #limits: TurnMemoryLimits;
+  #bytes = 0;
+
+  constructor(limits: TurnMemoryLimits = DEFAULT_TURN_MEMORY_LIMITS) {
+    this.#limits = limits;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  remember(tenant: string, keys: readonly string[], turn: RememberedTurn): void {
+    for (const key of keys) {
+      const full = memoryKey(tenant, key);
+      this.#delete(full);
+      this.#entries.set(full, turn);
+      this.#bytes += entryBytes(full, turn);
+    }
+    this.#prune();
+  }
+
+  recall(tenant: string, key: string): RememberedTurn | undefined {
+    const full = memoryKey(tenant, key);
+    const turn = this.#entries.get(full);
+    if (turn) {
+      // Refresh recency.
+      this.#entries.delete(full);
+      this.#entries.set(full, turn);
+    }
+    return turn;
+  }
+
+  #delete(full: string): void {
+    const old = this.#entries.get(full);
+    if (!old) return;
+    this.#entries.delete(full);
+    this.#bytes -= entryBytes(full, old);
+  }
+
+  #prune(): void {
+    while (this.#entries.size > this.#limits.maxEntries || this.#bytes > this.#limits.maxBytes) {
+      const oldest = this.#entries.keys().next();
+      if (oldest.done) return;
+      this.#delete(oldest.value);
+    }
+  }
+}
+
+/** The memory key of a turn that made no tool calls: a digest of its visible text. */
+export function visibleTextKey(visible: string): string {
+  return `text:${createHash("sha256").update(visible).digest("base64url")}`;
+}
+
+function memoryKey(tenant: string, key: string): string {
+  return `${tenant}\u0000${key}`;
+}
+
+function entryBytes(key: string, turn: RememberedTurn): number {
+  return key.length * 2 + turn.raw.length * 2 + 64;
+}

@@ -1,0 +1,219 @@
+/** The continuation ladder, with the real ChatML renderer and a deterministic fake tokenizer. */
+import { describe, expect, it } from "vitest";
+import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
+import type { PromptSegment } from "../../../gpu-worker/chat/types.ts";
+import { headerDigest, messageDigest } from "../../../gpu-worker/continuation/digest.ts";
+import type { Frontier } from "../../../gpu-worker/continuation/frontier.ts";
+import { planContinuation } from "../../../gpu-worker/continuation/plan-continuation.ts";
+import { TurnMemory, visibleTextKey } from "../../../gpu-worker/continuation/turn-memory.ts";
+import { WorkerFailure } from "../../../gpu-worker/errors.ts";
+import { type Conversation, WorkerErrorCode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { assistant, conversation, text, toolResult, toolUse, user } from "../chat/fixtures.ts";
+
+const format = new ChatMlFormat();
+const TENANT = "tenant-a";
+
+/** Control tokens become one token each; other text one token per UTF-16 unit. */
+function tokenize(segments: readonly PromptSegment[]): number[] {
+  const out: number[] = [];
+  for (const s of segments) {
+    if (s.special) out.push(1_000_000 + s.text.length);
+    else for (const ch of s.text) out.push(ch.codePointAt(0) ?? 0);
+  }
+  return out;
+}
+
+interface Live {
+  frontier: Frontier;
+  tokens: number[];
+  memory: TurnMemory;
+}
+
+/** What the worker does for a cold turn that samples `sampled` and mints `ids`. */
+function sampleTurn(conv: Conversation, sampled: string, ids: string[], visible = ""): Live {
+  const memory = new TurnMemory();
+  const plan = planContinuation({
+    tenant: TENANT,
+    conversation: conv,
+    format,
+    memory,
+    frontier: undefined,
+    liveTokens: [],
+    tokenize,
+  });
+  expect(plan.decision).toBe("cold");
+  const tokens = [...plan.append, ...tokenize([{ text: sampled, special: false }])];
+  memory.remember(TENANT, ids.length > 0 ? ids : [visibleTextKey(visible)], {
+    raw: plan.rendered.generationPrefill + sampled,
+    toolUseIds: ids,
+  });
+  const frontier: Frontier = {
+    text: plan.rendered.text + sampled,
+    tokenCount: tokens.length,
+    toolUseIds: ids,
+    messages: plan.conversation.messages,
+    messageDigests: plan.conversation.messages.map(messageDigest),
+    headerDigest: headerDigest(plan.conversation),
+  };
+  return { frontier, tokens, memory };
+}
+
+const SAMPLED_CALLS =
+  '</think>\n\n<tool_call>\n{"name": "Bash", "arguments": {"command": "ls", "timeout": 5}}\n</tool_call>\n' +
+  '<tool_call>\n{"name": "Read", "arguments": {"path": "a.txt"}}\n</tool_call>';
+const FIRST_USER = user(text("List files and read a.txt"));
+const firstTurn = () => conversation([FIRST_USER]);
+// The client's replay re-serialises the inputs: other key order and spacing.
+const replayedAssistant = assistant(
+  toolUse("toolu_1", "Bash", '{ "timeout": 5, "command": "ls" }'),
+  toolUse("toolu_2", "Read", '{"path":"a.txt"}'),
+);
+// Results in completion order, not call order.
+const results = user(toolResult("toolu_2", "hello"), toolResult("toolu_1", "a.txt\nb.txt"));
+
+function plan(live: Live, conv: Conversation) {
+  return planContinuation({
+    tenant: TENANT,
+    conversation: conv,
+    format,
+    memory: live.memory,
+    frontier: live.frontier,
+    liveTokens: live.tokens,
+    tokenize,
+  });
+}
+
+describe("planContinuation", () => {
+  it("continues from live tool-result IDs, tokenizing only end-of-turn + results + assistant prefix", () => {
+    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = plan(live, conversation([FIRST_USER, replayedAssistant, results]));
+    expect(p.decision).toBe("live-tool-ids");
+    expect(p.matchedIds).toBe(2);
+    expect(p.keep).toBe(live.tokens.length);
+    const suffix = p.rendered.text.slice(live.frontier.text.length);
+    expect(suffix.startsWith("<|im_end|>")).toBe(true);
+    expect(suffix).toContain("<tool_response>\nhello\n</tool_response>");
+    expect(suffix).not.toContain("<tool_call>");
+    expect(suffix.endsWith("<|im_start|>assistant\n<think>\n")).toBe(true);
+    expect(p.append).toEqual(tokenize(p.rendered.segments).slice(p.keep));
+  });
+
+  it("renders the exact sampled bytes of a replayed turn, not the client's JSON", () => {
+    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = plan(live, conversation([FIRST_USER, replayedAssistant, results]));
+    expect(p.rendered.text).toContain('{"name": "Bash", "arguments": {"command": "ls", "timeout": 5}}');
+    expect(p.rendered.text).not.toContain('"timeout": 5, "command"');
+  });
+
+  it("expands a tool-results-only request from the live frontier", () => {
+    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = plan(live, conversation([results]));
+    expect(p.decision).toBe("live-tool-ids");
+    expect(p.conversation.messages).toHaveLength(3);
+    expect(p.keep).toBe(live.tokens.length);
+  });
+
+  it("rejects tool results for unknown IDs that are not replayed, naming the ID", () => {
+    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const forged = conversation([user(toolResult("toolu_forged", "x"))]);
+    const error = (() => {
+      try {
+        plan(live, forged);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(WorkerFailure);
+    expect((error as WorkerFailure).code).toBe(WorkerErrorCode.UNKNOWN_TOOL_USE_ID);
+    expect((error as WorkerFailure).message).toContain("toolu_forged");
+    expect((error as WorkerFailure).message).toContain("full messages history");
+  });
+
+  it("rejects a tool-results-only request when there is no live state at all", () => {
+    const memory = new TurnMemory();
+    expect(() =>
+      planContinuation({
+        tenant: TENANT,
+        conversation: conversation([results]),
+        format,
+        memory,
+        frontier: undefined,
+        liveTokens: [],
+        tokenize,
+      }),
+    ).toThrow(/toolu_2/);
+  });
+
+  it("serves a full replay whose IDs are not live (cold, by the ladder)", () => {
+    const memory = new TurnMemory();
+    const p = planContinuation({
+      tenant: TENANT,
+      conversation: conversation([FIRST_USER, replayedAssistant, results]),
+      format,
+      memory,
+      frontier: undefined,
+      liveTokens: [],
+      tokenize,
+    });
+    expect(p.decision).toBe("cold");
+    expect(p.missReason).toBe("no-live-state");
+  });
+
+  it("falls through with history-edited when the system prompt changed", () => {
+    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const edited = conversation([FIRST_USER, replayedAssistant, results], { system: ["Another system prompt."] });
+    const p = plan(live, edited);
+    expect(p.decision).not.toBe("live-tool-ids");
+    expect(p.missReason).toBe("history-edited");
+    expect(p.keep).toBeLessThan(live.tokens.length);
+  });
+
+  it("falls through when an earlier user turn was edited (compaction)", () => {
+    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = plan(live, conversation([user(text("[compacted]")), replayedAssistant, results]));
+    expect(p.decision).toBe("live-token-prefix");
+    expect(p.missReason).toBe("history-edited");
+  });
+
+  it("does not let another tenant's memory render a turn", () => {
+    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = planContinuation({
+      tenant: "tenant-b",
+      conversation: conversation([FIRST_USER, replayedAssistant, results]),
+      format,
+      memory: live.memory,
+      frontier: undefined,
+      liveTokens: [],
+      tokenize,
+    });
+    expect(p.rendered.text).toContain('"timeout": 5, "command": "ls"');
+  });
+
+  it("continues a plain chat replay by rendered-text prefix via the visible text", () => {
+    const sampled = "</think>\n\nHello there.";
+    const live = sampleTurn(firstTurn(), sampled, [], "Hello there.");
+    const p = plan(live, conversation([FIRST_USER, assistant(text("Hello there.")), user(text("More"))]));
+    expect(p.decision).toBe("live-text-prefix");
+    expect(p.keep).toBe(live.tokens.length);
+    expect(p.missReason).toBe("");
+  });
+
+  it("uses the longest token prefix when the text diverges", () => {
+    const live = sampleTurn(firstTurn(), "</think>\n\nHello there.", [], "Hello there.");
+    const p = plan(live, conversation([FIRST_USER, assistant(text("Something else")), user(text("More"))]));
+    expect(p.decision).toBe("live-token-prefix");
+    expect(p.missReason).toBe("text-mismatch");
+    expect(p.keep).toBeGreaterThan(0);
+    expect(p.keep).toBeLessThan(live.tokens.length);
+  });
+
+  it("reports kv-moved when the KV no longer matches the recorded frontier", () => {
+    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = plan(
+      { ...live, tokens: live.tokens.slice(0, -3) },
+      conversation([FIRST_USER, replayedAssistant, results]),
+    );
+    expect(p.decision).toBe("live-token-prefix");
+    expect(p.missReason).toBe("kv-moved");
+  });
+});
