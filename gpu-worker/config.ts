@@ -42,7 +42,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     httpPort: intFrom(env, "FRONTIER_WORKER_HTTP_PORT", 50061),
     modelPath: env.FRONTIER_MODEL_PATH || undefined,
     testModelSize: oneOf(env, "FRONTIER_TEST_MODEL_SIZE", ["tiny", "mid"], "tiny"),
-    contextSize: intFrom(env, "FRONTIER_CONTEXT_SIZE", 8192),
+    // The generated test model's vocabulary is byte-heavy: Claude Code's first prompt is ~51k tokens.
+    contextSize: intFrom(env, "FRONTIER_CONTEXT_SIZE", env.FRONTIER_MODEL_PATH ? 8192 : 65536),
     sequences: intFrom(env, "FRONTIER_SEQUENCES", 4),
     threads: intFrom(env, "FRONTIER_THREADS", 1),
     gpu: oneOf(env, "FRONTIER_GPU", ["auto", "off"], "auto") === "off" ? false : "auto",

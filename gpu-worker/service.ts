@@ -1,4 +1,4 @@
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type GenerateEvent, WorkerErrorCode, type WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { WorkerFailure } from "./errors.ts";
 import { generateEvent } from "./generate/events.ts";
@@ -21,7 +21,9 @@ export function createWorkerService(deps: TurnDeps): ServiceImpl<typeof WorkerSe
     },
 
     async countTokens(request) {
-      if (!request.conversation) throw WorkerFailure.invalid("conversation is required");
+      if (!request.conversation || request.conversation.messages.length === 0) {
+        throw new ConnectError("messages: at least one message is required", Code.InvalidArgument);
+      }
       return { inputTokens: countPromptTokens(deps, request.conversation) };
     },
 

@@ -28,7 +28,8 @@ export function grammarForTurn(
     }
   }
   if (testPolicy === "scripted-tools") {
-    const last = conversation.messages.at(-1);
+    // Claude Code appends `role: "system"` messages after the user turn: look past them.
+    const last = conversation.messages.findLast((m) => m.role !== Role.SYSTEM);
     const hasBash = tools.some((t) => t.name === "Bash");
     const toolsAllowed = !choice || choice.mode !== ToolChoiceMode.NONE;
     if (last && isUserTextTurn(last) && hasBash && toolsAllowed) {

@@ -31,9 +31,9 @@ export const TEST_MODEL_SPECS: Readonly<Record<TestModelSize, TestModelSpec>> = 
 };
 
 /** Bump when the generator's output changes, so cached files are regenerated. */
-export const TEST_MODEL_VERSION = 1;
+export const TEST_MODEL_VERSION = 2;
 export const DEFAULT_TEST_MODEL_SEED = 1;
-export const TEST_MODEL_CONTEXT_LENGTH = 32768;
+export const TEST_MODEL_CONTEXT_LENGTH = 131072;
 
 const CHATML_TEMPLATE =
   "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}" +

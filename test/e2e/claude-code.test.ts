@@ -4,7 +4,7 @@
  * context) to call Bash twice with fixed harmless echo commands; after the results it answers.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
@@ -68,7 +68,9 @@ function runClaude(prompt: string): Promise<{ code: number | null; lines: Stream
 }
 
 describe("Claude Code CLI (-p) against the local stack", () => {
-  it("completes a two-tool-call Bash loop", async () => {
+  it("completes a two-tool-call Bash loop, every turn after the first a live continuation", async () => {
+    const logFile = inject("workerLogFile");
+    const logBefore = readFileSync(logFile, "utf8").length;
     const { code, lines, stderr } = await runClaude("Run the two echo commands, then say you are done.");
     const result = lines.find((l) => l.type === "result");
     expect(result, `no result line; stderr: ${stderr.slice(-2000)}`).toBeDefined();
@@ -86,5 +88,14 @@ describe("Claude Code CLI (-p) against the local stack", () => {
     expect(toolResults).toContain("frontier-one");
     expect(toolResults).toContain("frontier-two");
     expect(result?.num_turns).toBeGreaterThanOrEqual(2);
+
+    // The worker's decision log: one cold first turn, then live tool-ID matches only.
+    const decisions = readFileSync(logFile, "utf8")
+      .slice(logBefore)
+      .split("\n")
+      .filter((l) => / (anthropic live continuation|live kv cache miss) /.test(l));
+    expect(decisions.length).toBeGreaterThanOrEqual(2);
+    expect(decisions[0]).toContain("live kv cache miss reason=no-live-state");
+    for (const line of decisions.slice(1)) expect(line).toMatch(/match=tool-output-ids ids=2 /);
   });
 });

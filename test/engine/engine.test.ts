@@ -63,7 +63,7 @@ describe("model and tokenizer", () => {
     const m = engine.model;
     expect(m.name).toBe("frontier-test-tiny");
     expect(m.architecture).toBe("llama");
-    expect(m.trainContextSize).toBe(32768);
+    expect(m.trainContextSize).toBe(131072);
     expect(m.vocabSize).toBe(512);
     expect(m.chatTemplate).toContain("<|im_start|>");
     expect(m.identity).toMatch(/^[0-9a-f]{64}$/);

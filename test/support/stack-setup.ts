@@ -26,7 +26,7 @@ export async function setupStack(
   const stack = await startStack({
     workers: 1,
     edgeStateDir: stateDir,
-    workerEnv: { FRONTIER_CONTEXT_SIZE: "4096", FRONTIER_SEQUENCES: "4", ...workerEnv },
+    workerEnv: { FRONTIER_CONTEXT_SIZE: "65536", FRONTIER_SEQUENCES: "4", ...workerEnv },
     verbose: process.env.FRONTIER_TEST_VERBOSE === "1",
   });
   const worker = stack.workers[0];

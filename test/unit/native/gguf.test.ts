@@ -84,7 +84,7 @@ describe("GGUF writer + validator", () => {
     expect(s).toMatchObject({
       architecture: "llama",
       name: "frontier-test-tiny",
-      trainContextSize: 32768,
+      trainContextSize: 131072,
       vocabSize: 512,
       tokenizerModel: "gpt2",
       version: 3,
@@ -150,7 +150,7 @@ describe("ensureTestModel", () => {
     try {
       const path = await ensureTestModel("tiny");
       expect(path).toBe(testModelPath("tiny"));
-      expect(path).toBe(join(dir, "models", "frontier-tiny-v1.gguf"));
+      expect(path).toBe(join(dir, "models", "frontier-tiny-v2.gguf"));
       const first = await stat(path);
       expect(await ensureTestModel("tiny")).toBe(path);
       expect((await stat(path)).mtimeMs).toBe(first.mtimeMs);

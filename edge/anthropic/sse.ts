@@ -1,0 +1,20 @@
+/** Anthropic events → SSE bytes. */
+import { encodeSseJson } from "../../shared/sse.ts";
+import type { ApiError } from "./errors.ts";
+import type { AnthropicStreamEvent } from "./events.ts";
+
+export function encodeAnthropicEvent(event: AnthropicStreamEvent): string {
+  return encodeSseJson(event.type, event);
+}
+
+/** Anthropic's in-stream error event (after the response has started). */
+export function encodeAnthropicError(error: ApiError, requestId: string): string {
+  return encodeSseJson("error", error.body(requestId));
+}
+
+export const SSE_PING = encodeAnthropicEvent({ type: "ping" });
+
+export const SSE_HEADERS: Record<string, string> = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+};

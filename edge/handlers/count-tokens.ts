@@ -1,0 +1,31 @@
+/** POST /v1/messages/count_tokens: the worker renders and tokenizes the conversation. */
+import { create } from "@bufbuild/protobuf";
+import { CountTokensRequestSchema } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { LIMITS } from "../../shared/limits.ts";
+import { toConversation } from "../anthropic/normalize.ts";
+import { validateMessagesRequest } from "../anthropic/validate.ts";
+import { authenticate } from "../auth.ts";
+import type { RequestContext } from "../context.ts";
+import { jsonResponse, readJsonBody } from "../http.ts";
+import { pickWorker } from "../routing.ts";
+import { workerClient } from "../worker-client.ts";
+import { rpcErrorToApiError } from "../worker-errors.ts";
+
+const COUNT_TIMEOUT_MS = 30_000;
+
+export async function handleCountTokens(request: Request, rc: RequestContext): Promise<Response> {
+  const tenant = await authenticate(request.headers, rc.config.apiKeys);
+  const body = validateMessagesRequest(await readJsonBody(request, LIMITS.maxBodyBytes), { requireMaxTokens: false });
+  const message = create(CountTokensRequestSchema, {
+    requestId: rc.requestId,
+    tenantId: tenant,
+    conversation: toConversation(body),
+  });
+  const client = workerClient(pickWorker(tenant, rc.config.workerUrls));
+  try {
+    const counted = await client.countTokens(message, { signal: request.signal, timeoutMs: COUNT_TIMEOUT_MS });
+    return jsonResponse({ input_tokens: counted.inputTokens });
+  } catch (error) {
+    throw rpcErrorToApiError(error);
+  }
+}

@@ -1,0 +1,29 @@
+/** GET /healthz (no auth): asks every configured worker for Health. 200 when at least one is ready. */
+import type { RequestContext } from "../context.ts";
+import { jsonResponse } from "../http.ts";
+import { workerClient } from "../worker-client.ts";
+import { rpcErrorToApiError } from "../worker-errors.ts";
+
+const HEALTH_TIMEOUT_MS = 2000;
+
+export async function handleHealth(rc: RequestContext): Promise<Response> {
+  const workers = await Promise.all(
+    rc.config.workerUrls.map(async (url, index) => {
+      try {
+        const health = await workerClient(url).health({}, { timeoutMs: HEALTH_TIMEOUT_MS });
+        return {
+          index,
+          ready: health.ready,
+          worker_id: health.workerId,
+          model: health.modelName,
+          context_size: health.contextSize,
+        };
+      } catch (error) {
+        return { index, ready: false, error: rpcErrorToApiError(error).message };
+      }
+    }),
+  );
+  const ready = workers.filter((w) => w.ready).length;
+  const status = ready === workers.length ? "ok" : ready > 0 ? "degraded" : "unavailable";
+  return jsonResponse({ status, workers }, { status: ready > 0 ? 200 : 503 });
+}

@@ -1,0 +1,67 @@
+/** POST /v1/messages: authenticate, validate, find the session, forward to its worker, render. */
+import { LIMITS } from "../../shared/limits.ts";
+import { toGenerateRequest } from "../anthropic/normalize.ts";
+import { respondJson, respondStream, type TurnOptions } from "../anthropic/turn.ts";
+import { validateMessagesRequest } from "../anthropic/validate.ts";
+import { authenticate } from "../auth.ts";
+import type { RequestContext } from "../context.ts";
+import { GenerateCall } from "../generate-call.ts";
+import { readJsonBody } from "../http.ts";
+import { log } from "../log.ts";
+import { recordTurn, releaseSession, resolveSession } from "../session-route.ts";
+import { workerClient } from "../worker-client.ts";
+
+export async function handleMessages(request: Request, rc: RequestContext): Promise<Response> {
+  const { env, config, requestId } = rc;
+  const tenant = await authenticate(request.headers, config.apiKeys);
+  const body = validateMessagesRequest(await readJsonBody(request, LIMITS.maxBodyBytes), { requireMaxTokens: true });
+  const session = await resolveSession(env, config, {
+    tenant,
+    requestId,
+    messages: body.messages,
+    hint: request.headers.get("x-claude-code-session-id"),
+  });
+  const generate = toGenerateRequest(body, {
+    requestId,
+    tenantId: tenant,
+    sessionId: session.sessionId,
+    epoch: session.epoch,
+  });
+  const call = new GenerateCall(workerClient(session.workerUrl), generate, request.signal);
+  const started = Date.now();
+  const options: TurnOptions = {
+    requestId,
+    model: body.model,
+    keepAliveMs: config.keepAliveMs,
+    headerWaitMs: config.headerWaitMs,
+    headers: { "x-frontier-route": `${session.source}; epoch=${session.epoch}` },
+    waitUntil: rc.waitUntil,
+    onDone: async (assembler) => {
+      const prompt = assembler.prompt;
+      log("anthropic turn", {
+        request: requestId,
+        session: session.sessionId.slice(0, 8),
+        route: session.source,
+        stream: body.stream,
+        decision: prompt?.decision,
+        miss: prompt?.missReason || undefined,
+        cached: prompt?.cachedTokens,
+        prompt: prompt?.promptTokens,
+        stop: assembler.stopReason ?? "incomplete",
+        tools: assembler.toolUseIds.length,
+        ms: Date.now() - started,
+      });
+      if (assembler.stopped && prompt) {
+        await recordTurn(env, session, {
+          tenant,
+          requestId,
+          messageId: prompt.messageId,
+          toolUseIds: assembler.toolUseIds,
+        });
+      } else {
+        await releaseSession(env, session, tenant, requestId);
+      }
+    },
+  };
+  return body.stream ? respondStream(call, options) : respondJson(call, options);
+}

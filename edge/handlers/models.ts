@@ -1,0 +1,24 @@
+/** GET /v1/models and GET /v1/models/:id, from the configured MODEL_IDS. */
+import { ApiError } from "../anthropic/errors.ts";
+import { authenticate } from "../auth.ts";
+import type { RequestContext } from "../context.ts";
+import { jsonResponse } from "../http.ts";
+
+/** A fixed timestamp: the models are whatever the workers serve, not dated releases. */
+const CREATED_AT = "2026-01-01T00:00:00Z";
+
+function model(id: string) {
+  return { type: "model", id, display_name: id, created_at: CREATED_AT };
+}
+
+export async function handleListModels(request: Request, rc: RequestContext): Promise<Response> {
+  await authenticate(request.headers, rc.config.apiKeys);
+  const ids = rc.config.modelIds;
+  return jsonResponse({ data: ids.map(model), has_more: false, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null });
+}
+
+export async function handleGetModel(request: Request, rc: RequestContext, id: string): Promise<Response> {
+  await authenticate(request.headers, rc.config.apiKeys);
+  if (!rc.config.modelIds.includes(id)) throw ApiError.notFound(`model: ${id}`);
+  return jsonResponse(model(id));
+}

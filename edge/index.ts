@@ -1,0 +1,47 @@
+/**
+ * Frontier's edge: a Worker serving the Anthropic Messages API and forwarding turns to the GPU
+ * workers over gRPC-Web. Every response carries a `request-id`.
+ */
+import { ApiError, errorResponse } from "./anthropic/errors.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import type { Env } from "./env.ts";
+import { newRequestId } from "./http.ts";
+import { log } from "./log.ts";
+import { router } from "./router.ts";
+
+export { SessionDO } from "./session-do.ts";
+
+export default {
+  async fetch(request, env, ctx): Promise<Response> {
+    const requestId = newRequestId();
+    let response: Response;
+    try {
+      const config = loadConfig(env);
+      response = await router.fetch(request, {
+        env,
+        config,
+        requestId,
+        waitUntil: (p: Promise<unknown>) => ctx.waitUntil(p),
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      log(error instanceof ConfigError ? "edge misconfigured" : "edge error", { request: requestId, error: message });
+      response = errorResponse(
+        ApiError.internal(error instanceof ConfigError ? "The server is misconfigured" : undefined),
+        requestId,
+      );
+    }
+    return withRequestId(response, requestId);
+  },
+} satisfies ExportedHandler<Env>;
+
+function withRequestId(response: Response, requestId: string): Response {
+  try {
+    response.headers.set("request-id", requestId);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    copy.headers.set("request-id", requestId);
+    return copy;
+  }
+}

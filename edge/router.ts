@@ -1,0 +1,56 @@
+/** The route table. Anthropic errors are built here (itty's `error()` puts the status in the body). */
+import { type IRequest, Router } from "itty-router";
+import { ValidationError } from "./anthropic/check.ts";
+import { ApiError, errorResponse } from "./anthropic/errors.ts";
+import { ConfigError } from "./config.ts";
+import type { RequestContext } from "./context.ts";
+import { handleCountTokens } from "./handlers/count-tokens.ts";
+import { handleHealth } from "./handlers/health.ts";
+import { handleMessages } from "./handlers/messages.ts";
+import { handleGetModel, handleListModels } from "./handlers/models.ts";
+import { log } from "./log.ts";
+
+type Args = [RequestContext];
+
+const notAllowed = (allow: string) => () => {
+  throw ApiError.methodNotAllowed(allow);
+};
+
+export const router = Router<IRequest, Args>({
+  catch: (error: unknown, request: IRequest, rc: RequestContext) =>
+    errorResponse(toApiError(error, request, rc), rc.requestId),
+});
+
+router
+  .head("/", () => new Response(null, { status: 200 }))
+  .get("/", () => new Response("Frontier: Anthropic Messages API\n", { headers: { "content-type": "text/plain" } }))
+  .all("/", notAllowed("GET, HEAD"))
+  .get("/healthz", (_request, rc) => handleHealth(rc))
+  .all("/healthz", notAllowed("GET"))
+  .post("/v1/messages", (request, rc) => handleMessages(request, rc))
+  .all("/v1/messages", notAllowed("POST"))
+  .post("/v1/messages/count_tokens", (request, rc) => handleCountTokens(request, rc))
+  .all("/v1/messages/count_tokens", notAllowed("POST"))
+  .get("/v1/models", (request, rc) => handleListModels(request, rc))
+  .all("/v1/models", notAllowed("GET"))
+  .get("/v1/models/:id", (request, rc) => handleGetModel(request, rc, request.params.id ?? ""))
+  .all("/v1/models/:id", notAllowed("GET"))
+  .all("*", (request) => {
+    throw ApiError.notFound(`Not found: ${request.method} ${new URL(request.url).pathname}`);
+  });
+
+function toApiError(error: unknown, request: Request, rc: RequestContext): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof ValidationError) return ApiError.invalid(error.message);
+  const path = new URL(request.url).pathname;
+  if (error instanceof ConfigError) {
+    log("edge misconfigured", { request: rc.requestId, path, error: error.message });
+    return ApiError.internal("The server is misconfigured");
+  }
+  log("edge error", {
+    request: rc.requestId,
+    path,
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
+  return ApiError.internal();
+}

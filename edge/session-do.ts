@@ -1,0 +1,192 @@
+/**
+ * SessionDO: one per conversation, named by its session id. The source of truth for the owner
+ * tenant, the sticky worker, the epoch (bumped when the session moves to another worker), the live
+ * frontier (tool_use ids of the last assistant turn and its message id) and a soft lease that marks
+ * a request in flight. Another tenant's call sees exactly what a nonexistent session shows.
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "./env.ts";
+import { hintDecision, pickWorker } from "./routing.ts";
+
+/** A lease older than this is stale (its edge request died without releasing it). */
+const LEASE_MS = 10 * 60_000;
+/** Idle sessions are deleted after this long. */
+const IDLE_TTL_MS = 7 * 24 * 3600_000;
+
+export interface OpenArgs {
+  sessionId: string;
+  tenant: string;
+  requestId: string;
+  workerUrls: string[];
+  /** existing: only an existing session of this tenant; claim: create it when absent; hint: claim unless the request is another branch. */
+  mode: "existing" | "claim" | "hint";
+  /** With mode hint: the request replays no assistant turn. */
+  firstTurn?: boolean;
+  /** Place a new session on this worker (a branch of a hinted session). */
+  preferredWorker?: string;
+}
+
+export type OpenResult =
+  | { status: "ok"; sessionId: string; workerUrl: string; epoch: number; created: boolean; turns: number }
+  | { status: "not_found" }
+  | { status: "branch"; workerUrl: string };
+
+export interface RecordTurnArgs {
+  tenant: string;
+  requestId: string;
+  messageId: string;
+  toolUseIds: string[];
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  workerUrl: string;
+  epoch: number;
+  createdAt: number;
+  lastUsedAt: number;
+  turns: number;
+  lastMessageId: string | null;
+  frontierToolUseIds: string[];
+  busy: boolean;
+}
+
+type SessionRow = {
+  session_id: string;
+  tenant: string;
+  worker_url: string;
+  epoch: number;
+  created_at: number;
+  last_used_at: number;
+  turns: number;
+  last_message_id: string | null;
+  lease_request_id: string | null;
+  lease_until: number | null;
+};
+
+export class SessionDO extends DurableObject<Env> {
+  readonly #sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#sql = ctx.storage.sql;
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS session (
+      singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+      session_id TEXT NOT NULL, tenant TEXT NOT NULL, worker_url TEXT NOT NULL, epoch INTEGER NOT NULL,
+      created_at INTEGER NOT NULL, last_used_at INTEGER NOT NULL, turns INTEGER NOT NULL DEFAULT 0,
+      last_message_id TEXT, lease_request_id TEXT, lease_until INTEGER)`);
+    this.#sql.exec("CREATE TABLE IF NOT EXISTS frontier (position INTEGER PRIMARY KEY, tool_use_id TEXT NOT NULL)");
+  }
+
+  async open(args: OpenArgs): Promise<OpenResult> {
+    const now = Date.now();
+    const row = this.#row();
+    if (row && row.tenant !== args.tenant) return { status: "not_found" };
+    if (!row) {
+      if (args.mode === "existing") return { status: "not_found" };
+      const workerUrl = pickWorker(args.sessionId, args.workerUrls, args.preferredWorker);
+      this.#sql.exec(
+        `INSERT INTO session (singleton, session_id, tenant, worker_url, epoch, created_at, last_used_at, lease_request_id, lease_until)
+         VALUES (1, ?, ?, ?, 1, ?, ?, ?, ?)`,
+        args.sessionId,
+        args.tenant,
+        workerUrl,
+        now,
+        now,
+        args.requestId,
+        now + LEASE_MS,
+      );
+      await this.#scheduleExpiry(now);
+      return { status: "ok", sessionId: args.sessionId, workerUrl, epoch: 1, created: true, turns: 0 };
+    }
+    const busy = row.lease_until !== null && row.lease_until > now;
+    if (args.mode === "hint") {
+      const state = { exists: true, busy, pendingToolUseIds: this.#frontier().length, turns: row.turns };
+      if (hintDecision(state, args.firstTurn ?? false) === "branch") {
+        return { status: "branch", workerUrl: pickWorker(row.session_id, args.workerUrls, row.worker_url) };
+      }
+    }
+    let { worker_url: workerUrl, epoch } = row;
+    if (!args.workerUrls.includes(workerUrl)) {
+      workerUrl = pickWorker(`${row.session_id}:${epoch}`, args.workerUrls);
+      epoch += 1;
+    }
+    this.#sql.exec(
+      "UPDATE session SET worker_url = ?, epoch = ?, last_used_at = ?, lease_request_id = ?, lease_until = ?",
+      workerUrl,
+      epoch,
+      now,
+      args.requestId,
+      now + LEASE_MS,
+    );
+    await this.#scheduleExpiry(now);
+    return { status: "ok", sessionId: row.session_id, workerUrl, epoch, created: false, turns: row.turns };
+  }
+
+  /** Record a finished turn's frontier and release the lease this request holds. */
+  async recordTurn(args: RecordTurnArgs): Promise<boolean> {
+    const row = this.#row();
+    if (!row || row.tenant !== args.tenant) return false;
+    const now = Date.now();
+    this.ctx.storage.transactionSync(() => {
+      this.#sql.exec(
+        `UPDATE session SET turns = turns + 1, last_message_id = ?, last_used_at = ?,
+           lease_request_id = CASE WHEN lease_request_id = ? THEN NULL ELSE lease_request_id END,
+           lease_until = CASE WHEN lease_request_id = ? THEN NULL ELSE lease_until END`,
+        args.messageId,
+        now,
+        args.requestId,
+        args.requestId,
+      );
+      this.#sql.exec("DELETE FROM frontier");
+      args.toolUseIds.forEach((id, position) => {
+        this.#sql.exec("INSERT INTO frontier (position, tool_use_id) VALUES (?, ?)", position, id);
+      });
+    });
+    return true;
+  }
+
+  /** Release the lease without recording a turn (the request failed or was cancelled). */
+  async release(args: { tenant: string; requestId: string }): Promise<void> {
+    const row = this.#row();
+    if (!row || row.tenant !== args.tenant || row.lease_request_id !== args.requestId) return;
+    this.#sql.exec("UPDATE session SET lease_request_id = NULL, lease_until = NULL");
+  }
+
+  async get(tenant: string): Promise<SessionInfo | null> {
+    const row = this.#row();
+    if (!row || row.tenant !== tenant) return null;
+    return {
+      sessionId: row.session_id,
+      workerUrl: row.worker_url,
+      epoch: row.epoch,
+      createdAt: row.created_at,
+      lastUsedAt: row.last_used_at,
+      turns: row.turns,
+      lastMessageId: row.last_message_id,
+      frontierToolUseIds: this.#frontier(),
+      busy: row.lease_until !== null && row.lease_until > Date.now(),
+    };
+  }
+
+  override async alarm(): Promise<void> {
+    const row = this.#row();
+    if (!row) return;
+    if (row.last_used_at + IDLE_TTL_MS <= Date.now()) await this.ctx.storage.deleteAll();
+    else await this.ctx.storage.setAlarm(row.last_used_at + IDLE_TTL_MS);
+  }
+
+  #row(): SessionRow | undefined {
+    return this.#sql.exec<SessionRow>("SELECT * FROM session WHERE singleton = 1").toArray()[0];
+  }
+
+  #frontier(): string[] {
+    return this.#sql
+      .exec<{ tool_use_id: string }>("SELECT tool_use_id FROM frontier ORDER BY position")
+      .toArray()
+      .map((r) => r.tool_use_id);
+  }
+
+  async #scheduleExpiry(now: number): Promise<void> {
+    await this.ctx.storage.setAlarm(now + IDLE_TTL_MS);
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Connect clients for the GPU workers' gRPC-Web HTTP/1.1 listeners. workerd cannot speak HTTP/2,
+ * and it rejects connect-web's `redirect: "error"` before sending, so every call goes through
+ * `workerFetch`, which asks for `redirect: "manual"` and reports network failures (connecting, or
+ * the connection dropping mid-stream) as `Unavailable`, so they map to a retryable 529.
+ */
+import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcWebTransport } from "@connectrpc/connect-web";
+import { WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+
+export type WorkerClient = Client<typeof WorkerService>;
+
+const clients = new Map<string, WorkerClient>();
+
+export function workerClient(baseUrl: string): WorkerClient {
+  let client = clients.get(baseUrl);
+  if (!client) {
+    client = createClient(WorkerService, createGrpcWebTransport({ baseUrl, fetch: workerFetch }));
+    clients.set(baseUrl, client);
+  }
+  return client;
+}
+
+export const workerFetch: typeof fetch = async (input, init) => {
+  const signal = init?.signal ?? undefined;
+  let response: Response;
+  try {
+    response = await globalThis.fetch(input, { ...init, redirect: "manual" });
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw new ConnectError("GPU worker unreachable", Code.Unavailable, undefined, undefined, error);
+  }
+  if (!response.body) return response;
+  return new Response(guardBody(response.body, signal), {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+};
+
+function guardBody(body: ReadableStream<Uint8Array>, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        controller.error(
+          signal?.aborted
+            ? error
+            : new ConnectError("GPU worker connection lost", Code.Unavailable, undefined, undefined, error),
+        );
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}

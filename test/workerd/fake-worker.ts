@@ -1,0 +1,128 @@
+/**
+ * A fake GPU worker for in-workerd tests: intercepts the edge's gRPC-Web fetches to WORKER_URLS and
+ * answers with scripted GenerateEvents framed as gRPC-Web (data frames + a trailer frame).
+ */
+import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import { vi } from "vitest";
+import {
+  CountTokensRequestSchema,
+  CountTokensResponseSchema,
+  type GenerateEvent,
+  GenerateEventSchema,
+  type GenerateRequest,
+  GenerateRequestSchema,
+  HealthResponseSchema,
+} from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+
+export const WORKER_URL = "http://127.0.0.1:1";
+const SERVICE = "/frontier.worker.v1.WorkerService/";
+
+export type EventInit = MessageInitShape<typeof GenerateEventSchema>["event"];
+export const event = (init: EventInit): GenerateEvent => create(GenerateEventSchema, { event: init });
+
+export interface GenerateScriptContext {
+  request: GenerateRequest;
+  signal: AbortSignal;
+}
+
+export type GenerateScript = (ctx: GenerateScriptContext) => AsyncIterable<GenerateEvent> | Iterable<GenerateEvent>;
+
+export interface FakeWorker {
+  requests: GenerateRequest[];
+  /**
+   * Per Generate call: whether the edge cancelled it before the worker finished (its fetch signal
+   * fired or it cancelled the response body). connect-es aborts the fetch signal after every call,
+   * also a successful one, so aborts after the trailer do not count. A plain flag: the signal
+   * itself belongs to the edge request's I/O context.
+   */
+  cancelled: boolean[];
+  restore(): void;
+}
+
+export function installFakeWorker(script: GenerateScript, options: { inputTokens?: number } = {}): FakeWorker {
+  const realFetch = globalThis.fetch;
+  const fake: FakeWorker = { requests: [], cancelled: [], restore: () => spy.mockRestore() };
+  const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    if (!url.startsWith(WORKER_URL + SERVICE)) return realFetch(input, init);
+    const method = url.slice(WORKER_URL.length + SERVICE.length);
+    const body = new Uint8Array(init?.body as Uint8Array).subarray(5);
+    const signal = init?.signal ?? new AbortController().signal;
+    switch (method) {
+      case "Generate": {
+        const request = fromBinary(GenerateRequestSchema, body);
+        const call = fake.requests.push(request) - 1;
+        fake.cancelled[call] = false;
+        let finished = false;
+        const onCancel = () => {
+          if (!finished) fake.cancelled[call] = true;
+        };
+        signal.addEventListener("abort", onCancel, { once: true });
+        return grpcWebStream(script({ request, signal }), signal, onCancel, () => {
+          finished = true;
+        });
+      }
+      case "CountTokens":
+        fromBinary(CountTokensRequestSchema, body);
+        return grpcWebUnary(
+          toBinary(
+            CountTokensResponseSchema,
+            create(CountTokensResponseSchema, { inputTokens: options.inputTokens ?? 7 }),
+          ),
+        );
+      case "Health":
+        return grpcWebUnary(
+          toBinary(
+            HealthResponseSchema,
+            create(HealthResponseSchema, { ready: true, workerId: "fake", modelName: "frontier-test" }),
+          ),
+        );
+      default:
+        return new Response("unknown method", { status: 404 });
+    }
+  });
+  return fake;
+}
+
+function frame(flag: number, payload: Uint8Array): Uint8Array {
+  const out = new Uint8Array(5 + payload.length);
+  out[0] = flag;
+  new DataView(out.buffer).setUint32(1, payload.length);
+  out.set(payload, 5);
+  return out;
+}
+
+const TRAILER = frame(0x80, new TextEncoder().encode("grpc-status: 0\r\ngrpc-message: \r\n"));
+const HEADERS = { "content-type": "application/grpc-web+proto" };
+
+function grpcWebUnary(message: Uint8Array): Response {
+  const all = new Uint8Array([...frame(0, message), ...TRAILER]);
+  return new Response(all, { status: 200, headers: HEADERS });
+}
+
+function grpcWebStream(
+  events: AsyncIterable<GenerateEvent> | Iterable<GenerateEvent>,
+  signal: AbortSignal,
+  onCancel: () => void,
+  onFinish: () => void,
+): Response {
+  const stream = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      try {
+        for await (const e of events) {
+          if (signal.aborted) return;
+          controller.enqueue(frame(0, toBinary(GenerateEventSchema, e)));
+        }
+        onFinish();
+        controller.enqueue(TRAILER);
+        controller.close();
+      } catch (error) {
+        controller.error(error);
+      }
+    },
+    cancel: onCancel,
+  });
+  return new Response(stream, { status: 200, headers: HEADERS });
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,115 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { OpenArgs } from "../../edge/session-do.ts";
+import { newSessionId } from "../../shared/ids.ts";
+
+const URLS = ["http://w1:1", "http://w2:1"];
+
+function args(sessionId: string, extra: Partial<OpenArgs> = {}): OpenArgs {
+  return { sessionId, tenant: "local", requestId: "req_a", workerUrls: URLS, mode: "claim", ...extra };
+}
+
+describe("SessionDO", () => {
+  it("lets the first tenant claim a session; another tenant sees not found", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    const first = await stub.open(args(id));
+    expect(first).toMatchObject({ status: "ok", sessionId: id, epoch: 1, created: true, turns: 0 });
+    expect(URLS).toContain(first.status === "ok" ? first.workerUrl : "");
+    expect(await stub.open(args(id, { requestId: "req_b" }))).toMatchObject({ status: "ok", created: false, epoch: 1 });
+    for (const mode of ["existing", "claim", "hint"] as const) {
+      expect(await stub.open(args(id, { tenant: "other", mode }))).toEqual({ status: "not_found" });
+    }
+    expect(await stub.get("other")).toBeNull();
+    expect(await stub.recordTurn({ tenant: "other", requestId: "req_b", messageId: "m", toolUseIds: ["x"] })).toBe(
+      false,
+    );
+  });
+
+  it("does not create sessions in mode existing", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    expect(await stub.open(args(id, { mode: "existing" }))).toEqual({ status: "not_found" });
+    expect(await stub.get("local")).toBeNull();
+  });
+
+  it("records the frontier in SQL and releases the lease", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    await stub.open(args(id, { requestId: "req_1" }));
+    expect((await stub.get("local"))?.busy).toBe(true);
+    expect(
+      await stub.recordTurn({
+        tenant: "local",
+        requestId: "req_1",
+        messageId: "msg_1",
+        toolUseIds: ["toolu_a", "toolu_b"],
+      }),
+    ).toBe(true);
+    const info = await stub.get("local");
+    expect(info).toMatchObject({
+      sessionId: id,
+      turns: 1,
+      lastMessageId: "msg_1",
+      frontierToolUseIds: ["toolu_a", "toolu_b"],
+      busy: false,
+    });
+    const rows = await runInDurableObject(stub, (_instance, state) => ({
+      session: state.storage.sql.exec("SELECT tenant, epoch, turns, lease_request_id FROM session").toArray(),
+      frontier: state.storage.sql.exec("SELECT position, tool_use_id FROM frontier ORDER BY position").toArray(),
+    }));
+    expect(rows.session).toEqual([{ tenant: "local", epoch: 1, turns: 1, lease_request_id: null }]);
+    expect(rows.frontier).toEqual([
+      { position: 0, tool_use_id: "toolu_a" },
+      { position: 1, tool_use_id: "toolu_b" },
+    ]);
+    await stub.open(args(id, { requestId: "req_2" }));
+    await stub.release({ tenant: "local", requestId: "req_other" });
+    expect((await stub.get("local"))?.busy).toBe(true);
+    await stub.release({ tenant: "local", requestId: "req_2" });
+    expect((await stub.get("local"))?.busy).toBe(false);
+  });
+
+  it("moves the session and bumps the epoch when its worker leaves the pool", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    const first = await stub.open(args(id, { workerUrls: ["http://gone:1"] }));
+    expect(first).toMatchObject({ status: "ok", workerUrl: "http://gone:1", epoch: 1 });
+    const moved = await stub.open(args(id, { requestId: "req_2" }));
+    expect(moved).toMatchObject({ status: "ok", epoch: 2 });
+    expect(URLS).toContain(moved.status === "ok" ? moved.workerUrl : "");
+    expect(await stub.open(args(id, { requestId: "req_3" }))).toMatchObject({ epoch: 2 });
+  });
+
+  it("places a new session on the preferred worker", async () => {
+    const id = newSessionId();
+    const opened = await env.SESSIONS.getByName(id).open(args(id, { preferredWorker: "http://w2:1" }));
+    expect(opened).toMatchObject({ status: "ok", workerUrl: "http://w2:1" });
+  });
+
+  it("branches hinted requests that are not this session's continuation", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    await stub.open(args(id, { mode: "hint", firstTurn: true }));
+    // Busy: a concurrent request on the same hint branches.
+    expect(await stub.open(args(id, { mode: "hint", requestId: "req_b", firstTurn: false }))).toMatchObject({
+      status: "branch",
+    });
+    await stub.recordTurn({ tenant: "local", requestId: "req_a", messageId: "m1", toolUseIds: ["toolu_1"] });
+    // Waiting on tool results that this request does not carry: branch.
+    expect(await stub.open(args(id, { mode: "hint", requestId: "req_c", firstTurn: false }))).toMatchObject({
+      status: "branch",
+    });
+    await stub.open(args(id, { requestId: "req_d" }));
+    await stub.recordTurn({ tenant: "local", requestId: "req_d", messageId: "m2", toolUseIds: [] });
+    // A new first turn (a subagent) branches; a plain follow-up continues.
+    expect(await stub.open(args(id, { mode: "hint", requestId: "req_e", firstTurn: true }))).toMatchObject({
+      status: "branch",
+    });
+    expect(await stub.open(args(id, { mode: "hint", requestId: "req_f", firstTurn: false }))).toMatchObject({
+      status: "ok",
+      sessionId: id,
+    });
+  });
+});
