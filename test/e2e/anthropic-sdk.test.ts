@@ -59,16 +59,18 @@ describe("Anthropic SDK", () => {
       role: "user",
       content: calls.map((call) => ({ type: "tool_result" as const, tool_use_id: call.id, content: "Sunny, 21 C" })),
     });
-    const second = await client.messages.create({
-      model: "frontier-test",
-      max_tokens: 64,
-      tools: [weatherTool],
-      messages,
-    });
+    const { data: second, response } = await client.messages
+      .create({ model: "frontier-test", max_tokens: 64, tools: [weatherTool], messages })
+      .withResponse();
     expect(second.stop_reason).toBe("end_turn");
     expect(second.content.some((b) => b.type === "text")).toBe(true);
-    // The tool loop turn reused the KV of the first turn.
-    expect(second.usage.cache_read_input_tokens ?? 0).toBeGreaterThan(0);
+    // A live continuation: the whole first turn (prompt + sampled output) is reused; only the
+    // suffix (end of turn, tool results, assistant prefix) is prefilled.
+    expect(response.headers.get("x-frontier-cache")).toContain("decision=live-tool-ids");
+    const firstTurnKv =
+      first.usage.input_tokens + (first.usage.cache_read_input_tokens ?? 0) + first.usage.output_tokens;
+    expect(second.usage.cache_read_input_tokens).toBe(firstTurnKv);
+    expect(second.usage.input_tokens).toBeLessThan(first.usage.input_tokens / 2);
   });
 
   it("surfaces a 400 as a typed BadRequestError with a request id", async () => {
