@@ -23,6 +23,8 @@ export interface StackOptions {
   edgePort?: number;
   /** Extra environment for the workers (FRONTIER_*). */
   workerEnv?: Record<string, string>;
+  /** Extra `[vars]` for the edge (e.g. API_KEYS). */
+  edgeVars?: Record<string, string>;
   /** Where wrangler persists Durable Object state. */
   edgeStateDir?: string;
   /** Echo child output to this process's stderr. */
@@ -143,6 +145,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       port,
       workerUrls: workers.map((w) => w.httpUrl),
       stateDir: options.edgeStateDir ?? join(REPO_ROOT, ".state/edge"),
+      vars: options.edgeVars,
       verbose: options.verbose,
     });
     return {

@@ -89,13 +89,24 @@ describe("Claude Code CLI (-p) against the local stack", () => {
     expect(toolResults).toContain("frontier-two");
     expect(result?.num_turns).toBeGreaterThanOrEqual(2);
 
-    // The worker's decision log: one cold first turn, then live tool-ID matches only.
+    // The worker's decision log. Each session starts cold; every later turn of a session is a live
+    // tool-ID match. (Claude Code may send a parallel side request, which is its own branch and
+    // starts cold too; that is correct placement, not a miss.)
     const decisions = readFileSync(logFile, "utf8")
       .slice(logBefore)
       .split("\n")
       .filter((l) => / (anthropic live continuation|live kv cache miss) /.test(l));
-    expect(decisions.length).toBeGreaterThanOrEqual(2);
-    expect(decisions[0]).toContain("live kv cache miss reason=no-live-state");
-    for (const line of decisions.slice(1)) expect(line).toMatch(/match=tool-output-ids ids=2 /);
+    const report = decisions.join("\n");
+    expect(
+      decisions.some((l) => / match=tool-output-ids ids=2 /.test(l)),
+      report,
+    ).toBe(true);
+    const seen = new Set<string>();
+    for (const line of decisions) {
+      const session = / session=(\w+)/.exec(line)?.[1] ?? "";
+      if (seen.has(session)) expect(line, report).toMatch(/ match=tool-output-ids /);
+      else expect(line, report).toContain("live kv cache miss reason=no-live-state");
+      seen.add(session);
+    }
   });
 });

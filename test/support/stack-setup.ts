@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startStack } from "../../scripts/stack.ts";
+import { LOCAL_API_KEY, OTHER_TENANT_API_KEY } from "./api.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -18,6 +19,13 @@ declare module "vitest" {
   }
 }
 
+/** The local dev key (tenant "local") and a second tenant's key, stored as SHA-256 hashes. */
+async function testApiKeys(): Promise<Record<string, string>> {
+  const hash = async (key: string) =>
+    Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key))).toString("hex");
+  return { [await hash(LOCAL_API_KEY)]: "local", [await hash(OTHER_TENANT_API_KEY)]: "other" };
+}
+
 export async function setupStack(
   project: TestProject,
   workerEnv: Record<string, string>,
@@ -27,6 +35,7 @@ export async function setupStack(
     workers: 1,
     edgeStateDir: stateDir,
     workerEnv: { FRONTIER_CONTEXT_SIZE: "65536", FRONTIER_SEQUENCES: "4", ...workerEnv },
+    edgeVars: { API_KEYS: JSON.stringify(await testApiKeys()) },
     verbose: process.env.FRONTIER_TEST_VERBOSE === "1",
   });
   const worker = stack.workers[0];

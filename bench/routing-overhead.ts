@@ -1,0 +1,61 @@
+/**
+ * What the edge adds: the same small request through edge (workerd) + SessionDO + gRPC-Web, and
+ * straight to the worker's h2c gRPC listener, interleaved on the same worker and session shape.
+ */
+import { create } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { GenerateRequestSchema, Role, WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { newSessionId } from "../shared/ids.ts";
+import { streamTurn } from "./edge-client.ts";
+import { fmt, percentile } from "./stats.ts";
+
+export interface OverheadRow {
+  edgeMs: number[];
+  directMs: number[];
+}
+
+export async function benchRoutingOverhead(edgeUrl: string, workerGrpcUrl: string, n: number): Promise<OverheadRow> {
+  const client = createClient(WorkerService, createGrpcTransport({ baseUrl: workerGrpcUrl }));
+  const hint = crypto.randomUUID();
+  const body = { model: "m", max_tokens: 1, temperature: 0, messages: [{ role: "user", content: "ping" }] };
+  // Both paths serve the same 1-message first turn on a fresh session each time (the edge branches a
+  // repeated first turn to a new session), so both prefill the same ~30 tokens.
+  const direct = () =>
+    create(GenerateRequestSchema, {
+      requestId: "bench",
+      tenantId: "local",
+      sessionId: newSessionId(),
+      conversation: {
+        messages: [{ role: Role.USER, content: [{ block: { case: "text", value: { text: "ping" } } }] }],
+      },
+      sampling: { maxTokens: 1, temperature: 0 },
+    });
+  const row: OverheadRow = { edgeMs: [], directMs: [] };
+  for (let i = 0; i < n + 3; i++) {
+    const edge = await streamTurn(edgeUrl, body, hint);
+    const started = performance.now();
+    for await (const _ of client.generate(direct())) {
+      // drain
+    }
+    const directMs = performance.now() - started;
+    if (i < 3) continue; // warm-up
+    row.edgeMs.push(edge.ms);
+    row.directMs.push(directMs);
+  }
+  return row;
+}
+
+export function overheadTable(row: OverheadRow): string {
+  const p = (v: number[], q: number) => fmt(percentile(v, q), 2);
+  const over = (q: number) => fmt(percentile(row.edgeMs, q) - percentile(row.directMs, q), 2);
+  return [
+    "| path | p50 ms | p99 ms |",
+    "|---|---|---|",
+    `| client → edge (workerd) → SessionDO → gRPC-Web → worker | ${p(row.edgeMs, 50)} | ${p(row.edgeMs, 99)} |`,
+    `| client → worker gRPC (h2c) directly | ${p(row.directMs, 50)} | ${p(row.directMs, 99)} |`,
+    `| **edge overhead** | **${over(50)}** | **${over(99)}** |`,
+    "",
+    `n = ${row.edgeMs.length} interleaved requests each (max_tokens 1, a 1-message first turn on a fresh session).`,
+  ].join("\n");
+}

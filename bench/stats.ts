@@ -1,0 +1,21 @@
+/** Small statistics helpers for the benchmark tables. */
+export function median(values: readonly number[]): number {
+  return percentile(values, 50);
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] ?? Number.NaN;
+}
+
+export function spread(values: readonly number[]): string {
+  if (values.length < 2) return "n=1";
+  return `${fmt(Math.min(...values))}–${fmt(Math.max(...values))} (n=${values.length})`;
+}
+
+export function fmt(value: number, digits = 1): string {
+  if (!Number.isFinite(value)) return "n/a";
+  return value >= 100 ? value.toFixed(0) : value.toFixed(digits);
+}
