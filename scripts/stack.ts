@@ -74,6 +74,10 @@ export async function startWorker(env: Record<string, string>, verbose = false):
     child.once("exit", (code) =>
       reject(new Error(`GPU worker exited with ${code} before it was ready:\n${logs.slice(-20).join("\n")}`)),
     );
+    setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`GPU worker not ready within 120 s:\n${logs.slice(-20).join("\n")}`));
+    }, 120_000).unref();
   });
   return {
     process: child,

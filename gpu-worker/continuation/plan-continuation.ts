@@ -68,31 +68,19 @@ export function planContinuation(input: PlanInput): ContinuationPlan {
   let missReason: MissReason = input.liveTokens.length === 0 ? "no-live-state" : live ? "" : "kv-moved";
 
   if (live) {
-    const idsMatch = sameIdSet(resultIds, live.toolUseIds);
-    if (idsMatch && historyAgrees(conversation, live)) {
-      const suffix = suffixAfter(rendered, live.text);
-      if (suffix) {
-        return {
-          ...base,
-          keep: live.tokenCount,
-          append: input.tokenize(suffix),
-          decision: "live-tool-ids",
-          missReason: "",
-          matchedIds: resultIds.length,
-        };
-      }
-      missReason = "text-mismatch";
-    } else {
-      missReason = idsMatch ? "history-edited" : resultIds.length > 0 ? "ids-not-live" : "";
-    }
     const suffix = suffixAfter(rendered, live.text);
+    const idsMatch = sameIdSet(resultIds, live.toolUseIds);
+    const byIds = idsMatch && historyAgrees(conversation, live);
+    if (idsMatch) missReason = byIds ? (suffix ? "" : "text-mismatch") : "history-edited";
+    else if (resultIds.length > 0) missReason = "ids-not-live";
     if (suffix) {
       return {
         ...base,
         keep: live.tokenCount,
         append: input.tokenize(suffix),
-        decision: "live-text-prefix",
+        decision: byIds ? "live-tool-ids" : "live-text-prefix",
         missReason,
+        matchedIds: byIds ? resultIds.length : 0,
       };
     }
     if (missReason === "") missReason = "text-mismatch";
