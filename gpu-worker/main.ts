@@ -7,6 +7,7 @@ import { createEngine } from "../native/engine.ts";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
 import { selectChatFormat } from "./chat/select-format.ts";
 import { loadConfig } from "./config.ts";
+import { SpanTokenMemory } from "./continuation/span-token-memory.ts";
 import { TurnMemory } from "./continuation/turn-memory.ts";
 import { log } from "./log.ts";
 import { startServer } from "./server.ts";
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
   const format = selectChatFormat(config.chatFormat, engine.model.chatTemplate);
   const sessions = new SessionTable(engine);
   const server = await startServer(
-    createWorkerService({ engine, format, sessions, memory: new TurnMemory(), config }),
+    createWorkerService({ engine, format, sessions, memory: new TurnMemory(), spans: new SpanTokenMemory(), config }),
     config,
   );
   log("worker ready", {

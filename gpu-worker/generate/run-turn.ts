@@ -12,6 +12,7 @@ import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
 import { headerDigest, messageDigest } from "../continuation/digest.ts";
 import { type ContinuationPlan, planContinuation } from "../continuation/plan-continuation.ts";
+import type { SpanTokenMemory } from "../continuation/span-token-memory.ts";
 import { type TurnMemory, visibleTextKey } from "../continuation/turn-memory.ts";
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
@@ -25,6 +26,7 @@ export interface TurnDeps {
   format: ChatFormat;
   sessions: SessionTable;
   memory: TurnMemory;
+  spans: SpanTokenMemory;
   config: WorkerConfig;
 }
 
@@ -55,7 +57,7 @@ export async function* runTurn(
       memory: deps.memory,
       frontier: session.frontier,
       liveTokens: sequence.tokens,
-      tokenize: (segments) => tokenizeSegments(engine, segments),
+      tokenize: (segments) => tokenizeSegments(engine, segments, (text) => deps.spans.recall(request.tenantId, text)),
     });
     const promptTokens = plan.keep + plan.append.length;
     const room = config.contextSize - 1 - promptTokens;
@@ -144,6 +146,15 @@ function recordTurn(
   };
   const keys = toolUseIds.length > 0 ? toolUseIds : [visibleTextKey(turn.visibleText)];
   deps.memory.remember(session.tenant, keys, { raw: plan.rendered.generationPrefill + turn.rawText, toolUseIds });
+  // The generation prefix's last plain segment plus the sampled text is exactly the plain segment a
+  // replay of this turn renders; remember its tokens as the KV holds them.
+  const head = plan.rendered.segments.at(-1);
+  if (head && !head.special) {
+    deps.spans.remember(session.tenant, head.text + turn.rawText, [
+      ...deps.engine.tokenize(head.text, { special: false }),
+      ...turn.tokens,
+    ]);
+  }
 }
 
 function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTokens: number): void {
@@ -167,12 +178,20 @@ export function countPromptTokens(deps: Pick<TurnDeps, "engine" | "format">, con
   return tokenizeSegments(deps.engine, deps.format.render(conversation).segments).length;
 }
 
-/** Template control tokens are tokenized with control-token parsing on; all other text with it off. */
-export function tokenizeSegments(engine: Engine, segments: readonly PromptSegment[]): Token[] {
+/**
+ * Template control tokens are tokenized with control-token parsing on; all other text with it off.
+ * A plain segment that is a remembered sampled span gets the tokens the model sampled.
+ */
+export function tokenizeSegments(
+  engine: Engine,
+  segments: readonly PromptSegment[],
+  sampledSpan: (text: string) => readonly Token[] | undefined = () => undefined,
+): Token[] {
   const tokens: Token[] = [];
   for (const segment of segments) {
     if (segment.text.length === 0) continue;
-    for (const t of engine.tokenize(segment.text, { special: segment.special })) tokens.push(t);
+    const known = segment.special ? undefined : sampledSpan(segment.text);
+    for (const t of known ?? engine.tokenize(segment.text, { special: segment.special })) tokens.push(t);
   }
   return tokens;
 }

@@ -25,6 +25,8 @@ export interface SampledTurn {
   stopReason: StopReason;
   stopSequence: string;
   outputTokens: number;
+  /** The sampled tokens (end-of-generation excluded), in order. */
+  tokens: number[];
   /** Exact sampled text of the turn (after the generation prefix). */
   rawText: string;
   /** The text the client was shown (text deltas, stop sequence excluded). */
@@ -43,6 +45,7 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
     stopReason: StopReason.MAX_TOKENS,
     stopSequence: "",
     outputTokens: 0,
+    tokens: [],
     rawText: "",
     visibleText: "",
     toolCalls: [],
@@ -97,6 +100,7 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
       break;
     }
     turn.outputTokens++;
+    turn.tokens.push(token);
     const text = decoder.push(token);
     turn.rawText += text;
     yield* translate(input.parser.push(text));
