@@ -46,4 +46,6 @@ for (const name of names) {
 }
 process.stdout.write("\n");
 for (const r of results) process.stdout.write(`${r.ok ? "ok  " : "FAIL"} ${r.name} (${r.seconds}s)\n`);
+const passed = results.filter((r) => r.ok).length;
+process.stdout.write(`tiers: ${passed} passed, ${names.length - passed} failed\n`);
 process.exit(results.every((r) => r.ok) && results.length === names.length ? 0 : 1);
