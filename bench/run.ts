@@ -35,6 +35,7 @@ const stack = await startStack({
     FRONTIER_TEST_MODEL_SIZE: size,
     FRONTIER_CONTEXT_SIZE: String(contextSize),
     FRONTIER_SEQUENCES: "2",
+    FRONTIER_STATE_DIR: join(stateDir, "worker"),
     FRONTIER_MODEL_PATH: process.env.FRONTIER_MODEL_PATH ?? "",
   },
   verbose: process.env.FRONTIER_BENCH_VERBOSE === "1",

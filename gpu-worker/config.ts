@@ -23,8 +23,16 @@ export interface WorkerConfig {
   idSecret: string;
   /** Test-only sampling policy. Never settable from a request. */
   testPolicy: TestPolicyName | undefined;
-  /** Default max prefill chunk between keep-alives, in tokens. */
+  /** Interval of keep-alive events during long prefills. */
   keepAliveMs: number;
+  /** Checkpoints, parked sessions and their index live here. */
+  stateDir: string;
+  /** Disk budget of the checkpoint store; 0 disables checkpoints (and parking). */
+  checkpointBudgetBytes: number;
+  /** A cold prefill saves an anchor at the end of system + tools when that is at least this long. */
+  anchorMinTokens: number;
+  /** Requests that may wait for a free sequence before OVERLOADED. */
+  maxQueue: number;
 }
 
 /** The documented development default; deployments must set FRONTIER_ID_SECRET. */
@@ -35,8 +43,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   if (testPolicy !== undefined && testPolicy !== "" && testPolicy !== "scripted-tools") {
     throw new Error(`FRONTIER_TEST_POLICY must be "scripted-tools" or unset, got "${testPolicy}"`);
   }
+  const workerId = env.FRONTIER_WORKER_ID || "worker-1";
   return {
-    workerId: env.FRONTIER_WORKER_ID ?? `worker-${process.pid}`,
+    workerId,
     host: env.FRONTIER_WORKER_HOST ?? "127.0.0.1",
     grpcPort: intFrom(env, "FRONTIER_WORKER_GRPC_PORT", 50051),
     httpPort: intFrom(env, "FRONTIER_WORKER_HTTP_PORT", 50061),
@@ -53,6 +62,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     idSecret: env.FRONTIER_ID_SECRET || DEV_ID_SECRET,
     testPolicy: testPolicy ? "scripted-tools" : undefined,
     keepAliveMs: intFrom(env, "FRONTIER_KEEPALIVE_MS", 1000),
+    stateDir: env.FRONTIER_STATE_DIR || `.state/${workerId}`,
+    checkpointBudgetBytes: intFrom(env, "FRONTIER_CHECKPOINT_BUDGET_MB", 4096) * 1024 * 1024,
+    anchorMinTokens: intFrom(env, "FRONTIER_ANCHOR_MIN_TOKENS", 1024),
+    maxQueue: intFrom(env, "FRONTIER_MAX_QUEUE", 64),
   };
 }
 

@@ -3,15 +3,19 @@
  * WorkerService over h2c (gRPC) and HTTP/1.1 (gRPC-Web for the edge).
  * Configuration comes from FRONTIER_* environment variables (see README).
  */
+import { join } from "node:path";
 import { createEngine } from "../native/engine.ts";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
 import { selectChatFormat } from "./chat/select-format.ts";
+import { CheckpointStore } from "./checkpoints/checkpoint-store.ts";
 import { loadConfig } from "./config.ts";
 import { SpanTokenMemory } from "./continuation/span-token-memory.ts";
 import { TurnMemory } from "./continuation/turn-memory.ts";
+import { rememberTurn } from "./generate/run-turn.ts";
 import { log } from "./log.ts";
 import { startServer } from "./server.ts";
 import { createWorkerService } from "./service.ts";
+import { SessionCheckpoints } from "./session/session-checkpoints.ts";
 import { SessionTable } from "./session/session-table.ts";
 
 async function main(): Promise<void> {
@@ -27,11 +31,24 @@ async function main(): Promise<void> {
     batchSize: config.batchSize,
   });
   const format = selectChatFormat(config.chatFormat, engine.model.chatTemplate);
-  const sessions = new SessionTable(engine);
-  const server = await startServer(
-    createWorkerService({ engine, format, sessions, memory: new TurnMemory(), spans: new SpanTokenMemory(), config }),
-    config,
-  );
+  const memory = new TurnMemory();
+  const spans = new SpanTokenMemory();
+  const store =
+    config.checkpointBudgetBytes > 0
+      ? CheckpointStore.open({
+          dir: join(config.stateDir, "checkpoints"),
+          budgetBytes: config.checkpointBudgetBytes,
+          modelIdentity: engine.model.identity,
+        })
+      : undefined;
+  const checkpoints = store
+    ? new SessionCheckpoints(store, { anchorMinTokens: config.anchorMinTokens }, (tenant, turn) =>
+        rememberTurn({ memory, spans }, tenant, turn),
+      )
+    : undefined;
+  const sessions = new SessionTable(engine, checkpoints, { maxQueue: config.maxQueue });
+  const service = createWorkerService({ engine, format, sessions, memory, spans, checkpoints, config });
+  const server = await startServer(service, config);
   log("worker ready", {
     worker: config.workerId,
     model: engine.model.name,
@@ -41,6 +58,7 @@ async function main(): Promise<void> {
     sequences: config.sequences,
     context: config.contextSize,
     threads: config.threads,
+    checkpoints: store ? `${store.stats().count} in ${config.stateDir}` : "off",
     testPolicy: config.testPolicy,
   });
   // Machine-readable readiness line for the scripts that start the stack.
@@ -52,6 +70,10 @@ async function main(): Promise<void> {
     stopping = true;
     log("worker stopping", { signal });
     await server.close();
+    const saved = await sessions.saveAll();
+    log("sessions saved", { count: saved });
+    sessions.close();
+    store?.close();
     await engine.dispose();
     process.exit(0);
   };

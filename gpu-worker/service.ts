@@ -39,12 +39,19 @@ export function createWorkerService(deps: TurnDeps): ServiceImpl<typeof WorkerSe
 
     async stats() {
       const engineStats = deps.engine.stats();
+      const sessions = deps.sessions.stats();
+      const store = deps.checkpoints?.store.stats();
       return {
         sequencesTotal: engineStats.sequencesTotal,
         sequencesFree: engineStats.sequencesFree,
-        liveSessions: deps.sessions.size,
-        activeRequests: deps.sessions.activeCount,
-        queuedRequests: 0,
+        liveSessions: sessions.resident,
+        activeRequests: sessions.active,
+        queuedRequests: sessions.queued,
+        parkedSessions: sessions.parked,
+        checkpoints: store?.count ?? 0,
+        checkpointBytes: BigInt(store?.bytes ?? 0),
+        checkpointHits: BigInt(store?.hits ?? 0),
+        checkpointMisses: BigInt(store?.misses ?? 0),
       };
     },
 

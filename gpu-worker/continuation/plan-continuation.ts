@@ -14,7 +14,7 @@ import { headerDigest, messageDigest, sameIdSet, toolResultIds, toolUseIds, visi
 import type { Frontier } from "./frontier.ts";
 import { type TurnMemory, visibleTextKey } from "./turn-memory.ts";
 
-export type Decision = "live-tool-ids" | "live-text-prefix" | "live-token-prefix" | "cold";
+export type Decision = "live-tool-ids" | "live-text-prefix" | "live-token-prefix" | "checkpoint" | "cold";
 
 export type MissReason =
   | ""
@@ -23,7 +23,8 @@ export type MissReason =
   | "ids-not-live"
   | "history-edited"
   | "text-mismatch"
-  | "token-mismatch";
+  | "token-mismatch"
+  | "checkpoint-corrupt";
 
 export interface ContinuationPlan {
   /** The conversation to serve (a tool-results-only request is expanded to the full history). */

@@ -11,12 +11,14 @@ import { signThinking } from "../../shared/thinking-signature.ts";
 import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
 import { headerDigest, messageDigest } from "../continuation/digest.ts";
+import type { SampledTurnRecord } from "../continuation/frontier.ts";
 import { type ContinuationPlan, planContinuation } from "../continuation/plan-continuation.ts";
 import type { SpanTokenMemory } from "../continuation/span-token-memory.ts";
 import { type TurnMemory, visibleTextKey } from "../continuation/turn-memory.ts";
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
-import type { LiveSession, SessionTable } from "../session/session-table.ts";
+import type { SessionCheckpoints } from "../session/session-checkpoints.ts";
+import type { LeasedSession, SessionTable } from "../session/session-table.ts";
 import { generateEvent } from "./events.ts";
 import { type SampledTurn, sampleTurn } from "./sample-turn.ts";
 import { grammarForTurn } from "./sampling-policy.ts";
@@ -27,6 +29,8 @@ export interface TurnDeps {
   sessions: SessionTable;
   memory: TurnMemory;
   spans: SpanTokenMemory;
+  /** The disk checkpoint store (ladder step "disk checkpoint", anchors, tool-frontier saves). */
+  checkpoints: SessionCheckpoints | undefined;
   config: WorkerConfig;
 }
 
@@ -48,17 +52,23 @@ export async function* runTurn(
   if (!isSessionId(request.sessionId))
     throw WorkerFailure.invalid("session_id must be 32 hex characters", "session_id");
   const session = await deps.sessions.lease(request.tenantId, request.sessionId);
+  let savingInBackground = false;
   try {
     const sequence = session.sequence;
-    const plan = planContinuation({
+    const tokenize = (segments: readonly PromptSegment[]) =>
+      tokenizeSegments(engine, segments, (text) => deps.spans.recall(request.tenantId, text));
+    let plan = planContinuation({
       tenant: request.tenantId,
       conversation,
       format,
       memory: deps.memory,
       frontier: session.frontier,
       liveTokens: sequence.tokens,
-      tokenize: (segments) => tokenizeSegments(engine, segments, (text) => deps.spans.recall(request.tenantId, text)),
+      tokenize,
     });
+    if (deps.checkpoints && plan.decision !== "live-tool-ids" && plan.decision !== "live-text-prefix") {
+      plan = await withStoredPrefix(deps.checkpoints, request.tenantId, plan, sequence, tokenize);
+    }
     const promptTokens = plan.keep + plan.append.length;
     const room = config.contextSize - 1 - promptTokens;
     if (room < 1) {
@@ -80,7 +90,15 @@ export async function* runTurn(
     });
     session.frontier = undefined;
     await sequence.truncate(plan.keep);
-    yield* prefill(deps, sequence, plan.append, signal);
+    const anchor =
+      plan.decision === "cold" ? deps.checkpoints?.anchorFor(request.tenantId, plan.rendered, tokenize) : undefined;
+    if (anchor && deps.checkpoints) {
+      yield* prefill(deps, sequence, plan.append.slice(0, anchor.tokens), signal);
+      await deps.checkpoints.saveAnchor(request.tenantId, anchor.text, sequence);
+      yield* prefill(deps, sequence, plan.append.slice(anchor.tokens), signal);
+    } else {
+      yield* prefill(deps, sequence, plan.append, signal);
+    }
 
     const sampling = request.sampling;
     const thinkingOpen = plan.rendered.thinkingOpen;
@@ -104,6 +122,12 @@ export async function* runTurn(
       signThinking: (text) => signThinking(config.idSecret, request.tenantId, text),
     });
     if (turn.stopReason !== StopReason.CANCELLED) recordTurn(deps, session, plan, promptTokens, turn);
+    if (turn.stopReason === StopReason.TOOL_USE && deps.checkpoints) {
+      // Written after the response: the most valuable checkpoint, keyed to the tool IDs, so the
+      // tool results can continue even if the live state is parked, lost or moved meanwhile.
+      deps.sessions.saveInBackground(session, "tool-frontier");
+      savingInBackground = true;
+    }
     log("turn finished", {
       stop: StopReason[turn.stopReason],
       output: turn.outputTokens,
@@ -120,14 +144,14 @@ export async function* runTurn(
       },
     });
   } finally {
-    deps.sessions.release(session);
+    if (!savingInBackground) deps.sessions.release(session);
   }
 }
 
-/** Remember where the KV now stops and the exact bytes of the turn, for the next request. */
+/** Remember where the KV now stops and the exact bytes (and tokens) of the turn, for the next request. */
 function recordTurn(
   deps: TurnDeps,
-  session: LiveSession,
+  session: LeasedSession,
   plan: ContinuationPlan,
   promptTokens: number,
   turn: SampledTurn,
@@ -136,6 +160,17 @@ function recordTurn(
   const sampledInKv = sequence.tokens.slice(promptTokens);
   const toolUseIds = turn.toolCalls.map((c) => c.id);
   const messages = plan.conversation.messages;
+  // The generation prefix's last plain segment plus the sampled text is exactly the plain segment a
+  // replay of this turn renders; its tokens are what the KV holds.
+  const head = plan.rendered.segments.at(-1);
+  const headText = head && !head.special ? head.text : "";
+  const lastTurn: SampledTurnRecord = {
+    keys: toolUseIds.length > 0 ? toolUseIds : [visibleTextKey(turn.visibleText)],
+    raw: plan.rendered.generationPrefill + turn.rawText,
+    toolUseIds,
+    spanText: headText + turn.rawText,
+    spanTokens: [...deps.engine.tokenize(headText, { special: false }), ...turn.tokens],
+  };
   session.frontier = {
     text: plan.rendered.text + decodeTokens(deps.engine, sampledInKv),
     tokenCount: sequence.tokens.length,
@@ -143,18 +178,38 @@ function recordTurn(
     messages,
     messageDigests: messages.map(messageDigest),
     headerDigest: headerDigest(plan.conversation),
+    lastTurn,
   };
-  const keys = toolUseIds.length > 0 ? toolUseIds : [visibleTextKey(turn.visibleText)];
-  deps.memory.remember(session.tenant, keys, { raw: plan.rendered.generationPrefill + turn.rawText, toolUseIds });
-  // The generation prefix's last plain segment plus the sampled text is exactly the plain segment a
-  // replay of this turn renders; remember its tokens as the KV holds them.
-  const head = plan.rendered.segments.at(-1);
-  if (head && !head.special) {
-    deps.spans.remember(session.tenant, head.text + turn.rawText, [
-      ...deps.engine.tokenize(head.text, { special: false }),
-      ...turn.tokens,
-    ]);
+  rememberTurn(deps, session.tenant, lastTurn);
+}
+
+/** Put a sampled turn into the exact turn memory and the span token memory. */
+export function rememberTurn(deps: Pick<TurnDeps, "memory" | "spans">, tenant: string, turn: SampledTurnRecord): void {
+  deps.memory.remember(tenant, turn.keys, { raw: turn.raw, toolUseIds: turn.toolUseIds });
+  if (turn.spanText) deps.spans.remember(tenant, turn.spanText, turn.spanTokens);
+}
+
+/** Ladder step "disk checkpoint": a stored prefix longer than what the live KV offers. */
+async function withStoredPrefix(
+  checkpoints: SessionCheckpoints,
+  tenant: string,
+  plan: ContinuationPlan,
+  sequence: LeasedSession["sequence"],
+  tokenize: (segments: readonly PromptSegment[]) => Token[],
+): Promise<ContinuationPlan> {
+  const restored = await checkpoints.restorePrefix(tenant, plan.rendered, sequence, plan.keep, tokenize);
+  if (restored === undefined) return plan;
+  if (restored === "failed") {
+    // The failed load cleared the sequence: whatever the live KV offered is gone.
+    return {
+      ...plan,
+      keep: 0,
+      append: tokenize(plan.rendered.segments),
+      decision: "cold",
+      missReason: "checkpoint-corrupt",
+    };
   }
+  return { ...plan, keep: restored.keep, append: restored.append, decision: "checkpoint" };
 }
 
 function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTokens: number): void {

@@ -2,97 +2,219 @@ import { type Engine, type EngineSequence, NoFreeSequenceError } from "../../nat
 import type { Frontier } from "../continuation/frontier.ts";
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
+import type { SessionCheckpoints } from "./session-checkpoints.ts";
 
-/** What the worker keeps for one conversation while its KV is resident. */
+/** What the worker keeps for one conversation: resident (it holds a sequence) or parked on disk. */
 export interface LiveSession {
   readonly tenant: string;
   readonly sessionId: string;
-  readonly sequence: EngineSequence;
+  /** The engine sequence while resident; undefined while parked. */
+  sequence: EngineSequence | undefined;
   busy: boolean;
   lastUsed: number;
   /** Where the KV stops, recorded when a turn completes; undefined after a cancelled or failed turn. */
   frontier: Frontier | undefined;
+  /** A background checkpoint write in progress; a new lease waits for it. */
+  saving: Promise<void> | undefined;
+}
+
+/** A leased session: resident, with its sequence. */
+export type LeasedSession = LiveSession & { sequence: EngineSequence };
+
+export interface SessionTableOptions {
+  /** Requests that may wait for a sequence; past it, OVERLOADED (529). */
+  maxQueue: number;
 }
 
 /**
- * Sessions resident on this worker, each holding one engine sequence. Requests on one session are
- * serialised (a second concurrent one is refused with SESSION_BUSY); when no sequence is free the
- * least recently used idle session gives its sequence up.
+ * Sessions on this worker. Requests on one session are serialised (a concurrent second one is
+ * refused with SESSION_BUSY). When a session needs a sequence and none is free, the least valuable
+ * idle session is parked to a disk checkpoint — one that ended its turn before one waiting on tool
+ * results, least recently used first — and restored when it returns. With every sequence busy,
+ * requests wait in a bounded queue.
  */
 export class SessionTable {
   readonly #engine: Engine;
+  readonly #checkpoints: SessionCheckpoints | undefined;
+  readonly #options: SessionTableOptions;
   readonly #sessions = new Map<string, LiveSession>();
+  readonly #waiters: (() => void)[] = [];
 
-  constructor(engine: Engine) {
+  constructor(
+    engine: Engine,
+    checkpoints: SessionCheckpoints | undefined,
+    options: SessionTableOptions = { maxQueue: 64 },
+  ) {
     this.#engine = engine;
+    this.#checkpoints = checkpoints;
+    this.#options = options;
   }
 
-  get size(): number {
-    return this.#sessions.size;
-  }
-
-  get activeCount(): number {
-    let n = 0;
-    for (const s of this.#sessions.values()) if (s.busy) n++;
-    return n;
-  }
-
-  /** Take the session for one request; call `release` when the request ends. */
-  async lease(tenant: string, sessionId: string): Promise<LiveSession> {
-    const key = sessionKey(tenant, sessionId);
-    const existing = this.#sessions.get(key);
-    if (existing) {
-      if (existing.busy) throw WorkerFailure.busy("another request on this session is still running");
-      existing.busy = true;
-      existing.lastUsed = Date.now();
-      return existing;
+  stats(): { resident: number; parked: number; active: number; queued: number } {
+    let resident = 0;
+    let active = 0;
+    for (const s of this.#sessions.values()) {
+      if (s.sequence) resident++;
+      if (s.busy) active++;
     }
-    const sequence = await this.#acquireSequence();
-    const session: LiveSession = { tenant, sessionId, sequence, busy: true, lastUsed: Date.now(), frontier: undefined };
-    this.#sessions.set(key, session);
-    return session;
+    return { resident, parked: this.#sessions.size - resident, active, queued: this.#waiters.length };
+  }
+
+  isResident(tenant: string, sessionId: string): boolean {
+    return this.#sessions.get(sessionKey(tenant, sessionId))?.sequence !== undefined;
+  }
+
+  /** Take the session for one request (restoring it from disk if parked); call `release` after. */
+  async lease(tenant: string, sessionId: string): Promise<LeasedSession> {
+    const key = sessionKey(tenant, sessionId);
+    let session = this.#sessions.get(key);
+    if (session?.saving) await session.saving;
+    if (session?.busy) throw WorkerFailure.busy("another request on this session is still running");
+    if (!session) {
+      session = {
+        tenant,
+        sessionId,
+        sequence: undefined,
+        busy: false,
+        lastUsed: Date.now(),
+        frontier: undefined,
+        saving: undefined,
+      };
+      this.#sessions.set(key, session);
+    }
+    session.busy = true;
+    session.lastUsed = Date.now();
+    try {
+      if (!session.sequence) {
+        const sequence = await this.#acquireSequence();
+        session.sequence = sequence;
+        session.frontier = (await this.#checkpoints?.restore(session, sequence)) ?? undefined;
+      }
+    } catch (error) {
+      session.busy = false;
+      this.#wakeOne();
+      throw error;
+    }
+    return session as LeasedSession;
   }
 
   release(session: LiveSession): void {
     session.busy = false;
     session.lastUsed = Date.now();
+    this.#wakeOne();
   }
 
-  /** Forget a session and free its sequence. Returns false when it is not resident or is busy. */
+  /** Run a checkpoint write for a session in the background; its next lease waits for it. */
+  saveInBackground(session: LeasedSession, reason: "tool-frontier"): void {
+    const checkpoints = this.#checkpoints;
+    if (!checkpoints || !session.frontier) return;
+    session.busy = true;
+    session.saving = checkpoints
+      .save(session, reason)
+      .then(() => undefined)
+      .catch((error: unknown) => log("checkpoint write failed", { reason, error: String(error) }))
+      .finally(() => {
+        session.saving = undefined;
+        this.release(session);
+      });
+  }
+
+  /** Forget a session and free its sequence. False when it is unknown or busy. */
   drop(tenant: string, sessionId: string): boolean {
     const key = sessionKey(tenant, sessionId);
     const session = this.#sessions.get(key);
     if (!session || session.busy) return false;
     this.#sessions.delete(key);
-    session.sequence.dispose();
+    session.sequence?.dispose();
+    this.#checkpoints?.forget(session);
     return true;
   }
 
-  async #acquireSequence(): Promise<EngineSequence> {
-    try {
-      return await this.#engine.acquireSequence();
-    } catch (error) {
-      if (!(error instanceof NoFreeSequenceError)) throw error;
-    }
-    const victim = this.#leastRecentlyUsedIdle();
-    if (!victim) throw WorkerFailure.overloaded("all sequences are busy; retry shortly");
-    log("session evicted", {
-      session: victim.sessionId,
-      reason: "sequence-needed",
-      tokens: victim.sequence.tokens.length,
-    });
-    this.#sessions.delete(sessionKey(victim.tenant, victim.sessionId));
-    victim.sequence.dispose();
-    return this.#engine.acquireSequence();
+  /** Free every resident sequence, keeping checkpoints (the last step of a shutdown). */
+  close(): void {
+    for (const session of this.#sessions.values()) session.sequence?.dispose();
+    this.#sessions.clear();
   }
 
-  #leastRecentlyUsedIdle(): LiveSession | undefined {
+  /** Graceful shutdown: checkpoint every resident idle session that has a frontier. */
+  async saveAll(): Promise<number> {
+    let saved = 0;
+    for (const session of this.#sessions.values()) {
+      if (session.saving) await session.saving;
+      if (!session.sequence || session.busy || !session.frontier || !this.#checkpoints) continue;
+      await this.#checkpoints.save(session as LeasedSession, "shutdown");
+      saved++;
+    }
+    return saved;
+  }
+
+  async #acquireSequence(): Promise<EngineSequence> {
+    for (;;) {
+      try {
+        return await this.#engine.acquireSequence();
+      } catch (error) {
+        if (!(error instanceof NoFreeSequenceError)) throw error;
+      }
+      const victim = this.#leastValuableIdle();
+      if (victim) {
+        await this.#park(victim);
+        continue;
+      }
+      if (this.#waiters.length >= this.#options.maxQueue) {
+        throw WorkerFailure.overloaded("all sequences are busy and the queue is full; retry shortly");
+      }
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+
+  async #park(session: LiveSession): Promise<void> {
+    const sequence = session.sequence;
+    if (!sequence) return;
+    session.busy = true;
+    try {
+      const parked =
+        session.frontier && this.#checkpoints
+          ? await this.#checkpoints.save(session as LeasedSession, "parked")
+          : false;
+      log(parked ? "session parked" : "session evicted", {
+        session: session.sessionId.slice(0, 8),
+        tokens: sequence.tokens.length,
+        waitingOnTools: (session.frontier?.toolUseIds.length ?? 0) > 0,
+      });
+    } catch (error) {
+      log("session park failed; evicting", { session: session.sessionId.slice(0, 8), error: String(error) });
+    } finally {
+      session.sequence = undefined;
+      session.frontier = undefined;
+      sequence.dispose();
+      session.busy = false;
+    }
+  }
+
+  /** Idle resident sessions by value: ended turns before those waiting on tool results, then LRU. */
+  #leastValuableIdle(): LiveSession | undefined {
     let victim: LiveSession | undefined;
     for (const s of this.#sessions.values()) {
-      if (!s.busy && (victim === undefined || s.lastUsed < victim.lastUsed)) victim = s;
+      if (s.busy || !s.sequence) continue;
+      if (
+        victim === undefined ||
+        sessionValue(s) < sessionValue(victim) ||
+        (sessionValue(s) === sessionValue(victim) && s.lastUsed < victim.lastUsed)
+      ) {
+        victim = s;
+      }
     }
     return victim;
   }
+
+  #wakeOne(): void {
+    this.#waiters.shift()?.();
+  }
+}
+
+function sessionValue(session: LiveSession): number {
+  if (!session.frontier) return 0;
+  return session.frontier.toolUseIds.length > 0 ? 2 : 1;
 }
 
 function sessionKey(tenant: string, sessionId: string): string {

@@ -34,7 +34,12 @@ export async function setupStack(
   const stack = await startStack({
     workers: 1,
     edgeStateDir: stateDir,
-    workerEnv: { FRONTIER_CONTEXT_SIZE: "65536", FRONTIER_SEQUENCES: "4", ...workerEnv },
+    workerEnv: {
+      FRONTIER_CONTEXT_SIZE: "65536",
+      FRONTIER_SEQUENCES: "4",
+      FRONTIER_STATE_DIR: join(stateDir, "worker"),
+      ...workerEnv,
+    },
     edgeVars: { API_KEYS: JSON.stringify(await testApiKeys()) },
     verbose: process.env.FRONTIER_TEST_VERBOSE === "1",
   });

@@ -54,6 +54,13 @@ function sampleTurn(conv: Conversation, sampled: string, ids: string[], visible 
     messages: plan.conversation.messages,
     messageDigests: plan.conversation.messages.map(messageDigest),
     headerDigest: headerDigest(plan.conversation),
+    lastTurn: {
+      keys: ids,
+      raw: plan.rendered.generationPrefill + sampled,
+      toolUseIds: ids,
+      spanText: "",
+      spanTokens: [],
+    },
   };
   return { frontier, tokens, memory };
 }

@@ -1,0 +1,197 @@
+import { createHash } from "node:crypto";
+import { createReadStream, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { open, readFile, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { type CheckpointPayload, CorruptCheckpointError } from "./types.ts";
+
+const STATE_SUFFIX = ".state";
+const PAYLOAD_SUFFIX = ".json";
+const TEMP_SUFFIX = ".tmp";
+const FILE_NAME = /^([0-9a-f]{32})\.(state|json)$/;
+
+/** What an atomic write left on disk. */
+export interface WrittenCheckpoint {
+  /** State file plus payload file size. */
+  readonly bytes: number;
+  /** sha256 over both files, see {@link CheckpointFiles.write}. */
+  readonly checksum: string;
+}
+
+/**
+ * The two files of each checkpoint, named by id only: `<id>.state` (the engine's KV state) and
+ * `<id>.json` (the payload). Writes go to `*.tmp`, are fsynced, then renamed into place.
+ */
+export class CheckpointFiles {
+  readonly #dir: string;
+
+  /** Use (and create) `dir` for checkpoint files. */
+  constructor(dir: string) {
+    this.#dir = dir;
+    mkdirSync(dir, { recursive: true });
+  }
+
+  /** Where the KV state file of checkpoint `id` lives. */
+  statePath(id: string): string {
+    return join(this.#dir, `${id}${STATE_SUFFIX}`);
+  }
+
+  /** Where the payload file of checkpoint `id` lives. */
+  payloadPath(id: string): string {
+    return join(this.#dir, `${id}${PAYLOAD_SUFFIX}`);
+  }
+
+  /**
+   * Write both files of a fresh `id`: `writeState` fills the temp state file, this writes the payload,
+   * fsyncs both, records the checksum sha256(sha256(state) ‖ sha256(payload)), renames both into place
+   * and fsyncs the directory. On any failure nothing of `id` is left behind.
+   */
+  async write(
+    id: string,
+    payload: CheckpointPayload,
+    writeState: (tempPath: string) => Promise<void>,
+  ): Promise<WrittenCheckpoint> {
+    const stateTemp = `${this.statePath(id)}${TEMP_SUFFIX}`;
+    const payloadTemp = `${this.payloadPath(id)}${TEMP_SUFFIX}`;
+    try {
+      await writeState(stateTemp);
+      await fsyncFile(stateTemp);
+      const payloadBytes = encodePayload(payload);
+      await writeFileSynced(payloadTemp, payloadBytes);
+      const state = await digestFile(stateTemp);
+      const checksum = combineDigests(state.digest, digest(payloadBytes));
+      await rename(stateTemp, this.statePath(id));
+      await rename(payloadTemp, this.payloadPath(id));
+      await fsyncDirectory(this.#dir);
+      return { bytes: state.bytes + payloadBytes.length, checksum };
+    } catch (error) {
+      await Promise.all(
+        [stateTemp, payloadTemp, this.statePath(id), this.payloadPath(id)].map((p) => rm(p, { force: true })),
+      );
+      throw error;
+    }
+  }
+
+  /**
+   * Read the payload of `id` after checking both files against `checksum`. Throws
+   * {@link CorruptCheckpointError} when a file is missing, the checksum differs or the payload does
+   * not parse; the caller removes the entry.
+   */
+  async readVerified(id: string, checksum: string): Promise<CheckpointPayload> {
+    let payloadBytes: Buffer;
+    let state: { digest: Buffer; bytes: number };
+    try {
+      payloadBytes = await readFile(this.payloadPath(id));
+      state = await digestFile(this.statePath(id));
+    } catch (error) {
+      if (isNotFound(error))
+        throw new CorruptCheckpointError(`checkpoint ${id}: a file is missing`, { checkpointId: id, kind: "missing" });
+      throw error;
+    }
+    if (combineDigests(state.digest, digest(payloadBytes)) !== checksum) {
+      throw new CorruptCheckpointError(`checkpoint ${id}: checksum mismatch`, { checkpointId: id, kind: "checksum" });
+    }
+    const payload = decodePayload(payloadBytes);
+    if (!payload)
+      throw new CorruptCheckpointError(`checkpoint ${id}: unreadable payload`, { checkpointId: id, kind: "payload" });
+    return payload;
+  }
+
+  /** Delete both files of `id` (and any temp leftovers); missing files are fine. */
+  remove(id: string): void {
+    for (const path of [this.statePath(id), this.payloadPath(id)]) {
+      rmSync(path, { force: true });
+      rmSync(`${path}${TEMP_SUFFIX}`, { force: true });
+    }
+  }
+
+  /**
+   * The one directory scan, at open: delete temp leftovers and files whose id is not in `known`.
+   * Returns the known ids whose two files are both present.
+   */
+  reconcile(known: ReadonlySet<string>): Set<string> {
+    const seen = new Map<string, number>();
+    for (const entry of readdirSync(this.#dir, { withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      const match = FILE_NAME.exec(entry.name);
+      const id = match?.[1];
+      if (id === undefined || !known.has(id)) {
+        rmSync(join(this.#dir, entry.name), { force: true });
+        continue;
+      }
+      seen.set(id, (seen.get(id) ?? 0) + 1);
+    }
+    return new Set([...seen].filter(([, files]) => files === 2).map(([id]) => id));
+  }
+}
+
+function encodePayload(payload: CheckpointPayload): Buffer {
+  return Buffer.from(JSON.stringify({ text: payload.text, tokens: payload.tokens, extra: payload.extra }), "utf8");
+}
+
+function decodePayload(bytes: Buffer): CheckpointPayload | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const { text, tokens, extra } = value as Record<string, unknown>;
+  if (typeof text !== "string" || !Array.isArray(tokens) || !tokens.every(Number.isInteger)) return undefined;
+  return { text, tokens: tokens as number[], extra };
+}
+
+function digest(bytes: Buffer): Buffer {
+  return createHash("sha256").update(bytes).digest();
+}
+
+function combineDigests(state: Buffer, payload: Buffer): string {
+  return createHash("sha256").update(state).update(payload).digest("hex");
+}
+
+async function digestFile(path: string): Promise<{ digest: Buffer; bytes: number }> {
+  const hash = createHash("sha256");
+  let bytes = 0;
+  for await (const chunk of createReadStream(path)) {
+    const buffer = chunk as Buffer;
+    hash.update(buffer);
+    bytes += buffer.length;
+  }
+  return { digest: hash.digest(), bytes };
+}
+
+async function fsyncFile(path: string): Promise<void> {
+  const handle = await open(path, "r+");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function writeFileSynced(path: string, bytes: Buffer): Promise<void> {
+  const handle = await open(path, "w");
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function fsyncDirectory(path: string): Promise<void> {
+  const handle = await open(path, "r");
+  try {
+    await handle.sync();
+  } catch (error) {
+    // Some platforms cannot fsync a directory; the renames are still atomic there.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EISDIR" && code !== "EINVAL" && code !== "EPERM") throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
+}

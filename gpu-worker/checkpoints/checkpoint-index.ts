@@ -1,0 +1,160 @@
+import Database from "better-sqlite3";
+import { type CheckpointRow, prepareStatements, SCHEMA, SCHEMA_VERSION } from "./checkpoint-schema.ts";
+import { CHECKPOINT_REASONS, type CheckpointMeta, type CheckpointReason, isCheckpointReason } from "./types.ts";
+
+/** An index row: the meta plus the checksum over its two files. */
+export interface IndexedCheckpoint {
+  readonly meta: CheckpointMeta;
+  readonly checksum: string;
+}
+
+/** The set key of tool-use IDs: sorted, deduplicated, JSON-encoded ("[]" for none). */
+export function toolUseKey(ids: readonly string[]): string {
+  return JSON.stringify([...new Set(ids)].sort());
+}
+
+/** The SQLite index of a checkpoint store: one row per checkpoint, prepared statements only. */
+export class CheckpointIndex {
+  readonly #db: Database.Database;
+  readonly #statements: ReturnType<typeof prepareStatements>;
+  readonly #commit: (row: CheckpointRow, replace: boolean) => string[];
+
+  /** Open (create) the index database at `path`. */
+  constructor(path: string) {
+    const db = new Database(path);
+    this.#db = db;
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = FULL");
+    if (db.pragma("user_version", { simple: true }) !== SCHEMA_VERSION) {
+      db.exec("DROP TABLE IF EXISTS checkpoints");
+      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    }
+    db.exec(SCHEMA);
+    this.#statements = prepareStatements(db);
+    this.#commit = db.transaction((row: CheckpointRow, replace: boolean): string[] => {
+      const replaced = replace ? this.#statements.sameSession.all(row.tenant, row.session_id, row.reason) : [];
+      for (const id of replaced) this.#statements.delete.run(id);
+      this.#statements.insert.run(row);
+      return replaced;
+    });
+  }
+
+  /**
+   * Commit a checkpoint's row. With `replace`, first delete the rows of the same (tenant, session,
+   * reason), in the same transaction; returns their ids so their files can be deleted.
+   */
+  insert(meta: CheckpointMeta, checksum: string, replace: boolean): string[] {
+    return this.#commit(toRow(meta, checksum), replace);
+  }
+
+  /** The row of `id`, if present. */
+  get(id: string): IndexedCheckpoint | undefined {
+    const row = this.#statements.get.get(id);
+    return row && { meta: toMeta(row), checksum: row.checksum };
+  }
+
+  /** Every id in the index (used once, at open). */
+  ids(): string[] {
+    return this.#statements.ids.all();
+  }
+
+  /** Delete the row of `id`; false when there was none. */
+  delete(id: string): boolean {
+    return this.#statements.delete.run(id).changes > 0;
+  }
+
+  /** Record a successful load. */
+  touch(id: string, now: number): void {
+    this.#statements.touch.run(now, id);
+  }
+
+  /** Distinct covered-text lengths of a tenant's checkpoints (one model), longest first. */
+  prefixLengths(tenant: string, model: string, maxLength: number, minTokens: number, limit: number): number[] {
+    return this.#statements.prefixLengths.all({ tenant, model, maxLength, minTokens, limit });
+  }
+
+  /** Newest checkpoint of a tenant (one model) covering a text of this length and hash. */
+  findByPrefix(
+    tenant: string,
+    model: string,
+    length: number,
+    hash: string,
+    minTokens: number,
+  ): CheckpointMeta | undefined {
+    const row = this.#statements.byPrefix.get({ tenant, model, length, hash, minTokens });
+    return row && toMeta(row);
+  }
+
+  /** Newest session-reason checkpoint of a tenant (one model) keyed by exactly this ID set. */
+  findByToolUseKey(tenant: string, model: string, key: string): CheckpointMeta | undefined {
+    const row = this.#statements.byToolUseKey.get({ tenant, model, key });
+    return row && toMeta(row);
+  }
+
+  /** Newest session-reason checkpoint of a session (one model). */
+  findBySession(tenant: string, model: string, session: string): CheckpointMeta | undefined {
+    const row = this.#statements.bySession.get({ tenant, model, session });
+    return row && toMeta(row);
+  }
+
+  /** All rows, least valuable first: other models, then by reason weight, then least recently used. */
+  evictionOrder(model: string): { id: string; bytes: number }[] {
+    return this.#statements.evictionOrder.all(model);
+  }
+
+  /** Total bytes of all rows. */
+  totalBytes(): number {
+    return this.#statements.totalBytes.get() ?? 0;
+  }
+
+  /** Row count per reason (all models). */
+  countsByReason(): Record<CheckpointReason, number> {
+    const counts = Object.fromEntries(CHECKPOINT_REASONS.map((r) => [r, 0])) as Record<CheckpointReason, number>;
+    for (const { reason, n } of this.#statements.byReason.all()) if (isCheckpointReason(reason)) counts[reason] = n;
+    return counts;
+  }
+
+  /** Close the database. */
+  close(): void {
+    this.#db.close();
+  }
+}
+
+function toRow(meta: CheckpointMeta, checksum: string): CheckpointRow {
+  return {
+    id: meta.id,
+    tenant: meta.tenant,
+    session_id: meta.sessionId,
+    reason: meta.reason,
+    text_hash: meta.textHash,
+    text_length: meta.textLength,
+    token_count: meta.tokenCount,
+    tool_use_ids: JSON.stringify(meta.toolUseIds),
+    tool_use_key: toolUseKey(meta.toolUseIds),
+    bytes: meta.bytes,
+    checksum,
+    model_identity: meta.modelIdentity,
+    created_at: meta.createdAt,
+    last_used_at: meta.lastUsedAt,
+    hits: meta.hits,
+  };
+}
+
+function toMeta(row: CheckpointRow): CheckpointMeta {
+  if (!isCheckpointReason(row.reason)) throw new Error(`checkpoint index: unknown reason ${row.reason}`);
+  return {
+    id: row.id,
+    tenant: row.tenant,
+    sessionId: row.session_id,
+    reason: row.reason,
+    textHash: row.text_hash,
+    textLength: row.text_length,
+    tokenCount: row.token_count,
+    toolUseIds: JSON.parse(row.tool_use_ids) as string[],
+    bytes: row.bytes,
+    modelIdentity: row.model_identity,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    hits: row.hits,
+  };
+}

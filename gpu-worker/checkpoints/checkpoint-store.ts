@@ -1,0 +1,254 @@
+import { ok as assert } from "node:assert";
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { log } from "../log.ts";
+import { CheckpointFiles } from "./checkpoint-files.ts";
+import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
+import { CheckpointPins } from "./checkpoint-pins.ts";
+import { hashText, prefixHashes } from "./text-hash.ts";
+import {
+  type CheckpointMeta,
+  CheckpointMismatchError,
+  type CheckpointPayload,
+  type CheckpointStats,
+  type CheckpointStoreOptions,
+  type CheckpointWriteInput,
+  CorruptCheckpointError,
+  SESSION_REASONS,
+} from "./types.ts";
+
+/**
+ * KV checkpoints on local disk: one state file and one payload file per checkpoint, named by a random
+ * id, and a SQLite index that is the commit point. Lookups never scan the directory; loads pin their
+ * entry so eviction and replacement never delete a file being loaded.
+ */
+export class CheckpointStore {
+  readonly #index: CheckpointIndex;
+  readonly #files: CheckpointFiles;
+  readonly #budgetBytes: number;
+  readonly #modelIdentity: string;
+  readonly #now: () => number;
+  readonly #maxPrefixCandidates: number;
+  readonly #pins = new CheckpointPins();
+  #hits = 0;
+  #misses = 0;
+
+  private constructor(index: CheckpointIndex, files: CheckpointFiles, options: CheckpointStoreOptions) {
+    this.#index = index;
+    this.#files = files;
+    this.#budgetBytes = options.budgetBytes;
+    this.#modelIdentity = options.modelIdentity;
+    this.#now = options.now ?? Date.now;
+    this.#maxPrefixCandidates = options.maxPrefixCandidates ?? 64;
+  }
+
+  /**
+   * Open (create) the store in `options.dir`. Reconciles once: index rows whose files are missing are
+   * dropped; files (and `*.tmp` leftovers) without a row are deleted; then evicts to the budget.
+   */
+  static open(options: CheckpointStoreOptions): CheckpointStore {
+    assert(options.budgetBytes >= 0 && options.modelIdentity !== "", "a checkpoint store needs a budget and a model");
+    mkdirSync(options.dir, { recursive: true });
+    const files = new CheckpointFiles(join(options.dir, "files"));
+    const store = new CheckpointStore(new CheckpointIndex(join(options.dir, "index.sqlite")), files, options);
+    store.#reconcile();
+    store.evictToBudget();
+    return store;
+  }
+
+  /** The model identity this store returns checkpoints for. */
+  get modelIdentity(): string {
+    return this.#modelIdentity;
+  }
+
+  /**
+   * Write a checkpoint atomically. `writeState(tempPath)` writes the KV state file; the store writes
+   * the payload, fsyncs and renames both, records their checksum, then commits the index row (a crash
+   * before that leaves orphans, removed at the next open). A session-scoped reason (`tool-frontier`,
+   * `parked`, `shutdown`) with a non-empty `sessionId` replaces that session's older checkpoint of the
+   * same reason. Finally evicts to the budget, never the new entry nor a pinned one.
+   */
+  async write(input: CheckpointWriteInput, writeState: (tempPath: string) => Promise<void>): Promise<CheckpointMeta> {
+    assert(input.tenant !== "", "a checkpoint needs a tenant");
+    const id = randomBytes(16).toString("hex");
+    const { text, tokens } = input.payload;
+    const textHash = hashText(text);
+    const written = await this.#files.write(id, input.payload, writeState);
+    const now = this.#now();
+    const meta: CheckpointMeta = {
+      id,
+      tenant: input.tenant,
+      sessionId: input.sessionId,
+      reason: input.reason,
+      textHash,
+      textLength: text.length,
+      tokenCount: tokens.length,
+      toolUseIds: [...input.toolUseIds],
+      bytes: written.bytes,
+      modelIdentity: this.#modelIdentity,
+      createdAt: now,
+      lastUsedAt: now,
+      hits: 0,
+    };
+    const replace = input.sessionId !== "" && SESSION_REASONS.includes(input.reason);
+    let replaced: string[];
+    try {
+      replaced = this.#index.insert(meta, written.checksum, replace);
+    } catch (error) {
+      this.#files.remove(id);
+      throw error;
+    }
+    for (const old of replaced) this.#deleteFiles(old);
+    this.#evict(id);
+    return meta;
+  }
+
+  /**
+   * The longest checkpoint of `tenant` (this model) whose covered text is a prefix of `text`: tries
+   * the longest distinct stored lengths (at most `maxPrefixCandidates`), comparing hashes of
+   * `text.slice(0, length)`. Pass `prefixOf: text` to {@link load} to verify the bytes before use.
+   * Counts a hit or a miss. `minTokens` (default 1) skips checkpoints holding fewer tokens.
+   */
+  findLongestPrefix(tenant: string, text: string, options: { minTokens?: number } = {}): CheckpointMeta | undefined {
+    const minTokens = options.minTokens ?? 1;
+    const model = this.#modelIdentity;
+    const lengths = this.#index.prefixLengths(tenant, model, text.length, minTokens, this.#maxPrefixCandidates);
+    const hashes = prefixHashes(text, lengths);
+    for (const length of lengths) {
+      const hash = hashes.get(length);
+      const meta = hash === undefined ? undefined : this.#index.findByPrefix(tenant, model, length, hash, minTokens);
+      if (meta) {
+        this.#hits++;
+        return meta;
+      }
+    }
+    this.#misses++;
+    return undefined;
+  }
+
+  /** The newest tool-frontier, parked or shutdown checkpoint of `tenant` keyed by exactly the set `ids`. */
+  findByToolUseIds(tenant: string, ids: readonly string[]): CheckpointMeta | undefined {
+    if (ids.length === 0) return undefined;
+    return this.#index.findByToolUseKey(tenant, this.#modelIdentity, toolUseKey(ids));
+  }
+
+  /** The newest tool-frontier, parked or shutdown checkpoint of this session. */
+  findBySession(tenant: string, sessionId: string): CheckpointMeta | undefined {
+    if (sessionId === "") return undefined;
+    return this.#index.findBySession(tenant, this.#modelIdentity, sessionId);
+  }
+
+  /**
+   * Load a checkpoint found by a `find*` call. Pins it (eviction and replacement leave its files alone)
+   * until done, verifies the checksum and parses the payload BEFORE `readState(statePath, payload)` (the
+   * payload carries the tokens the engine needs), then records the use and returns the payload.
+   * A missing entry or file, a checksum mismatch or an unreadable payload removes the entry and throws
+   * {@link CorruptCheckpointError}. With `prefixOf`, a stored text that is not a prefix of it throws
+   * {@link CheckpointMismatchError} (the entry is kept) before the state is read.
+   */
+  async load(
+    meta: CheckpointMeta,
+    tenant: string,
+    readState: (statePath: string, payload: CheckpointPayload) => Promise<void>,
+    options: { prefixOf?: string } = {},
+  ): Promise<CheckpointPayload> {
+    assert(meta.tenant === tenant, "checkpoint belongs to another tenant");
+    const { id } = meta;
+    this.#pins.pin(id);
+    try {
+      const payload = await this.#readVerified(id, tenant);
+      if (options.prefixOf !== undefined && !options.prefixOf.startsWith(payload.text)) {
+        throw new CheckpointMismatchError(id);
+      }
+      await readState(this.#files.statePath(id), payload);
+      this.#index.touch(id, this.#now());
+      return payload;
+    } finally {
+      if (this.#pins.unpin(id)) this.#files.remove(id);
+    }
+  }
+
+  /** Remove a checkpoint (row now, files now or when its last load ends). False when it was not stored. */
+  remove(id: string): boolean {
+    const existed = this.#index.delete(id);
+    this.#deleteFiles(id);
+    return existed;
+  }
+
+  /**
+   * Evict until the total size is within the budget, least valuable first: other models' entries, then
+   * by reason weight (tool-frontier 4 > parked = shutdown 3 > cold-anchor 2 > periodic 1), then least
+   * recently used. Pinned entries are skipped.
+   */
+  evictToBudget(): void {
+    this.#evict(undefined);
+  }
+
+  /** Counts, bytes and lookup hits/misses since open. */
+  stats(): CheckpointStats {
+    const byReason = this.#index.countsByReason();
+    const count = Object.values(byReason).reduce((a, b) => a + b, 0);
+    const bytes = this.#index.totalBytes();
+    return { count, bytes, budgetBytes: this.#budgetBytes, hits: this.#hits, misses: this.#misses, byReason };
+  }
+
+  /** Close the index. Call after in-flight writes and loads have settled. */
+  close(): void {
+    this.#index.close();
+  }
+
+  async #readVerified(id: string, tenant: string): Promise<CheckpointPayload> {
+    try {
+      const row = this.#index.get(id);
+      if (!row) {
+        throw new CorruptCheckpointError(`checkpoint ${id} is no longer stored`, { checkpointId: id, kind: "missing" });
+      }
+      assert(row.meta.tenant === tenant && row.meta.modelIdentity === this.#modelIdentity, "checkpoint not loadable");
+      const payload = await this.#files.readVerified(id, row.checksum);
+      if (payload.text.length !== row.meta.textLength || hashText(payload.text) !== row.meta.textHash) {
+        throw new CorruptCheckpointError(`checkpoint ${id}: payload text does not match its index row`, {
+          checkpointId: id,
+          kind: "payload",
+        });
+      }
+      return payload;
+    } catch (error) {
+      if (error instanceof CorruptCheckpointError) {
+        this.remove(id);
+        log("checkpoint corrupt, removed", { id, kind: error.kind });
+      }
+      throw error;
+    }
+  }
+
+  #evict(protectedId: string | undefined): void {
+    let total = this.#index.totalBytes();
+    if (total <= this.#budgetBytes) return;
+    let evicted = 0;
+    for (const { id, bytes } of this.#index.evictionOrder(this.#modelIdentity)) {
+      if (total <= this.#budgetBytes) break;
+      if (id === protectedId || this.#pins.has(id)) continue;
+      this.remove(id);
+      total -= bytes;
+      evicted++;
+    }
+    log("checkpoints evicted", { count: evicted, bytes: total, budget: this.#budgetBytes });
+  }
+
+  #reconcile(): void {
+    const known = new Set(this.#index.ids());
+    const present = this.#files.reconcile(known);
+    let dropped = 0;
+    for (const id of known) {
+      if (present.has(id)) continue;
+      this.remove(id);
+      dropped++;
+    }
+    if (dropped > 0) log("checkpoint rows without files dropped", { count: dropped });
+  }
+
+  #deleteFiles(id: string): void {
+    if (!this.#pins.deferIfPinned(id)) this.#files.remove(id);
+  }
+}

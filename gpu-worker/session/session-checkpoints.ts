@@ -1,0 +1,178 @@
+import type { EngineSequence, Token } from "../../native/engine-types.ts";
+import { segmentsFrom } from "../chat/prompt-builder.ts";
+import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
+import type { CheckpointStore } from "../checkpoints/checkpoint-store.ts";
+import { type CheckpointReason, CorruptCheckpointError } from "../checkpoints/types.ts";
+import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord } from "../continuation/frontier.ts";
+import { log } from "../log.ts";
+import type { LeasedSession, LiveSession } from "./session-table.ts";
+
+export interface CheckpointPolicy {
+  /** Cold prefills whose header (system + tools) is at least this many tokens save an anchor. */
+  anchorMinTokens: number;
+}
+
+/** A prefix of a request restored from disk: the KV now holds `keep` tokens; `append` follows. */
+export interface RestoredPrefix {
+  keep: number;
+  append: Token[];
+  tokenCount: number;
+}
+
+/**
+ * The worker's use of the checkpoint store: park and restore sessions (KV state + frontier + the
+ * exact turn, so a live-ID match works after a restore), restore the longest stored prefix of a
+ * request, and save anchors at the end of system + tools during cold prefills.
+ */
+export class SessionCheckpoints {
+  constructor(
+    readonly store: CheckpointStore,
+    readonly policy: CheckpointPolicy,
+    private readonly rememberTurn: (tenant: string, turn: SampledTurnRecord) => void,
+  ) {}
+
+  /** Save a resident session's KV and frontier. False when it has no frontier to save. */
+  async save(
+    session: LeasedSession,
+    reason: Extract<CheckpointReason, "parked" | "tool-frontier" | "shutdown">,
+  ): Promise<boolean> {
+    const frontier = session.frontier;
+    if (!frontier) return false;
+    const sequence = session.sequence;
+    const meta = await this.store.write(
+      {
+        tenant: session.tenant,
+        sessionId: session.sessionId,
+        reason,
+        toolUseIds: [...frontier.toolUseIds],
+        payload: { text: frontier.text, tokens: [...sequence.tokens], extra: frontierToJson(frontier) },
+      },
+      async (path) => {
+        await sequence.saveState(path);
+      },
+    );
+    log("checkpoint saved", {
+      reason,
+      session: session.sessionId.slice(0, 8),
+      tokens: meta.tokenCount,
+      bytes: meta.bytes,
+    });
+    return true;
+  }
+
+  /** Load the session's newest checkpoint into `sequence`; its frontier, or undefined (cold). */
+  async restore(session: LiveSession, sequence: EngineSequence): Promise<Frontier | undefined> {
+    const meta = this.store.findBySession(session.tenant, session.sessionId);
+    if (!meta) return undefined;
+    const started = performance.now();
+    try {
+      const payload = await this.store.load(meta, session.tenant, (path, loaded) =>
+        sequence.loadState(path, loaded.tokens),
+      );
+      const frontier = frontierFromJson(payload.extra);
+      this.rememberTurn(session.tenant, frontier.lastTurn);
+      log("kv cache hit checkpoint", {
+        reason: meta.reason,
+        tokens: meta.tokenCount,
+        key: meta.id.slice(0, 8),
+        load: `${(performance.now() - started).toFixed(1)}ms`,
+        session: session.sessionId.slice(0, 8),
+      });
+      return frontier;
+    } catch (error) {
+      await sequence.truncate(0);
+      log("checkpoint restore failed", { reason: error instanceof CorruptCheckpointError ? "corrupt" : String(error) });
+      return undefined;
+    }
+  }
+
+  /**
+   * Ladder step "disk checkpoint": the longest stored prefix of the rendered request for this
+   * tenant, if it covers more than `keep` live tokens. Loads it into `sequence` and tokenizes the
+   * rest of the request after it. Undefined (and the sequence untouched) when none applies; on a
+   * failed load the sequence is cleared and undefined is returned.
+   */
+  async restorePrefix(
+    tenant: string,
+    rendered: RenderedPrompt,
+    sequence: EngineSequence,
+    keep: number,
+    tokenize: (segments: readonly PromptSegment[]) => Token[],
+  ): Promise<RestoredPrefix | "failed" | undefined> {
+    const meta = this.store.findLongestPrefix(tenant, rendered.text, { minTokens: keep + 1 });
+    if (!meta) return undefined;
+    const rest = segmentsFrom(rendered.segments, meta.textLength);
+    if (!rest || rest.length === 0) return undefined;
+    const started = performance.now();
+    try {
+      await this.store.load(meta, tenant, (path, loaded) => sequence.loadState(path, loaded.tokens), {
+        prefixOf: rendered.text,
+      });
+      log("kv cache hit text", {
+        tokens: meta.tokenCount,
+        key: meta.id.slice(0, 8),
+        reason: meta.reason,
+        load: `${(performance.now() - started).toFixed(1)}ms`,
+      });
+      return { keep: meta.tokenCount, append: tokenize(rest), tokenCount: meta.tokenCount };
+    } catch (error) {
+      await sequence.truncate(0);
+      log("checkpoint restore failed", { reason: error instanceof CorruptCheckpointError ? "corrupt" : String(error) });
+      return "failed";
+    }
+  }
+
+  /** Where a cold prefill should save an anchor (tokens of system + tools), if anywhere. */
+  anchorFor(
+    tenant: string,
+    rendered: RenderedPrompt,
+    tokenize: (segments: readonly PromptSegment[]) => Token[],
+  ): { tokens: number; text: string } | undefined {
+    const offset = rendered.messageOffsets[0];
+    if (offset === undefined || offset === 0) return undefined;
+    const text = rendered.text.slice(0, offset);
+    const rest = segmentsFrom(rendered.segments, offset);
+    if (!rest) return undefined;
+    const tokens = tokenize(segmentsUpTo(rendered.segments, offset)).length;
+    if (tokens < this.policy.anchorMinTokens) return undefined;
+    const existing = this.store.findLongestPrefix(tenant, text, { minTokens: tokens });
+    return existing ? undefined : { tokens, text };
+  }
+
+  async saveAnchor(tenant: string, text: string, sequence: EngineSequence): Promise<void> {
+    const meta = await this.store.write(
+      {
+        tenant,
+        sessionId: "",
+        reason: "cold-anchor",
+        toolUseIds: [],
+        payload: { text, tokens: [...sequence.tokens], extra: null },
+      },
+      async (path) => {
+        await sequence.saveState(path);
+      },
+    );
+    log("checkpoint saved", { reason: "cold-anchor", tokens: meta.tokenCount, bytes: meta.bytes });
+  }
+
+  /** A released session's checkpoints are no longer needed. */
+  forget(session: LiveSession): void {
+    for (;;) {
+      const meta = this.store.findBySession(session.tenant, session.sessionId);
+      if (!meta) return;
+      this.store.remove(meta.id);
+    }
+  }
+}
+
+function segmentsUpTo(segments: readonly PromptSegment[], offset: number): PromptSegment[] {
+  const out: PromptSegment[] = [];
+  let at = 0;
+  for (const segment of segments) {
+    if (at >= offset) break;
+    const end = at + segment.text.length;
+    out.push(end <= offset ? segment : { text: segment.text.slice(0, offset - at), special: segment.special });
+    at = end;
+  }
+  return out;
+}

@@ -1,0 +1,160 @@
+/**
+ * An in-process GPU worker for engine-tier tests: the real engine (tiny model), the real turn
+ * runner, session table and checkpoint store — everything but the sockets.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { ChatMlFormat } from "../../gpu-worker/chat/chatml.ts";
+import { CheckpointStore } from "../../gpu-worker/checkpoints/checkpoint-store.ts";
+import { loadConfig } from "../../gpu-worker/config.ts";
+import { SpanTokenMemory } from "../../gpu-worker/continuation/span-token-memory.ts";
+import { TurnMemory } from "../../gpu-worker/continuation/turn-memory.ts";
+import { rememberTurn, runTurn, type TurnDeps } from "../../gpu-worker/generate/run-turn.ts";
+import { SessionCheckpoints } from "../../gpu-worker/session/session-checkpoints.ts";
+import { SessionTable } from "../../gpu-worker/session/session-table.ts";
+import type { Engine } from "../../native/engine-types.ts";
+import {
+  type ConversationSchema,
+  GenerateRequestSchema,
+  Role,
+  StopReason,
+  ToolChoiceMode,
+} from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { newSessionId } from "../../shared/ids.ts";
+
+export interface TurnOutcome {
+  decision: string;
+  missReason: string;
+  promptTokens: number;
+  cachedTokens: number;
+  text: string;
+  toolCalls: { id: string; name: string; argumentsJson: string }[];
+  stop: StopReason;
+  error: string | undefined;
+}
+
+export class WorkerHarness {
+  readonly deps: TurnDeps;
+  readonly store: CheckpointStore;
+
+  constructor(
+    readonly engine: Engine,
+    readonly dir: string,
+    options: { anchorMinTokens?: number; budgetBytes?: number; maxQueue?: number } = {},
+  ) {
+    const config = { ...loadConfig({}), contextSize: 4096, batchSize: 256 };
+    const memory = new TurnMemory();
+    const spans = new SpanTokenMemory();
+    this.store = CheckpointStore.open({
+      dir,
+      budgetBytes: options.budgetBytes ?? 512 * 1024 * 1024,
+      modelIdentity: engine.model.identity,
+    });
+    const checkpoints = new SessionCheckpoints(
+      this.store,
+      { anchorMinTokens: options.anchorMinTokens ?? 1_000_000 },
+      (tenant, turn) => rememberTurn({ memory, spans }, tenant, turn),
+    );
+    const sessions = new SessionTable(engine, checkpoints, { maxQueue: options.maxQueue ?? 64 });
+    this.deps = { engine, format: new ChatMlFormat(), sessions, memory, spans, checkpoints, config };
+  }
+
+  async turn(
+    tenant: string,
+    sessionId: string,
+    conversation: MessageInitShape<typeof ConversationSchema>,
+    maxTokens = 200,
+  ): Promise<TurnOutcome> {
+    const request = create(GenerateRequestSchema, {
+      requestId: `t-${Math.random().toString(36).slice(2, 8)}`,
+      tenantId: tenant,
+      sessionId,
+      conversation,
+      sampling: { maxTokens, temperature: 0 },
+    });
+    const out: TurnOutcome = {
+      decision: "",
+      missReason: "",
+      promptTokens: 0,
+      cachedTokens: 0,
+      text: "",
+      toolCalls: [],
+      stop: StopReason.UNSPECIFIED,
+      error: undefined,
+    };
+    for await (const event of runTurn(this.deps, request, new AbortController().signal)) {
+      const e = event.event;
+      if (e.case === "prompt")
+        Object.assign(out, {
+          decision: e.value.decision,
+          missReason: e.value.missReason,
+          promptTokens: e.value.promptTokens,
+          cachedTokens: e.value.cachedTokens,
+        });
+      else if (e.case === "textDelta") out.text += e.value.text;
+      else if (e.case === "toolCallStart")
+        out.toolCalls.push({ id: e.value.id, name: e.value.name, argumentsJson: "" });
+      else if (e.case === "toolCallDelta") {
+        const call = out.toolCalls[e.value.index];
+        if (call) call.argumentsJson += e.value.argumentsJson;
+      } else if (e.case === "stop") out.stop = e.value.reason;
+    }
+    return out;
+  }
+
+  /** Wait for background checkpoint writes to finish. */
+  async settle(): Promise<void> {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  /** Free this harness's sequences (the engine is shared between tests) and close the store. */
+  close(): void {
+    this.deps.sessions.close();
+    this.store.close();
+  }
+}
+
+export function tempDir(prefix: string): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export const LOOKUP_TOOL = {
+  name: "lookup",
+  description: "Look a word up",
+  inputSchemaJson: JSON.stringify({
+    type: "object",
+    properties: { word: { type: "string", maxLength: 6 } },
+    required: ["word"],
+  }),
+};
+
+export function userTurn(text: string, system = "You are a test agent.") {
+  return {
+    system: [system],
+    tools: [LOOKUP_TOOL],
+    toolChoice: { mode: ToolChoiceMode.ANY, disableParallelToolUse: true },
+    messages: [{ role: Role.USER, content: [{ block: { case: "text" as const, value: { text } } }] }],
+  };
+}
+
+/** The tool-results-only follow-up of a turn that made `calls`. */
+export function toolResults(calls: { id: string }[], system = "You are a test agent.") {
+  return {
+    system: [system],
+    tools: [LOOKUP_TOOL],
+    toolChoice: { mode: ToolChoiceMode.AUTO },
+    messages: [
+      {
+        role: Role.USER,
+        content: calls.map((c) => ({
+          block: { case: "toolResult" as const, value: { toolUseId: c.id, content: "result: ok", isError: false } },
+        })),
+      },
+    ],
+  };
+}
+
+export { newSessionId };
