@@ -51,6 +51,19 @@ describe("native gRPC (h2c) against the worker", () => {
     expect(String(health.modelIdentity)).toMatch(/^[0-9a-f]{16,}$/);
   });
 
+  it("reports Stats: sequences, sessions and checkpoints", async () => {
+    const stats = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      (client as unknown as { Stats: WorkerClient["Health"] }).Stats({}, (error, response) =>
+        error ? reject(error) : resolve(response),
+      );
+    });
+    expect(Number(stats.sequencesTotal)).toBe(4);
+    expect(Number(stats.sequencesFree)).toBeLessThanOrEqual(4);
+    for (const field of ["liveSessions", "parkedSessions", "queuedRequests", "checkpoints", "checkpointBytes"]) {
+      expect(stats[field], field).toBeDefined();
+    }
+  });
+
   it("counts tokens of a rendered conversation", async () => {
     const counted = await unary("CountTokens", { requestId: "t1", tenantId: "local", conversation });
     expect(Number(counted.inputTokens)).toBeGreaterThan(5);
