@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { BudgetedLru } from "./budgeted-lru.ts";
 
 /**
  * Exact turn memory: the exact sampled text of each assistant turn Frontier generated, kept under
@@ -21,12 +22,10 @@ export interface TurnMemoryLimits {
 export const DEFAULT_TURN_MEMORY_LIMITS: TurnMemoryLimits = { maxEntries: 20_000, maxBytes: 64 * 1024 * 1024 };
 
 export class TurnMemory {
-  readonly #entries = new Map<string, RememberedTurn>();
-  readonly #limits: TurnMemoryLimits;
-  #bytes = 0;
+  readonly #entries: BudgetedLru<RememberedTurn>;
 
   constructor(limits: TurnMemoryLimits = DEFAULT_TURN_MEMORY_LIMITS) {
-    this.#limits = limits;
+    this.#entries = new BudgetedLru({ maxEntries: limits.maxEntries, maxCost: limits.maxBytes }, entryBytes);
   }
 
   get size(): number {
@@ -34,43 +33,15 @@ export class TurnMemory {
   }
 
   get bytes(): number {
-    return this.#bytes;
+    return this.#entries.cost;
   }
 
   remember(tenant: string, keys: readonly string[], turn: RememberedTurn): void {
-    for (const key of keys) {
-      const full = memoryKey(tenant, key);
-      this.#delete(full);
-      this.#entries.set(full, turn);
-      this.#bytes += entryBytes(full, turn);
-    }
-    this.#prune();
+    for (const key of keys) this.#entries.set(memoryKey(tenant, key), turn);
   }
 
   recall(tenant: string, key: string): RememberedTurn | undefined {
-    const full = memoryKey(tenant, key);
-    const turn = this.#entries.get(full);
-    if (turn) {
-      // Refresh recency.
-      this.#entries.delete(full);
-      this.#entries.set(full, turn);
-    }
-    return turn;
-  }
-
-  #delete(full: string): void {
-    const old = this.#entries.get(full);
-    if (!old) return;
-    this.#entries.delete(full);
-    this.#bytes -= entryBytes(full, old);
-  }
-
-  #prune(): void {
-    while (this.#entries.size > this.#limits.maxEntries || this.#bytes > this.#limits.maxBytes) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done) return;
-      this.#delete(oldest.value);
-    }
+    return this.#entries.get(memoryKey(tenant, key));
   }
 }
 

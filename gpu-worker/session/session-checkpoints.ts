@@ -71,6 +71,9 @@ export class SessionCheckpoints {
       );
       const frontier = frontierFromJson(payload.extra);
       this.rememberTurn(session.tenant, frontier.lastTurn);
+      // The session is resident again: a parked or shutdown copy is now stale (a tool-frontier
+      // checkpoint stays, for failover, until the session's next tool turn replaces it).
+      if (meta.reason !== "tool-frontier") this.store.remove(meta.id);
       log("kv cache hit checkpoint", {
         reason: meta.reason,
         tokens: meta.tokenCount,

@@ -4,11 +4,11 @@ import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
 import type { SessionCheckpoints } from "./session-checkpoints.ts";
 
-/** What the worker keeps for one conversation: resident (it holds a sequence) or parked on disk. */
+/** A conversation resident on this worker (parked ones live only in the checkpoint store). */
 export interface LiveSession {
   readonly tenant: string;
   readonly sessionId: string;
-  /** The engine sequence while resident; undefined while parked. */
+  /** The engine sequence; undefined only while it is being acquired or after parking. */
   sequence: EngineSequence | undefined;
   busy: boolean;
   lastUsed: number;
@@ -57,7 +57,8 @@ export class SessionTable {
       if (s.sequence) resident++;
       if (s.busy) active++;
     }
-    return { resident, parked: this.#sessions.size - resident, active, queued: this.#waiters.length };
+    const parked = this.#checkpoints?.store.stats().byReason.parked ?? 0;
+    return { resident, parked, active, queued: this.#waiters.length };
   }
 
   isResident(tenant: string, sessionId: string): boolean {
@@ -184,6 +185,8 @@ export class SessionTable {
     } catch (error) {
       log("session park failed; evicting", { session: session.sessionId.slice(0, 8), error: String(error) });
     } finally {
+      // A parked session lives on disk only: its next lease restores it from the store.
+      this.#sessions.delete(sessionKey(session.tenant, session.sessionId));
       session.sequence = undefined;
       session.frontier = undefined;
       sequence.dispose();
