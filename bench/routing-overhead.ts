@@ -3,12 +3,19 @@
  * straight to the worker's h2c gRPC listener, interleaved on the same worker and session shape.
  */
 import { create } from "@bufbuild/protobuf";
-import { createClient } from "@connectrpc/connect";
+import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
 import { GenerateRequestSchema, Role, WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { newSessionId } from "../shared/ids.ts";
 import { streamTurn } from "./edge-client.ts";
 import { fmt, percentile } from "./stats.ts";
+
+/** The worker requires the shared worker token on every call (dev default here). */
+const workerAuth: Interceptor = (next) => (request) => {
+  request.header.set("authorization", `Bearer ${process.env.FRONTIER_WORKER_TOKEN || DEV_WORKER_TOKEN}`);
+  return next(request);
+};
 
 export interface OverheadRow {
   edgeMs: number[];
@@ -16,7 +23,10 @@ export interface OverheadRow {
 }
 
 export async function benchRoutingOverhead(edgeUrl: string, workerGrpcUrl: string, n: number): Promise<OverheadRow> {
-  const client = createClient(WorkerService, createGrpcTransport({ baseUrl: workerGrpcUrl }));
+  const client = createClient(
+    WorkerService,
+    createGrpcTransport({ baseUrl: workerGrpcUrl, interceptors: [workerAuth] }),
+  );
   const hint = crypto.randomUUID();
   const body = { model: "m", max_tokens: 1, temperature: 0, messages: [{ role: "user", content: "ping" }] };
   // Both paths serve the same 1-message first turn on a fresh session each time (the edge branches a

@@ -13,6 +13,8 @@ export interface EdgeVars {
   KEEPALIVE_MS?: string;
   /** How long a stream waits for the worker's cache decision before sending headers without it. */
   HEADER_WAIT_MS?: string;
+  /** Bearer token the GPU workers require on every call; shared with them. */
+  WORKER_TOKEN?: string;
 }
 
 export interface EdgeConfig {
@@ -23,6 +25,7 @@ export interface EdgeConfig {
   modelIds: string[];
   keepAliveMs: number;
   headerWaitMs: number;
+  workerToken: string;
 }
 
 export class ConfigError extends Error {
@@ -48,6 +51,8 @@ export function parseConfig(vars: EdgeVars): EdgeConfig {
   }
   const idSecret = vars.ID_SECRET ?? "";
   if (idSecret.length < 16) throw new ConfigError("ID_SECRET must be at least 16 characters");
+  const workerToken = vars.WORKER_TOKEN ?? "";
+  if (workerToken.length < 16) throw new ConfigError("WORKER_TOKEN must be at least 16 characters");
   const modelIds = list(vars.MODEL_IDS);
   if (modelIds.length === 0) throw new ConfigError("MODEL_IDS is empty");
   return {
@@ -57,6 +62,7 @@ export function parseConfig(vars: EdgeVars): EdgeConfig {
     modelIds,
     keepAliveMs: positiveInt(vars.KEEPALIVE_MS, "KEEPALIVE_MS", 5000),
     headerWaitMs: positiveInt(vars.HEADER_WAIT_MS, "HEADER_WAIT_MS", 2000),
+    workerToken,
   };
 }
 

@@ -4,7 +4,7 @@
  * `workerFetch`, which asks for `redirect: "manual"` and reports network failures (connecting, or
  * the connection dropping mid-stream) as `Unavailable`, so they map to a retryable 529.
  */
-import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
+import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import { WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 
@@ -12,11 +12,20 @@ export type WorkerClient = Client<typeof WorkerService>;
 
 const clients = new Map<string, WorkerClient>();
 
-export function workerClient(baseUrl: string): WorkerClient {
-  let client = clients.get(baseUrl);
+/** A client for one worker; every call carries the shared worker token. */
+export function workerClient(baseUrl: string, token: string): WorkerClient {
+  const key = `${baseUrl}\u0000${token}`;
+  let client = clients.get(key);
   if (!client) {
-    client = createClient(WorkerService, createGrpcWebTransport({ baseUrl, fetch: workerFetch }));
-    clients.set(baseUrl, client);
+    const authorize: Interceptor = (next) => (request) => {
+      request.header.set("authorization", `Bearer ${token}`);
+      return next(request);
+    };
+    client = createClient(
+      WorkerService,
+      createGrpcWebTransport({ baseUrl, fetch: workerFetch, interceptors: [authorize] }),
+    );
+    clients.set(key, client);
   }
   return client;
 }

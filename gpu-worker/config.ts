@@ -21,6 +21,8 @@ export interface WorkerConfig {
   chatFormat: "auto" | "chatml" | "deepseek";
   /** Shared with the edge: keys the MAC of every ID Frontier mints. */
   idSecret: string;
+  /** Bearer token every RPC must carry (shared with the edge). */
+  workerToken: string;
   /** Test-only sampling policy. Never settable from a request. */
   testPolicy: TestPolicyName | undefined;
   /** Interval of keep-alive events during long prefills. */
@@ -37,6 +39,8 @@ export interface WorkerConfig {
 
 /** The documented development default; deployments must set FRONTIER_ID_SECRET. */
 export const DEV_ID_SECRET = "frontier-dev-id-secret-change-me";
+/** The documented development default; deployments must set FRONTIER_WORKER_TOKEN (= the edge's WORKER_TOKEN). */
+export const DEV_WORKER_TOKEN = "frontier-dev-worker-token-change-me";
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   const testPolicy = env.FRONTIER_TEST_POLICY;
@@ -60,6 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     batchSize: intFrom(env, "FRONTIER_BATCH_SIZE", 512),
     chatFormat: oneOf(env, "FRONTIER_CHAT_FORMAT", ["auto", "chatml", "deepseek"], "auto"),
     idSecret: env.FRONTIER_ID_SECRET || DEV_ID_SECRET,
+    workerToken: env.FRONTIER_WORKER_TOKEN || DEV_WORKER_TOKEN,
     testPolicy: testPolicy ? "scripted-tools" : undefined,
     keepAliveMs: intFrom(env, "FRONTIER_KEEPALIVE_MS", 1000),
     stateDir: env.FRONTIER_STATE_DIR || `.state/${workerId}`,

@@ -1,7 +1,8 @@
+import { timingSafeEqual } from "node:crypto";
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 
@@ -17,9 +18,12 @@ export interface RunningServer {
  */
 export async function startServer(
   impl: ServiceImpl<typeof WorkerService>,
-  options: { host: string; grpcPort: number; httpPort: number },
+  options: { host: string; grpcPort: number; httpPort: number; workerToken: string },
 ): Promise<RunningServer> {
-  const handler = connectNodeAdapter({ routes: (router) => router.service(WorkerService, impl) });
+  const handler = connectNodeAdapter({
+    routes: (router) => router.service(WorkerService, impl),
+    interceptors: [requireToken(options.workerToken)],
+  });
   const h2 = http2.createServer(handler);
   const h1 = http.createServer(handler);
   h1.keepAliveTimeout = 60_000;
@@ -32,6 +36,18 @@ export async function startServer(
       h1.closeAllConnections();
       await Promise.all([closeServer(h2), closeServer(h1)]);
     },
+  };
+}
+
+/** Every call must carry `authorization: Bearer <worker token>` (compared in constant time). */
+function requireToken(token: string): Interceptor {
+  const expected = Buffer.from(`Bearer ${token}`);
+  return (next) => async (request) => {
+    const given = Buffer.from(request.header.get("authorization") ?? "");
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      throw new ConnectError("missing or wrong worker token", Code.Unauthenticated);
+    }
+    return next(request);
   };
 }
 

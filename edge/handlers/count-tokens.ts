@@ -21,7 +21,7 @@ export async function handleCountTokens(request: Request, rc: RequestContext): P
     tenantId: tenant,
     conversation: toConversation(body),
   });
-  const client = workerClient(pickWorker(tenant, rc.config.workerUrls));
+  const client = workerClient(pickWorker(tenant, rc.config.workerUrls), rc.config.workerToken);
   try {
     const counted = await client.countTokens(message, { signal: request.signal, timeoutMs: COUNT_TIMEOUT_MS });
     return jsonResponse({ input_tokens: counted.inputTokens });

@@ -10,7 +10,7 @@ export async function handleHealth(rc: RequestContext): Promise<Response> {
   const workers = await Promise.all(
     rc.config.workerUrls.map(async (url, index) => {
       try {
-        const health = await workerClient(url).health({}, { timeoutMs: HEALTH_TIMEOUT_MS });
+        const health = await workerClient(url, rc.config.workerToken).health({}, { timeoutMs: HEALTH_TIMEOUT_MS });
         return {
           index,
           ready: health.ready,

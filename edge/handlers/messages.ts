@@ -27,7 +27,7 @@ export async function handleMessages(request: Request, rc: RequestContext): Prom
     sessionId: session.sessionId,
     epoch: session.epoch,
   });
-  const call = new GenerateCall(workerClient(session.workerUrl), generate, request.signal);
+  const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
   const started = Date.now();
   const options: TurnOptions = {
     requestId,

@@ -4,16 +4,25 @@
  * tenant isolation, and special-token text staying text.
  */
 import { create } from "@bufbuild/protobuf";
-import { createClient } from "@connectrpc/connect";
+import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { describe, expect, inject, it } from "vitest";
-import { DEV_ID_SECRET } from "../../gpu-worker/config.ts";
+import { DEV_ID_SECRET, DEV_WORKER_TOKEN } from "../../gpu-worker/config.ts";
 import { ReleaseSessionRequestSchema, WorkerService } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { verifyId } from "../../shared/ids.ts";
 import { OTHER_TENANT_API_KEY, postJson, randomHint } from "../support/api.ts";
 
+/** The worker requires the shared worker token on every call (dev default here). */
+const workerAuth: Interceptor = (next) => (request) => {
+  request.header.set("authorization", `Bearer ${process.env.FRONTIER_WORKER_TOKEN || DEV_WORKER_TOKEN}`);
+  return next(request);
+};
+
 const messagesUrl = `${inject("edgeUrl")}/v1/messages`;
-const worker = createClient(WorkerService, createGrpcTransport({ baseUrl: inject("workerGrpcUrl") }));
+const worker = createClient(
+  WorkerService,
+  createGrpcTransport({ baseUrl: inject("workerGrpcUrl"), interceptors: [workerAuth] }),
+);
 
 interface Message {
   content: { type: string; id?: string; text?: string; input?: unknown }[];

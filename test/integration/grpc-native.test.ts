@@ -6,15 +6,23 @@ import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { afterAll, describe, expect, inject, it } from "vitest";
+import { DEV_WORKER_TOKEN } from "../../gpu-worker/config.ts";
 import { REPO_ROOT } from "../../scripts/stack.ts";
 
+type Callback = (error: grpc.ServiceError | null, response: Record<string, unknown>) => void;
+
 interface WorkerClient extends grpc.Client {
-  Health(request: object, callback: (error: grpc.ServiceError | null, response: Record<string, unknown>) => void): void;
-  CountTokens(
-    request: object,
-    callback: (error: grpc.ServiceError | null, response: Record<string, unknown>) => void,
-  ): void;
-  Generate(request: object): grpc.ClientReadableStream<Record<string, unknown>>;
+  Health(request: object, metadata: grpc.Metadata, callback: Callback): void;
+  Stats(request: object, metadata: grpc.Metadata, callback: Callback): void;
+  CountTokens(request: object, metadata: grpc.Metadata, callback: Callback): void;
+  Generate(request: object, metadata: grpc.Metadata): grpc.ClientReadableStream<Record<string, unknown>>;
+}
+
+/** Every worker RPC carries the shared worker token (the dev default here). */
+function auth(token = DEV_WORKER_TOKEN): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  metadata.set("authorization", `Bearer ${token}`);
+  return metadata;
 }
 
 const definition = protoLoader.loadSync(join(REPO_ROOT, "proto/frontier/worker/v1/worker.proto"), {
@@ -33,9 +41,13 @@ const address = inject("workerGrpcUrl").replace("http://", "");
 const client = new loaded.frontier.worker.v1.WorkerService(address, grpc.credentials.createInsecure());
 afterAll(() => client.close());
 
-function unary(method: "Health" | "CountTokens", request: object): Promise<Record<string, unknown>> {
+function unary(
+  method: "Health" | "Stats" | "CountTokens",
+  request: object,
+  metadata = auth(),
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    client[method](request, (error, response) => (error ? reject(error) : resolve(response)));
+    client[method](request, metadata, (error, response) => (error ? reject(error) : resolve(response)));
   });
 }
 
@@ -45,6 +57,13 @@ const conversation = {
 };
 
 describe("native gRPC (h2c) against the worker", () => {
+  it("refuses calls without the worker token", async () => {
+    await expect(unary("Health", {}, new grpc.Metadata())).rejects.toMatchObject({ code: grpc.status.UNAUTHENTICATED });
+    await expect(unary("Health", {}, auth("not-the-worker-token-at-all"))).rejects.toMatchObject({
+      code: grpc.status.UNAUTHENTICATED,
+    });
+  });
+
   it("answers Health with the model identity", async () => {
     const health = await unary("Health", {});
     expect(health.ready).toBe(true);
@@ -52,11 +71,7 @@ describe("native gRPC (h2c) against the worker", () => {
   });
 
   it("reports Stats: sequences, sessions and checkpoints", async () => {
-    const stats = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      (client as unknown as { Stats: WorkerClient["Health"] }).Stats({}, (error, response) =>
-        error ? reject(error) : resolve(response),
-      );
-    });
+    const stats = await unary("Stats", {});
     expect(Number(stats.sequencesTotal)).toBe(4);
     expect(Number(stats.sequencesFree)).toBeLessThanOrEqual(4);
     for (const field of ["liveSessions", "parkedSessions", "queuedRequests", "checkpoints", "checkpointBytes"]) {
@@ -70,14 +85,17 @@ describe("native gRPC (h2c) against the worker", () => {
   });
 
   it("streams a Generate turn: prompt first, text, then stop with usage", async () => {
-    const call = client.Generate({
-      requestId: "t2",
-      tenantId: "local",
-      sessionId: "0123456789abcdef0123456789abcdef",
-      protocol: "PROTOCOL_ANTHROPIC_MESSAGES",
-      conversation,
-      sampling: { maxTokens: 8, temperature: 0 },
-    });
+    const call = client.Generate(
+      {
+        requestId: "t2",
+        tenantId: "local",
+        sessionId: "0123456789abcdef0123456789abcdef",
+        protocol: "PROTOCOL_ANTHROPIC_MESSAGES",
+        conversation,
+        sampling: { maxTokens: 8, temperature: 0 },
+      },
+      auth(),
+    );
     const kinds: string[] = [];
     let stop: Record<string, unknown> | undefined;
     for await (const event of call as AsyncIterable<Record<string, unknown>>) {

@@ -10,6 +10,7 @@ const vars = {
   ID_SECRET: "frontier-dev-id-secret-change-me",
   MODEL_IDS: "frontier-test",
   KEEPALIVE_MS: "5000",
+  WORKER_TOKEN: "frontier-dev-worker-token-change-me",
 };
 
 describe("parseConfig", () => {
@@ -28,6 +29,7 @@ describe("parseConfig", () => {
       { API_KEYS: "not json" },
       { API_KEYS: '{"sk-plain-key":"t"}' },
       { ID_SECRET: "short" },
+      { WORKER_TOKEN: "short" },
       { MODEL_IDS: " , " },
       { KEEPALIVE_MS: "-1" },
     ]) {
