@@ -123,8 +123,9 @@ export async function* runTurn(
     });
     if (turn.stopReason !== StopReason.CANCELLED) recordTurn(deps, session, plan, promptTokens, turn);
     if (turn.stopReason === StopReason.TOOL_USE && deps.checkpoints) {
-      // Written after the response: the most valuable checkpoint, keyed to the tool IDs, so the
-      // tool results can continue even if the live state is parked, lost or moved meanwhile.
+      // Written in the background while the response finishes (the session stays leased until it
+      // lands): the most valuable checkpoint, keyed to the tool IDs, so the tool results can
+      // continue even if the live state is parked, lost or moved meanwhile.
       deps.sessions.saveInBackground(session, "tool-frontier");
       savingInBackground = true;
     }
