@@ -31,6 +31,7 @@ export function cacheHeader(prompt: PromptProcessed): string {
 export async function respondJson(call: GenerateCall, options: TurnOptions): Promise<Response> {
   const assembler = new TurnAssembler(options.model);
   const accumulator = new MessageAccumulator();
+  let done = false;
   try {
     for (;;) {
       const event = await call.next();
@@ -40,10 +41,14 @@ export async function respondJson(call: GenerateCall, options: TurnOptions): Pro
     assembler.finish();
     const headers = { ...options.headers };
     if (assembler.prompt) headers["x-frontier-cache"] = cacheHeader(assembler.prompt);
+    // The SessionDO learns about the turn before the client does, so its next request (which may
+    // follow at once) finds the session's new frontier.
+    done = true;
+    await options.onDone(assembler);
     return jsonResponse(accumulator.result(), { headers });
   } finally {
     if (!assembler.stopped) call.cancel();
-    options.waitUntil(options.onDone(assembler));
+    if (!done) options.waitUntil(options.onDone(assembler));
   }
 }
 
@@ -82,6 +87,12 @@ async function pump(
 ): Promise<void> {
   const encoder = new TextEncoder();
   let clientGone = false;
+  let recorded = false;
+  const done = async (): Promise<void> => {
+    if (recorded) return;
+    recorded = true;
+    await options.onDone(assembler);
+  };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const armKeepAlive = () => {
     if (timer !== undefined) clearTimeout(timer);
@@ -107,7 +118,11 @@ async function pump(
         assembler.finish();
         break;
       }
-      for (const out of assembler.push(event)) await write(encodeAnthropicEvent(out));
+      for (const out of assembler.push(event)) {
+        // Record the turn in the SessionDO before the client sees message_stop (see respondJson).
+        if (out.type === "message_stop") await done();
+        await write(encodeAnthropicEvent(out));
+      }
     }
   } catch (error) {
     if (!clientGone && !call.cancelled) {
@@ -118,7 +133,7 @@ async function pump(
     await writer.close().catch(() => undefined);
     const ended = assembler.stopped && (await drain(call));
     if (!ended) call.cancel();
-    await options.onDone(assembler);
+    await done();
   }
 }
 
