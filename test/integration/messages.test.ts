@@ -143,7 +143,7 @@ describe("POST /v1/messages through the whole stack", () => {
     const controller = new AbortController();
     const res = await postJson(
       messagesUrl,
-      { model: "m", max_tokens: 3000, stream: true, messages: [{ role: "user", content: "Go on forever" }] },
+      { model: "m", max_tokens: 20000, stream: true, messages: [{ role: "user", content: "Go on forever" }] },
       { headers, signal: controller.signal },
     );
     const requestId = res.headers.get("request-id");
@@ -152,7 +152,7 @@ describe("POST /v1/messages through the whole stack", () => {
     controller.abort();
     // The worker logs the cancellation of exactly this request (its turn ends early).
     let cancelled = false;
-    for (let attempt = 0; attempt < 100 && !cancelled; attempt++) {
+    for (let attempt = 0; attempt < 150 && !cancelled; attempt++) {
       const lines = readFileSync(inject("workerLogFile"), "utf8").split("\n");
       cancelled = lines.some((l) => l.includes(`request=${requestId}`) && /cancelled|stop=CANCELLED/.test(l));
       if (!cancelled) await new Promise((r) => setTimeout(r, 100));
