@@ -131,6 +131,11 @@ export class SessionTable {
     return true;
   }
 
+  /** Resolves when no background checkpoint write is in flight. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#sessions.values()].map((s) => s.saving));
+  }
+
   /** Free every resident sequence, keeping checkpoints (the last step of a shutdown). */
   close(): void {
     for (const session of this.#sessions.values()) session.sequence?.dispose();

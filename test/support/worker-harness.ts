@@ -106,7 +106,7 @@ export class WorkerHarness {
 
   /** Wait for background checkpoint writes to finish. */
   async settle(): Promise<void> {
-    await new Promise((r) => setTimeout(r, 50));
+    await this.deps.sessions.settled();
   }
 
   /** Free this harness's sequences (the engine is shared between tests) and close the store. */
