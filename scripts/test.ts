@@ -6,9 +6,12 @@
  *   engine       native/ against the generated tiny model
  *   integration  real GPU worker process + edge in workerd over real sockets
  *   e2e          real clients: the Anthropic SDK and Claude Code's CLI
+ *   bench        `npm run bench -- --quick`: proves the benchmark still runs (no timing assertions)
  * `npm test -- unit engine` runs only the named tiers.
  */
 import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { REPO_ROOT } from "./stack.ts";
 
 const vitest = (config: string, ...paths: string[]): string[] => ["npx", "vitest", "run", "--config", config, ...paths];
@@ -20,6 +23,7 @@ const TIERS: Record<string, string[][]> = {
   engine: [vitest("vitest.node.config.ts", "test/engine")],
   integration: [vitest("vitest.integration.config.ts")],
   e2e: [vitest("vitest.e2e.config.ts")],
+  bench: [["npx", "tsx", "bench/run.ts", "--quick", "--out", join(tmpdir(), "frontier-bench-quick.md")]],
 };
 
 const requested = process.argv.slice(2);
