@@ -1,8 +1,10 @@
 /** The GPU worker's configuration, read once from the environment at start-up. */
+import type { EngineOptions } from "../native/engine-types.ts";
 
 export type TestPolicyName = "scripted-tools";
 
-export interface WorkerConfig {
+/** The engine's options (context size, sequences, threads, gpu, flash attention, batch) plus the worker's own. */
+export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   workerId: string;
   host: string;
   /** h2c listener for native gRPC clients. */
@@ -12,12 +14,6 @@ export interface WorkerConfig {
   /** A GGUF path; undefined means "generate and serve the test model". */
   modelPath: string | undefined;
   testModelSize: "tiny" | "mid";
-  contextSize: number;
-  sequences: number;
-  threads: number;
-  gpu: "auto" | false;
-  flashAttention: boolean;
-  batchSize: number;
   chatFormat: "auto" | "chatml" | "deepseek";
   /** Shared with the edge: keys the MAC of every ID Frontier mints. */
   idSecret: string;

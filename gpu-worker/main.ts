@@ -21,15 +21,8 @@ import { SessionTable } from "./session/session-table.ts";
 async function main(): Promise<void> {
   const config = loadConfig();
   const modelPath = config.modelPath ?? (await ensureTestModel(config.testModelSize));
-  const engine = await createEngine({
-    modelPath,
-    contextSize: config.contextSize,
-    sequences: config.sequences,
-    threads: config.threads,
-    gpu: config.gpu,
-    flashAttention: config.flashAttention,
-    batchSize: config.batchSize,
-  });
+  const { contextSize, sequences, threads, gpu, flashAttention, batchSize } = config;
+  const engine = await createEngine({ modelPath, contextSize, sequences, threads, gpu, flashAttention, batchSize });
   const format = selectChatFormat(config.chatFormat, engine.model.chatTemplate);
   const memory = new TurnMemory();
   const spans = new SpanTokenMemory();
