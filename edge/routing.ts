@@ -11,7 +11,7 @@
 import { toHex, verifyId } from "../shared/ids.ts";
 import type { InputMessage } from "./anthropic/types.ts";
 
-export type RouteSource = "tool-result" | "replay" | "hint" | "branch" | "new";
+export type RouteSource = "previous-response" | "tool-result" | "replay" | "hint" | "branch" | "new";
 
 export interface RoutingIds {
   /** `tool_use_id`s of the tool_result blocks in the last user message. */
@@ -29,7 +29,7 @@ export interface VerifiedIds {
 }
 
 export interface IdCandidate {
-  source: "tool-result" | "replay";
+  source: "previous-response" | "tool-result" | "replay";
   sessionId: string;
 }
 

@@ -1,15 +1,15 @@
 /** Resolve a request to a SessionDO and its sticky worker (the pure ranking lives in routing.ts). */
 import { newSessionId } from "../shared/ids.ts";
 import { ApiError } from "./anthropic/errors.ts";
-import type { InputMessage } from "./anthropic/types.ts";
 import type { EdgeConfig } from "./config.ts";
 import type { Env } from "./env.ts";
 import {
   cleanHint,
-  collectRoutingIds,
   hintSessionId,
+  type IdCandidate,
   idCandidates,
   type RouteSource,
+  type RoutingIds,
   verifyRoutingIds,
 } from "./routing.ts";
 import type { OpenArgs } from "./session-do.ts";
@@ -24,16 +24,21 @@ export interface ResolvedSession {
 export interface RouteRequest {
   tenant: string;
   requestId: string;
-  messages: readonly InputMessage[];
-  /** The `x-claude-code-session-id` header. */
+  /** The IDs the request carries (see collectRoutingIds and its Responses counterpart). */
+  ids: RoutingIds;
+  /** A session the request names outright (a verified `previous_response_id`); tried first. */
+  pinned?: IdCandidate;
+  /** A client's conversation key (`x-claude-code-session-id`, `prompt_cache_key`). */
   hint: string | null;
 }
 
 export async function resolveSession(env: Env, config: EdgeConfig, request: RouteRequest): Promise<ResolvedSession> {
-  const ids = collectRoutingIds(request.messages);
+  const { ids } = request;
   const verified = await verifyRoutingIds(config.idSecret, request.tenant, ids);
   const base = { tenant: request.tenant, requestId: request.requestId, workerUrls: config.workerUrls };
-  for (const candidate of idCandidates(verified)) {
+  const candidates = idCandidates(verified);
+  if (request.pinned) candidates.unshift(request.pinned);
+  for (const candidate of candidates) {
     const opened = await open(env, { ...base, sessionId: candidate.sessionId, mode: "existing" });
     if (opened.status === "ok") return { ...opened, source: candidate.source };
   }

@@ -1,20 +1,21 @@
 /**
  * Self-routing, unforgeable IDs.
  *
- * Every ID Frontier mints (`toolu_…`, `msg_…`, `resp_…`, `call_…`) carries the session it belongs
+ * Every ID Frontier mints (`toolu_…`, `msg_…`, `resp_…`, `call_…`, and the Responses API's item IDs
+ * `fc_…` and `rs_…`) carries the session it belongs
  * to and a keyed MAC over (kind, tenant, session, nonce). The edge finds the SessionDO from the ID
  * alone; an ID minted for another tenant, or forged, fails verification and is treated exactly like
  * an unknown ID. Works in Node 20 and workerd (WebCrypto only).
  */
 
-export type IdKind = "toolu" | "msg" | "resp" | "call" | "sig";
+export type IdKind = "toolu" | "msg" | "resp" | "call" | "fc" | "rs" | "sig";
 
 const VERSION = 1;
 const SESSION_BYTES = 16;
 const NONCE_BYTES = 6;
 const MAC_BYTES = 12;
 const PAYLOAD_BYTES = 1 + SESSION_BYTES + NONCE_BYTES;
-const ID_PATTERN = /^(toolu|msg|resp|call|sig)_([A-Za-z0-9_-]{47})$/;
+const ID_PATTERN = /^(toolu|msg|resp|call|fc|rs|sig)_([A-Za-z0-9_-]{47})$/;
 
 const encoder = new TextEncoder();
 const keyCache = new Map<string, Promise<CryptoKey>>();

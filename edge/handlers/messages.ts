@@ -8,6 +8,7 @@ import type { RequestContext } from "../context.ts";
 import { GenerateCall } from "../generate-call.ts";
 import { readJsonBody } from "../http.ts";
 import { log } from "../log.ts";
+import { collectRoutingIds } from "../routing.ts";
 import { recordTurn, releaseSession, resolveSession } from "../session-route.ts";
 import { workerClient } from "../worker-client.ts";
 
@@ -18,7 +19,7 @@ export async function handleMessages(request: Request, rc: RequestContext): Prom
   const session = await resolveSession(env, config, {
     tenant,
     requestId,
-    messages: body.messages,
+    ids: collectRoutingIds(body.messages),
     hint: request.headers.get("x-claude-code-session-id"),
   });
   const generate = toGenerateRequest(body, {
