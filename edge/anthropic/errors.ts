@@ -32,6 +32,10 @@ export interface ApiErrorOptions {
   /** Sent as `x-should-retry`; defaults to true for 409, 429 and 529. */
   shouldRetry?: boolean;
   headers?: Record<string, string>;
+  /** The request field the error is about (rendered by the OpenAI error shape). */
+  param?: string;
+  /** A machine-readable code (rendered by the OpenAI error shape), e.g. "previous_response_not_found". */
+  code?: string;
 }
 
 export interface AnthropicErrorBody {

@@ -13,8 +13,3 @@ export function encodeAnthropicError(error: ApiError, requestId: string): string
 }
 
 export const SSE_PING = encodeAnthropicEvent({ type: "ping" });
-
-export const SSE_HEADERS: Record<string, string> = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache",
-};

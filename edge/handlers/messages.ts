@@ -1,7 +1,7 @@
 /** POST /v1/messages: authenticate, validate, find the session, forward to its worker, render. */
 import { LIMITS } from "../../shared/limits.ts";
 import { toGenerateRequest } from "../anthropic/normalize.ts";
-import { respondJson, respondStream, type TurnOptions } from "../anthropic/turn.ts";
+import { AnthropicTurn } from "../anthropic/turn.ts";
 import { validateMessagesRequest } from "../anthropic/validate.ts";
 import { authenticate } from "../auth.ts";
 import type { RequestContext } from "../context.ts";
@@ -10,6 +10,7 @@ import { readJsonBody } from "../http.ts";
 import { log } from "../log.ts";
 import { collectRoutingIds } from "../routing.ts";
 import { recordTurn, releaseSession, resolveSession } from "../session-route.ts";
+import { respondJson, respondStream, type TurnOptions } from "../turn-driver.ts";
 import { workerClient } from "../worker-client.ts";
 
 export async function handleMessages(request: Request, rc: RequestContext): Promise<Response> {
@@ -30,14 +31,14 @@ export async function handleMessages(request: Request, rc: RequestContext): Prom
   });
   const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
   const started = Date.now();
-  const options: TurnOptions = {
+  const turn = new AnthropicTurn(body.model, requestId);
+  const options: TurnOptions<AnthropicTurn> = {
     requestId,
-    model: body.model,
     keepAliveMs: config.keepAliveMs,
     headerWaitMs: config.headerWaitMs,
     headers: { "x-frontier-route": `${session.source}; epoch=${session.epoch}` },
     waitUntil: rc.waitUntil,
-    onDone: async (assembler) => {
+    onDone: async ({ assembler }) => {
       const prompt = assembler.prompt;
       log("anthropic turn", {
         request: requestId,
@@ -64,5 +65,5 @@ export async function handleMessages(request: Request, rc: RequestContext): Prom
       }
     },
   };
-  return body.stream ? respondStream(call, options) : respondJson(call, options);
+  return body.stream ? respondStream(call, turn, options) : respondJson(call, turn, options);
 }

@@ -3,10 +3,11 @@ import {
   type Conversation,
   type GenerateEvent,
   type GenerateRequest,
+  Protocol,
   Role,
   StopReason,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { isSessionId, mintId } from "../../shared/ids.ts";
+import { type IdKind, isSessionId, mintId } from "../../shared/ids.ts";
 import { signThinking } from "../../shared/thinking-signature.ts";
 import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
@@ -34,6 +35,13 @@ export interface TurnDeps {
   config: WorkerConfig;
 }
 
+/** The kinds of the IDs a turn mints: Anthropic's msg_/toolu_ or the Responses API's resp_/call_. */
+function idKinds(protocol: Protocol): { message: IdKind; toolCall: IdKind } {
+  return protocol === Protocol.OPENAI_RESPONSES
+    ? { message: "resp", toolCall: "call" }
+    : { message: "msg", toolCall: "toolu" };
+}
+
 /** Default output budget when a request leaves it to the worker. */
 const DEFAULT_MAX_TOKENS = 4096;
 
@@ -49,6 +57,7 @@ export async function* runTurn(
 ): AsyncGenerator<GenerateEvent> {
   const { engine, format, config } = deps;
   const conversation = checkConversation(request);
+  const ids = idKinds(request.protocol);
   if (!isSessionId(request.sessionId))
     throw WorkerFailure.invalid("session_id must be 32 hex characters", "session_id");
   const session = await deps.sessions.lease(request.tenantId, request.sessionId);
@@ -85,7 +94,7 @@ export async function* runTurn(
         cachedTokens: plan.keep,
         decision: plan.decision,
         missReason: plan.missReason,
-        messageId: await mintId(config.idSecret, "msg", request.tenantId, request.sessionId),
+        messageId: await mintId(config.idSecret, ids.message, request.tenantId, request.sessionId),
       },
     });
     session.frontier = undefined;
@@ -118,7 +127,7 @@ export async function* runTurn(
       signal,
       tokenBytes: (token) => engine.tokenBytes(token),
       isEndOfGeneration: (token) => engine.isEndOfGeneration(token),
-      mintToolUseId: () => mintId(config.idSecret, "toolu", request.tenantId, request.sessionId),
+      mintToolUseId: () => mintId(config.idSecret, ids.toolCall, request.tenantId, request.sessionId),
       signThinking: (text) => signThinking(config.idSecret, request.tenantId, text),
     });
     if (turn.stopReason !== StopReason.CANCELLED) recordTurn(deps, session, plan, promptTokens, turn);

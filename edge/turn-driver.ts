@@ -1,0 +1,184 @@
+/**
+ * Serve one Generate call as an HTTP response in either protocol: JSON (collect, then answer) or
+ * SSE. A stream waits briefly for the worker's cache decision so errors before the first byte stay
+ * proper HTTP errors and the decision can ride in a header; after that, errors become the
+ * protocol's in-stream error. The protocol specifics live behind TurnRenderer.
+ */
+import type { GenerateEvent, PromptProcessed } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { type ApiError, toApiError } from "./anthropic/errors.ts";
+import type { GenerateCall } from "./generate-call.ts";
+import { jsonResponse } from "./http.ts";
+
+/** SSE text for one rendered event. */
+export interface RenderedEvent {
+  sse: string;
+  /** A keep-alive (not worth holding back before the headers). */
+  ping?: boolean;
+  /** The event that tells the client the turn is over: the turn is recorded before it is written. */
+  final?: boolean;
+}
+
+/** One turn in one protocol: worker events in, SSE events and the JSON body out. */
+export interface TurnRenderer {
+  readonly prompt: PromptProcessed | undefined;
+  readonly stopped: boolean;
+  /** Feed one worker event. Throws an ApiError for a worker error event or a protocol violation. */
+  push(event: GenerateEvent): RenderedEvent[] | Promise<RenderedEvent[]>;
+  /** The worker's stream ended; throws unless the turn stopped. */
+  finish(): void;
+  /** The non-streaming response body (after the turn stopped). */
+  body(): unknown;
+  /** The in-stream error for a failure after the response started. */
+  streamError(error: ApiError): string;
+  /** SSE text sent while the stream is otherwise quiet. */
+  readonly keepAlive: string;
+}
+
+export interface TurnOptions<R extends TurnRenderer> {
+  requestId: string;
+  keepAliveMs: number;
+  headerWaitMs: number;
+  headers: Record<string, string>;
+  waitUntil: (promise: Promise<unknown>) => void;
+  /** Called exactly once when the call is over (record the turn if it stopped, else release). */
+  onDone: (renderer: R) => Promise<void>;
+}
+
+export const SSE_HEADERS: Record<string, string> = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+};
+
+export function cacheHeader(prompt: PromptProcessed): string {
+  const miss = prompt.missReason || "none";
+  return `decision=${prompt.decision || "unknown"}; miss=${miss}; cached=${prompt.cachedTokens}; prompt=${prompt.promptTokens}`;
+}
+
+export async function respondJson<R extends TurnRenderer>(
+  call: GenerateCall,
+  renderer: R,
+  options: TurnOptions<R>,
+): Promise<Response> {
+  let done = false;
+  try {
+    for (;;) {
+      const event = await call.next();
+      if (event === undefined) break;
+      await renderer.push(event);
+    }
+    renderer.finish();
+    const headers = { ...options.headers };
+    if (renderer.prompt) headers["x-frontier-cache"] = cacheHeader(renderer.prompt);
+    // The session learns about the turn before the client does, so its next request (which may
+    // follow at once) finds the session's new frontier.
+    done = true;
+    await options.onDone(renderer);
+    return jsonResponse(renderer.body(), { headers });
+  } finally {
+    if (!renderer.stopped) call.cancel();
+    if (!done) options.waitUntil(options.onDone(renderer));
+  }
+}
+
+export async function respondStream<R extends TurnRenderer>(
+  call: GenerateCall,
+  renderer: R,
+  options: TurnOptions<R>,
+): Promise<Response> {
+  const head: RenderedEvent[] = [];
+  try {
+    const deadline = Date.now() + options.headerWaitMs;
+    while (!renderer.prompt) {
+      const event = await call.nextWithin(deadline - Date.now());
+      if (event === "timeout") break;
+      if (event === undefined) {
+        renderer.finish();
+        break;
+      }
+      for (const out of await renderer.push(event)) if (!out.ping) head.push(out);
+    }
+  } catch (error) {
+    call.cancel();
+    options.waitUntil(options.onDone(renderer));
+    throw error;
+  }
+  const headers = { ...options.headers, ...SSE_HEADERS };
+  if (renderer.prompt) headers["x-frontier-cache"] = cacheHeader(renderer.prompt);
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  options.waitUntil(pump(call, renderer, head, writable.getWriter(), options));
+  return new Response(readable, { status: 200, headers });
+}
+
+async function pump<R extends TurnRenderer>(
+  call: GenerateCall,
+  renderer: R,
+  head: RenderedEvent[],
+  writer: WritableStreamDefaultWriter<Uint8Array>,
+  options: TurnOptions<R>,
+): Promise<void> {
+  const encoder = new TextEncoder();
+  let clientGone = false;
+  let recorded = false;
+  const done = async (): Promise<void> => {
+    if (recorded) return;
+    recorded = true;
+    await options.onDone(renderer);
+  };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const armKeepAlive = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(() => void write(renderer.keepAlive).catch(() => undefined), options.keepAliveMs);
+  };
+  const write = async (text: string): Promise<void> => {
+    if (clientGone) throw new Error("client gone");
+    armKeepAlive();
+    try {
+      await writer.write(encoder.encode(text));
+    } catch (error) {
+      clientGone = true;
+      call.cancel();
+      throw error;
+    }
+  };
+  const emit = async (out: RenderedEvent): Promise<void> => {
+    // Record the turn before the client sees that it is over (see respondJson).
+    if (out.final) await done();
+    await write(out.sse);
+  };
+  try {
+    armKeepAlive();
+    for (const out of head) await emit(out);
+    while (!renderer.stopped) {
+      const event = await call.next();
+      if (event === undefined) {
+        renderer.finish();
+        break;
+      }
+      for (const out of await renderer.push(event)) await emit(out);
+    }
+  } catch (error) {
+    if (!clientGone && !call.cancelled) {
+      await write(renderer.streamError(toApiError(error))).catch(() => undefined);
+    }
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+    await writer.close().catch(() => undefined);
+    const ended = renderer.stopped && (await drain(call));
+    if (!ended) call.cancel();
+    await done();
+  }
+}
+
+/** After `stop`, let the worker finish its stream (trailers) instead of cancelling it. True if it ended. */
+async function drain(call: GenerateCall): Promise<boolean> {
+  try {
+    for (let i = 0; i < 16; i++) {
+      const event = await call.nextWithin(2000);
+      if (event === undefined) return true;
+      if (event === "timeout") return false;
+    }
+  } catch {
+    // the turn is complete; a late transport error does not matter
+  }
+  return false;
+}
