@@ -15,6 +15,8 @@ export interface EdgeVars {
   HEADER_WAIT_MS?: string;
   /** Bearer token the GPU workers require on every call; shared with them. */
   WORKER_TOKEN?: string;
+  /** Seconds a stored Responses API record stays retrievable and continuable (default 30 days). */
+  RESPONSE_TTL_S?: string;
 }
 
 export interface EdgeConfig {
@@ -26,6 +28,7 @@ export interface EdgeConfig {
   keepAliveMs: number;
   headerWaitMs: number;
   workerToken: string;
+  responseTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -63,6 +66,7 @@ export function parseConfig(vars: EdgeVars): EdgeConfig {
     keepAliveMs: positiveInt(vars.KEEPALIVE_MS, "KEEPALIVE_MS", 5000),
     headerWaitMs: positiveInt(vars.HEADER_WAIT_MS, "HEADER_WAIT_MS", 2000),
     workerToken,
+    responseTtlMs: positiveInt(vars.RESPONSE_TTL_S, "RESPONSE_TTL_S", 30 * 24 * 3600) * 1000,
   };
 }
 

@@ -1,7 +1,10 @@
 /** The Worker's bindings (wrangler.toml). */
 import type { EdgeVars } from "./config.ts";
+import type { ResponseStoreDO } from "./response-store-do.ts";
 import type { SessionDO } from "./session-do.ts";
 
 export interface Env extends EdgeVars {
   SESSIONS: DurableObjectNamespace<SessionDO>;
+  /** Stored Responses API records, one object per session. */
+  RESPONSES: DurableObjectNamespace<ResponseStoreDO>;
 }

@@ -2,13 +2,14 @@
  * Frontier's edge: a Worker serving the Anthropic Messages API and forwarding turns to the GPU
  * workers over gRPC-Web. Every response carries a `request-id`.
  */
-import { ApiError, errorResponse } from "./anthropic/errors.ts";
+import { ApiError } from "./anthropic/errors.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import type { Env } from "./env.ts";
 import { newRequestId } from "./http.ts";
 import { log } from "./log.ts";
-import { router } from "./router.ts";
+import { renderError, router } from "./router.ts";
 
+export { ResponseStoreDO } from "./response-store-do.ts";
 export { SessionDO } from "./session-do.ts";
 
 export default {
@@ -26,8 +27,9 @@ export default {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       log(error instanceof ConfigError ? "edge misconfigured" : "edge error", { request: requestId, error: message });
-      response = errorResponse(
+      response = renderError(
         ApiError.internal(error instanceof ConfigError ? "The server is misconfigured" : undefined),
+        request,
         requestId,
       );
     }

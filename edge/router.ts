@@ -1,4 +1,7 @@
-/** The route table. Anthropic errors are built here (itty's `error()` puts the status in the body). */
+/**
+ * The route table. Errors are rendered here in the shape of the route's protocol: OpenAI's under
+ * /v1/responses, Anthropic's elsewhere (itty's `error()` puts the status in the body).
+ */
 import { type IRequest, Router } from "itty-router";
 import { ValidationError } from "./anthropic/check.ts";
 import { ApiError, errorResponse } from "./anthropic/errors.ts";
@@ -8,7 +11,10 @@ import { handleCountTokens } from "./handlers/count-tokens.ts";
 import { handleHealth } from "./handlers/health.ts";
 import { handleMessages } from "./handlers/messages.ts";
 import { handleGetModel, handleListModels } from "./handlers/models.ts";
+import { handleDeleteResponse, handleGetResponse } from "./handlers/response-records.ts";
+import { handleCreateResponse } from "./handlers/responses.ts";
 import { log } from "./log.ts";
+import { openAiErrorResponse } from "./openai/errors.ts";
 
 type Args = [RequestContext];
 
@@ -18,8 +24,14 @@ const notAllowed = (allow: string) => () => {
 
 export const router = Router<IRequest, Args>({
   catch: (error: unknown, request: IRequest, rc: RequestContext) =>
-    errorResponse(toApiError(error, request, rc), rc.requestId),
+    renderError(toApiError(error, request, rc), request, rc.requestId),
 });
+
+/** The error response in the shape of the protocol the path belongs to. */
+export function renderError(error: ApiError, request: Request, requestId: string): Response {
+  const openAi = new URL(request.url).pathname.startsWith("/v1/responses");
+  return openAi ? openAiErrorResponse(error, requestId) : errorResponse(error, requestId);
+}
 
 router
   .head("/", () => new Response(null, { status: 200 }))
@@ -35,13 +47,20 @@ router
   .all("/v1/models", notAllowed("GET"))
   .get("/v1/models/:id", (request, rc) => handleGetModel(request, rc, request.params.id ?? ""))
   .all("/v1/models/:id", notAllowed("GET"))
+  .post("/v1/responses", (request, rc) => handleCreateResponse(request, rc))
+  .all("/v1/responses", notAllowed("POST"))
+  .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))
+  .delete("/v1/responses/:id", (request, rc) => handleDeleteResponse(request, rc, request.params.id ?? ""))
+  .all("/v1/responses/:id", notAllowed("GET, DELETE"))
   .all("*", (request) => {
     throw ApiError.notFound(`Not found: ${request.method} ${new URL(request.url).pathname}`);
   });
 
 function toApiError(error: unknown, request: Request, rc: RequestContext): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof ValidationError) return ApiError.invalid(error.message);
+  if (error instanceof ValidationError) {
+    return new ApiError("invalid_request_error", error.message, { param: error.path.join(".") || undefined });
+  }
   const path = new URL(request.url).pathname;
   if (error instanceof ConfigError) {
     log("edge misconfigured", { request: rc.requestId, path, error: error.message });

@@ -60,8 +60,17 @@ describe("auth", () => {
       const response = await call("/v1/models", { bearer });
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({
+        object: "list",
         data: [
-          { type: "model", id: "frontier-test", display_name: "frontier-test", created_at: "2026-01-01T00:00:00Z" },
+          {
+            type: "model",
+            id: "frontier-test",
+            display_name: "frontier-test",
+            created_at: "2026-01-01T00:00:00Z",
+            object: "model",
+            created: 1767225600,
+            owned_by: "frontier",
+          },
         ],
         has_more: false,
         first_id: "frontier-test",

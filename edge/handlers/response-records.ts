@@ -1,0 +1,30 @@
+/** GET and DELETE /v1/responses/{id}: stored records, found through the session the ID names. */
+import { verifyId } from "../../shared/ids.ts";
+import { ApiError } from "../anthropic/errors.ts";
+import { authenticate } from "../auth.ts";
+import type { RequestContext } from "../context.ts";
+import { jsonResponse } from "../http.ts";
+
+export async function handleGetResponse(request: Request, rc: RequestContext, id: string): Promise<Response> {
+  const { store, tenant } = await locate(request, rc, id);
+  const response = store ? await store.get(tenant, id) : null;
+  if (!response) throw notFound(id);
+  return jsonResponse(response, { headers: { "x-request-id": rc.requestId } });
+}
+
+export async function handleDeleteResponse(request: Request, rc: RequestContext, id: string): Promise<Response> {
+  const { store, tenant } = await locate(request, rc, id);
+  if (!store || !(await store.delete(tenant, id))) throw notFound(id);
+  return jsonResponse({ id, object: "response", deleted: true }, { headers: { "x-request-id": rc.requestId } });
+}
+
+async function locate(request: Request, rc: RequestContext, id: string) {
+  const tenant = await authenticate(request.headers, rc.config.apiKeys);
+  const decoded = await verifyId(rc.config.idSecret, id, tenant);
+  const store = decoded?.kind === "resp" ? rc.env.RESPONSES.getByName(decoded.session) : undefined;
+  return { store, tenant };
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError("not_found_error", `Response with id '${id}' not found.`, { param: "response_id" });
+}

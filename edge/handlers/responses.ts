@@ -1,0 +1,131 @@
+/**
+ * POST /v1/responses: authenticate, validate, rebuild the conversation from `previous_response_id`
+ * (stored records) plus the new input, find the session (the previous response's, else by the IDs
+ * the input replays, else the `prompt_cache_key` hint, else new), forward to its worker, render in
+ * the Responses shape, and store the record (unless `store: false`).
+ */
+import { verifyId } from "../../shared/ids.ts";
+import { LIMITS } from "../../shared/limits.ts";
+import { ApiError } from "../anthropic/errors.ts";
+import { authenticate } from "../auth.ts";
+import type { RequestContext } from "../context.ts";
+import { GenerateCall } from "../generate-call.ts";
+import { readJsonBody } from "../http.ts";
+import { log } from "../log.ts";
+import { toGenerateRequest } from "../openai/normalize.ts";
+import { collectResponsesRoutingIds } from "../openai/routing-ids.ts";
+import { ResponsesTurn } from "../openai/stream.ts";
+import type { InputItem } from "../openai/types.ts";
+import { validateResponsesRequest } from "../openai/validate.ts";
+import type { StoredResponse } from "../response-store-do.ts";
+import type { IdCandidate } from "../routing.ts";
+import { recordTurn, releaseSession, resolveSession } from "../session-route.ts";
+import { respondJson, respondStream, type TurnOptions } from "../turn-driver.ts";
+import { workerClient } from "../worker-client.ts";
+
+export async function handleCreateResponse(request: Request, rc: RequestContext): Promise<Response> {
+  const { env, config, requestId } = rc;
+  const tenant = await authenticate(request.headers, config.apiKeys);
+  const body = validateResponsesRequest(await readJsonBody(request, LIMITS.maxBodyBytes));
+  let history: InputItem[] = [];
+  let pinned: IdCandidate | undefined;
+  if (body.previous_response_id !== undefined) {
+    const previous = await previousResponse(rc, tenant, body.previous_response_id);
+    history = previous.items;
+    pinned = { sessionId: previous.sessionId, source: "previous-response" };
+  }
+  const items = [...history, ...body.input];
+  const session = await resolveSession(env, config, {
+    tenant,
+    requestId,
+    ids: collectResponsesRoutingIds(items),
+    pinned,
+    hint: body.prompt_cache_key ?? null,
+  });
+  const generate = toGenerateRequest(body, items, {
+    requestId,
+    tenantId: tenant,
+    sessionId: session.sessionId,
+    epoch: session.epoch,
+  });
+  const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
+  const started = Date.now();
+  const turn = new ResponsesTurn(body, {
+    idSecret: config.idSecret,
+    tenant,
+    sessionId: session.sessionId,
+    createdAt: Math.floor(started / 1000),
+  });
+  // A record continues its parent's chain only inside one session; a branch stores its whole history.
+  const sameSession = pinned !== undefined && pinned.sessionId === session.sessionId;
+  const options: TurnOptions<ResponsesTurn> = {
+    requestId,
+    keepAliveMs: config.keepAliveMs,
+    headerWaitMs: config.headerWaitMs,
+    headers: { "x-frontier-route": `${session.source}; epoch=${session.epoch}`, "x-request-id": requestId },
+    waitUntil: rc.waitUntil,
+    onDone: async (done) => {
+      const prompt = done.prompt;
+      log("responses turn", {
+        request: requestId,
+        session: session.sessionId.slice(0, 8),
+        route: session.source,
+        stream: body.stream,
+        decision: prompt?.decision,
+        miss: prompt?.missReason || undefined,
+        cached: prompt?.cachedTokens,
+        prompt: prompt?.promptTokens,
+        status: done.response.status,
+        calls: done.callIds.length,
+        ms: Date.now() - started,
+      });
+      if (!done.stopped || !prompt) {
+        await releaseSession(env, session, tenant, requestId);
+        return;
+      }
+      await recordTurn(env, session, { tenant, requestId, messageId: prompt.messageId, toolUseIds: done.callIds });
+      if (body.store) {
+        await storeResponse(rc, session.sessionId, tenant, {
+          response: done.response,
+          input: sameSession ? body.input : items,
+          parentId: sameSession ? (body.previous_response_id ?? null) : null,
+        });
+      }
+    },
+  };
+  return body.stream ? respondStream(call, turn, options) : respondJson(call, turn, options);
+}
+
+/** The stored conversation up to `id`, or a 404 naming it (unknown, forged, another tenant's, expired). */
+async function previousResponse(
+  rc: RequestContext,
+  tenant: string,
+  id: string,
+): Promise<{ sessionId: string; items: InputItem[] }> {
+  const decoded = await verifyId(rc.config.idSecret, id, tenant);
+  const notFound = (missing: string) =>
+    new ApiError(
+      "not_found_error",
+      missing === id
+        ? `Previous response with id '${id}' not found. It may have expired, been deleted, or been created with store: false; send the full input instead.`
+        : `Previous response with id '${id}' cannot be continued: an earlier response in its chain ('${missing}') has expired or was deleted; send the full input instead.`,
+      { param: "previous_response_id", code: "previous_response_not_found" },
+    );
+  if (decoded?.kind !== "resp") throw notFound(id);
+  const history = await rc.env.RESPONSES.getByName(decoded.session).history(tenant, id);
+  if (history.status !== "ok") throw notFound(history.id);
+  return { sessionId: decoded.session, items: history.items };
+}
+
+async function storeResponse(
+  rc: RequestContext,
+  sessionId: string,
+  tenant: string,
+  record: StoredResponse,
+): Promise<void> {
+  try {
+    await rc.env.RESPONSES.getByName(sessionId).put(tenant, record, rc.config.responseTtlMs);
+  } catch (error) {
+    log("response store failed", { session: sessionId.slice(0, 8), error: String(error) });
+  }
+}

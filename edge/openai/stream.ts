@@ -1,0 +1,259 @@
+/**
+ * The Responses TurnRenderer: the worker's protocol-neutral events → the Responses stream
+ * (`response.created` … `response.completed`/`incomplete`, each with a `sequence_number`) in the
+ * order the openai SDK's accumulator expects, and the same snapshot as the non-streaming body.
+ * Item IDs (`msg_`, `rs_`, `fc_`) are minted like every Frontier ID: session + keyed MAC.
+ */
+import {
+  type GenerateEvent,
+  type PromptProcessed,
+  type Stop,
+  StopReason,
+  WorkerErrorCode,
+} from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { type IdKind, mintId } from "../../shared/ids.ts";
+import { encodeSseJson } from "../../shared/sse.ts";
+import { ApiError } from "../anthropic/errors.ts";
+import type { RenderedEvent, TurnRenderer } from "../turn-driver.ts";
+import { workerErrorToApiError } from "../worker-errors.ts";
+import { encodeOpenAiStreamError, openAiErrorBody } from "./errors.ts";
+import { newResponseObject } from "./response-object.ts";
+import type { OutputItem, ResponseObject, ResponseStreamEvent, ResponsesRequest } from "./types.ts";
+
+export interface ResponsesTurnContext {
+  idSecret: string;
+  tenant: string;
+  sessionId: string;
+  createdAt: number;
+}
+
+type Open =
+  | { kind: "message" | "reasoning"; index: number; text: string }
+  | { kind: "function_call"; index: number; toolIndex: number };
+
+export class ResponsesTurn implements TurnRenderer {
+  prompt: PromptProcessed | undefined;
+  /** Call IDs of the function calls this turn made, in order. */
+  readonly callIds: string[] = [];
+  readonly keepAlive = ": keep-alive\n\n";
+  response: ResponseObject;
+  #stopped = false;
+  #sequence = 0;
+  #open: Open | undefined;
+
+  constructor(
+    readonly request: ResponsesRequest,
+    readonly context: ResponsesTurnContext,
+  ) {
+    this.response = newResponseObject(request, "", context.createdAt);
+  }
+
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  async push(event: GenerateEvent): Promise<RenderedEvent[]> {
+    if (this.#stopped) return [];
+    const e = event.event;
+    switch (e.case) {
+      case "prompt":
+        if (this.prompt) return [];
+        this.prompt = e.value;
+        this.response.id = e.value.messageId;
+        return [
+          this.#event("response.created", { response: this.response }),
+          this.#event("response.in_progress", { response: this.response }),
+        ];
+      case "keepAlive":
+        return [{ sse: this.keepAlive, ping: true }];
+      case "textDelta":
+      case "thinkingDelta": {
+        if (e.value.text === "") return [];
+        const kind = e.case === "textDelta" ? "message" : "reasoning";
+        const out = await this.#ensure(kind);
+        const open = this.#open as Extract<Open, { kind: "message" | "reasoning" }>;
+        open.text += e.value.text;
+        const type = kind === "message" ? "response.output_text.delta" : "response.reasoning_text.delta";
+        const extra = kind === "message" ? { logprobs: [] } : {};
+        out.push(this.#event(type, { ...this.#at(open.index), content_index: 0, delta: e.value.text, ...extra }));
+        return out;
+      }
+      case "thinkingEnd":
+        return this.#open?.kind === "reasoning" ? this.#close("completed") : [];
+      case "toolCallStart": {
+        this.#requirePrompt();
+        const out = this.#close("completed");
+        const item: OutputItem = {
+          type: "function_call",
+          id: await this.#mint("fc"),
+          status: "in_progress",
+          call_id: e.value.id,
+          name: e.value.name,
+          arguments: "",
+        };
+        this.callIds.push(e.value.id);
+        out.push(this.#add(item));
+        this.#open = { kind: "function_call", index: this.response.output.length - 1, toolIndex: e.value.index };
+        return out;
+      }
+      case "toolCallDelta": {
+        const item = this.#openCall(e.value.index);
+        if (e.value.argumentsJson === "") return [];
+        item.arguments += e.value.argumentsJson;
+        return [this.#event("response.function_call_arguments.delta", { ...this.#at(), delta: e.value.argumentsJson })];
+      }
+      case "toolCallEnd":
+        this.#openCall(e.value.index);
+        return this.#close("completed");
+      case "stop":
+        return this.#stop(e.value);
+      case "error":
+        throw e.value.code === WorkerErrorCode.UNKNOWN_TOOL_USE_ID
+          ? unknownCallId(e.value.param)
+          : workerErrorToApiError(e.value);
+      case undefined:
+        return [];
+      default:
+        throw protocolError("an unknown worker event");
+    }
+  }
+
+  finish(): void {
+    if (!this.#stopped) throw ApiError.overloaded("The GPU worker ended the stream before the turn finished; retry");
+  }
+
+  body(): ResponseObject {
+    if (!this.#stopped) throw ApiError.internal("The turn did not complete");
+    return this.response;
+  }
+
+  /** `error`, then `response.failed` with the same error on the response. */
+  streamError(error: ApiError): string {
+    const body = openAiErrorBody(error).error;
+    this.response.status = "failed";
+    this.response.error = { code: body.code ?? body.type, message: body.message };
+    const first = encodeOpenAiStreamError(error, this.#sequence++);
+    return first + this.#event("response.failed", { response: this.response }).sse;
+  }
+
+  #stop(stop: Stop): RenderedEvent[] {
+    this.#requirePrompt();
+    if (stop.reason === StopReason.CANCELLED) throw ApiError.overloaded("The GPU worker cancelled this turn; retry");
+    const incomplete = stop.reason === StopReason.MAX_TOKENS;
+    const out = this.#close(incomplete ? "incomplete" : "completed");
+    const cached = stop.usage?.cachedTokens ?? this.prompt?.cachedTokens ?? 0;
+    const input = (stop.usage?.inputTokens ?? 0) + cached;
+    const output = stop.usage?.outputTokens ?? 0;
+    this.response.usage = {
+      input_tokens: input,
+      input_tokens_details: { cached_tokens: cached },
+      output_tokens: output,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: input + output,
+    };
+    this.response.status = incomplete ? "incomplete" : "completed";
+    if (incomplete) this.response.incomplete_details = { reason: "max_output_tokens" };
+    this.#stopped = true;
+    const type = incomplete ? "response.incomplete" : "response.completed";
+    out.push({ ...this.#event(type, { response: this.response }), final: true });
+    return out;
+  }
+
+  async #ensure(kind: "message" | "reasoning"): Promise<RenderedEvent[]> {
+    this.#requirePrompt();
+    if (this.#open?.kind === kind) return [];
+    const out = this.#close("completed");
+    const item: OutputItem =
+      kind === "message"
+        ? { type: "message", id: await this.#mint("msg"), status: "in_progress", role: "assistant", content: [] }
+        : { type: "reasoning", id: await this.#mint("rs"), status: "in_progress", summary: [], content: [] };
+    out.push(this.#add(item));
+    const index = this.response.output.length - 1;
+    this.#open = { kind, index, text: "" };
+    const part = kind === "message" ? outputText("") : { type: "reasoning_text" as const, text: "" };
+    out.push(this.#event("response.content_part.added", { ...this.#at(index), content_index: 0, part }));
+    return out;
+  }
+
+  #close(status: "completed" | "incomplete"): RenderedEvent[] {
+    const open = this.#open;
+    if (!open) return [];
+    this.#open = undefined;
+    const item = this.response.output[open.index];
+    if (!item) throw protocolError("closing a missing output item");
+    const out: RenderedEvent[] = [];
+    const at = this.#at(open.index);
+    if (open.kind === "function_call" && item.type === "function_call") {
+      out.push(
+        this.#event("response.function_call_arguments.done", { ...at, name: item.name, arguments: item.arguments }),
+      );
+    } else if (open.kind !== "function_call" && item.type !== "function_call") {
+      const done = open.kind === "message" ? "response.output_text.done" : "response.reasoning_text.done";
+      const part =
+        open.kind === "message" ? outputText(open.text) : { type: "reasoning_text" as const, text: open.text };
+      out.push(
+        this.#event(done, {
+          ...at,
+          content_index: 0,
+          text: open.text,
+          ...(open.kind === "message" ? { logprobs: [] } : {}),
+        }),
+      );
+      out.push(this.#event("response.content_part.done", { ...at, content_index: 0, part }));
+      if (item.type === "message") item.content = [outputText(open.text)];
+      else item.content = [{ type: "reasoning_text", text: open.text }];
+    }
+    item.status = status;
+    out.push(this.#event("response.output_item.done", { output_index: open.index, item }));
+    return out;
+  }
+
+  #add(item: OutputItem): RenderedEvent {
+    this.response.output.push(item);
+    return this.#event("response.output_item.added", { output_index: this.response.output.length - 1, item });
+  }
+
+  #openCall(toolIndex: number): Extract<OutputItem, { type: "function_call" }> {
+    const open = this.#open;
+    const item = open ? this.response.output[open.index] : undefined;
+    if (open?.kind !== "function_call" || open.toolIndex !== toolIndex || item?.type !== "function_call") {
+      throw protocolError(`tool call ${toolIndex} is not the open output item`);
+    }
+    return item;
+  }
+
+  #at(index = this.#open?.index ?? 0): { item_id: string; output_index: number } {
+    return { item_id: this.response.output[index]?.id ?? "", output_index: index };
+  }
+
+  /** Serialised at once, so later mutation of the snapshot never changes an event already built. */
+  #event(type: string, fields: Record<string, unknown>): RenderedEvent {
+    const event: ResponseStreamEvent = { type, ...fields, sequence_number: this.#sequence++ };
+    return { sse: encodeSseJson(type, event) };
+  }
+
+  #mint(kind: IdKind): Promise<string> {
+    return mintId(this.context.idSecret, kind, this.context.tenant, this.context.sessionId);
+  }
+
+  #requirePrompt(): void {
+    if (!this.prompt) throw protocolError("content before the prompt event");
+  }
+}
+
+function outputText(text: string) {
+  return { type: "output_text" as const, text, annotations: [] as [], logprobs: [] as [] };
+}
+
+/** A function_call_output whose call has no live or saved state, and no replayed function_call. */
+function unknownCallId(callId: string): ApiError {
+  return new ApiError(
+    "invalid_request_error",
+    `No function call found for function_call_output with call_id '${callId}': it has no live or saved state on the server (it may have expired, or the instructions or tools changed). Send the full input, including the function_call item with this call_id, or continue with previous_response_id.`,
+    { param: "input", code: "unknown_call_id" },
+  );
+}
+
+function protocolError(what: string): ApiError {
+  return ApiError.internal(`GPU worker protocol error: ${what}`);
+}

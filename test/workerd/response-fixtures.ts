@@ -1,0 +1,35 @@
+/** A completed Response object with one assistant message, for store tests. */
+import { newResponseObject } from "../../edge/openai/response-object.ts";
+import type { ResponseObject, ResponsesRequest } from "../../edge/openai/types.ts";
+
+const REQUEST: ResponsesRequest = {
+  model: "m",
+  input: [],
+  instructions: undefined,
+  tools: [],
+  tool_choice: "auto",
+  parallel_tool_calls: true,
+  max_output_tokens: undefined,
+  temperature: undefined,
+  top_p: undefined,
+  store: true,
+  stream: false,
+  previous_response_id: undefined,
+  reasoning_effort: undefined,
+  prompt_cache_key: undefined,
+  metadata: {},
+  user: undefined,
+};
+
+export function newSessionResponse(id: string, text: string): ResponseObject {
+  const response = newResponseObject(REQUEST, id, 0);
+  response.status = "completed";
+  response.output.push({
+    type: "message",
+    id: `msg_${id}`,
+    status: "completed",
+    role: "assistant",
+    content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
+  });
+  return response;
+}
