@@ -4,24 +4,11 @@
  * timed (max_tokens 1: prefill + first token). The same turn-2 request on a fresh session is the
  * cold comparator. Both are measured in the same run, alternating, on the same worker.
  */
+import { svgLineChart } from "./chart.ts";
 import { countTokens, streamTurn } from "./edge-client.ts";
-import { median, spread } from "./stats.ts";
-
-const WORDS = "agent tool result session worker prefix token cache stream model prompt frontier edge route state".split(
-  " ",
-);
-
-/** Deterministic filler text of about `words` words. */
-function filler(words: number): string {
-  let seed = 7;
-  const out: string[] = [];
-  for (let i = 0; i < words; i++) {
-    seed = (seed * 1103515245 + 12345) >>> 0;
-    out.push(WORDS[seed % WORDS.length] ?? "agent");
-    if (i % 17 === 16) out.push(".\n");
-  }
-  return out.join(" ");
-}
+import { fmt, median, ratioSpread, spread } from "./stats.ts";
+import { filler } from "./text.ts";
+import type { Workload } from "./workload.ts";
 
 const TOOL = {
   name: "run_check",
@@ -90,7 +77,9 @@ export async function benchContinuation(edgeUrl: string, targetTokens: number, r
     // The cold comparator: the same conversation on a fresh session. Its tool IDs are replaced by
     // IDs Frontier never minted (IDs are not part of the rendered prompt), so the edge cannot
     // route it to the live session and the worker must prefill it all.
-    const cold = await streamTurn(edgeUrl, withForeignIds(second, rep), crypto.randomUUID());
+    // Its system prompt also starts with a line of its own, so no checkpoint (e.g. the prefix
+    // anchor turn 1 saved) is a prefix of it: a true cold prefill of the same number of tokens.
+    const cold = await streamTurn(edgeUrl, coldVariant(second, rep), crypto.randomUUID());
     row.liveMs.push(live.ms);
     row.coldMs.push(cold.ms);
     row.promptTokens = live.inputTokens + live.cachedTokens;
@@ -104,22 +93,79 @@ export async function benchContinuation(edgeUrl: string, targetTokens: number, r
   return row;
 }
 
-function withForeignIds<T>(request: T, rep: number): T {
+function coldVariant<T extends { system: string }>(request: T, rep: number): T {
   const json = JSON.stringify(request).replace(/toolu_[A-Za-z0-9_-]+/g, (id) => `toolu_cold${rep}${id.slice(-8)}`);
-  return JSON.parse(json) as T;
+  const cold = JSON.parse(json) as T;
+  const salt = `cold ${rep} ${Date.now() % 100000}`;
+  return { ...cold, system: `${salt}${cold.system.slice(salt.length)}` };
 }
 
 export function continuationTable(rows: readonly ContinuationRow[]): string {
   const lines = [
-    "| prompt tokens (live / cold) | prefilled on continuation | continuation TTFT ms (median, spread) | cold TTFT ms (median, spread) | cold / continuation |",
+    "| prompt tokens (live / cold) | prefilled on continuation | continuation TTFT ms (median, spread) | cold TTFT ms (median, spread) | cold / continuation (median; per-run spread) |",
     "|---|---|---|---|---|",
   ];
   for (const r of rows) {
     const live = median(r.liveMs);
     const cold = median(r.coldMs);
     lines.push(
-      `| ${r.promptTokens} / ${r.coldPromptTokens} | ${r.suffixTokens} | ${live.toFixed(0)} (${spread(r.liveMs)}) | ${cold.toFixed(0)} (${spread(r.coldMs)}) | **${(cold / live).toFixed(1)}x** |`,
+      `| ${r.promptTokens} / ${r.coldPromptTokens} | ${r.suffixTokens} | ${live.toFixed(0)} (${spread(r.liveMs)}) | ${cold.toFixed(0)} (${spread(r.coldMs)}) | **${(cold / live).toFixed(1)}x** (${ratioSpread(perRep(r)).spread}) |`,
     );
   }
   return lines.join("\n");
 }
+
+/** Cold / continuation of each run (the two were measured back to back). */
+function perRep(r: ContinuationRow): number[] {
+  return r.coldMs.map((cold, i) => cold / (r.liveMs[i] ?? Number.NaN));
+}
+
+export function ttftChart(rows: readonly ContinuationRow[]): string {
+  return svgLineChart({
+    title: "TTFT vs context length: live continuation vs cold prefill",
+    xLabel: "prompt tokens",
+    yLabel: "TTFT ms (log scale, median)",
+    series: [
+      { name: "cold prefill", color: "#d1495b", points: rows.map((r) => [r.coldPromptTokens, median(r.coldMs)]) },
+      { name: "live continuation", color: "#00798c", points: rows.map((r) => [r.promptTokens, median(r.liveMs)]) },
+    ],
+  });
+}
+
+export const continuationWorkload: Workload = {
+  name: "continuation",
+  needsStack: true,
+  async run({ options, stack, progress }) {
+    if (!stack) throw new Error("continuation needs the stack");
+    const rows: ContinuationRow[] = [];
+    for (const tokens of options.contexts) {
+      progress(`continuation vs cold at ~${tokens} tokens (${options.reps} reps)`);
+      rows.push(await benchContinuation(stack.edgeUrl, tokens, options.reps));
+    }
+    const violations = rows
+      .filter((r) => r.suffixTokens >= r.promptTokens / 2)
+      .map((r) => `continuation at ${r.promptTokens} tokens prefilled ${r.suffixTokens} tokens`);
+    return {
+      summary: rows.map((r) => ({
+        workload: "continuation vs cold",
+        measure: `cold / continuation TTFT at ${r.promptTokens} tokens`,
+        ...ratioSpread(perRep(r), 1),
+      })),
+      section: [
+        `## Live continuation vs cold prefill (TTFT = prefill + first token, through the edge; context ${options.contextSize}, ${options.sequences} sequences)`,
+        "",
+        "Turn 2 of a tool loop (`max_tokens: 1`), continuing the live KV by tool-result IDs, against the same",
+        "request on a fresh session whose system prompt starts with a line of its own (so no checkpoint applies).",
+        "",
+        continuationTable(rows),
+        "",
+        `![TTFT vs context length](ttft-vs-context.svg)`,
+        "",
+        `Prefill rate seen by the cold runs: ${rows.map((r) => `${fmt(r.coldPromptTokens / (median(r.coldMs) / 1000), 0)} tok/s at ${r.coldPromptTokens}`).join(", ")}.`,
+        "",
+      ].join("\n"),
+      files: { "ttft-vs-context.svg": ttftChart(rows) },
+      violations,
+    };
+  },
+};

@@ -10,6 +10,7 @@ import { GenerateRequestSchema, Role, WorkerService } from "../proto/gen/frontie
 import { newSessionId } from "../shared/ids.ts";
 import { streamTurn } from "./edge-client.ts";
 import { fmt, percentile } from "./stats.ts";
+import type { Workload } from "./workload.ts";
 
 /** The worker requires the shared worker token on every call (dev default here). */
 const workerAuth: Interceptor = (next) => (request) => {
@@ -69,3 +70,26 @@ export function overheadTable(row: OverheadRow): string {
     `n = ${row.edgeMs.length} interleaved requests each (max_tokens 1, a 1-message first turn on a fresh session).`,
   ].join("\n");
 }
+
+export const routingOverheadWorkload: Workload = {
+  name: "routing",
+  needsStack: true,
+  async run({ options, stack, progress }) {
+    if (!stack) throw new Error("routing needs the stack");
+    const n = options.quick ? 10 : 50;
+    progress(`edge overhead: ${n} interleaved requests each way`);
+    const row = await benchRoutingOverhead(stack.edgeUrl, stack.workerGrpcUrl, n);
+    const over = (q: number) => percentile(row.edgeMs, q) - percentile(row.directMs, q);
+    return {
+      summary: [
+        {
+          workload: "edge overhead",
+          measure: "edge + SessionDO + gRPC-Web vs worker gRPC directly, p50 / p99",
+          value: `${fmt(over(50), 2)} / ${fmt(over(99), 2)} ms`,
+          spread: `edge p50 ${fmt(percentile(row.edgeMs, 50), 2)} ms, direct p50 ${fmt(percentile(row.directMs, 50), 2)} ms (n=${row.edgeMs.length})`,
+        },
+      ],
+      section: ["## Routing overhead (loopback)", "", overheadTable(row), ""].join("\n"),
+    };
+  },
+};

@@ -1,104 +1,176 @@
 /**
- * `npm run bench`: measures Frontier's claims side by side and writes docs/bench/report.md.
- *   1. sessions (in process, real engine + checkpoint store): restore vs re-prefill, aggregate
- *      decode at 1/2/4/8 sessions, checkpoint bytes per token, memory per resident session;
- *   2. through the stack (edge in workerd + one GPU worker): continuation vs cold TTFT, edge overhead.
+ * `npm run bench`: measures Frontier's claims side by side in one run and writes a report.
+ * Each workload is one file exporting a `Workload` (bench/workload.ts) and one line in WORKLOADS.
+ * The stack (edge in workerd + one GPU worker) is started once, when the first workload needs it,
+ * unless --edge-url/--worker-grpc point at a running one.
+ *
  * Options:
- *   --quick               tiny model, small prompts, one repetition (proves the benchmark runs)
- *   --contexts a,b        prompt sizes for continuation vs cold (default 2000,8000,24000)
+ *   --quick               tiny model, small prompts, one repetition (CI: proves every workload runs)
  *   --reps n              repetitions per measurement (default 3)
- *   --restore-tokens n    prompt size for restore vs re-prefill (default 8000)
- *   --only sessions|stack run one group
+ *   --contexts a,b,c      prompt sizes for continuation vs cold (default 2000,8000,24000)
+ *   --restore-tokens n    prompt size for checkpoint restore vs re-prefill (default 8000)
+ *   --agent-prefix n      tokens of the agent loop's system prompt + tools (default 20000)
+ *   --agent-turns n       turns per agent loop (default 6)
+ *   --only a,b            run only these workloads (names below)
+ *   --llama-server PATH   also run the agent loop against llama.cpp's llama-server (peer comparison)
+ *   --size tiny|mid|large generated model (default mid; tiny with --quick); FRONTIER_MODEL_PATH wins
+ *   --edge-url URL --worker-grpc URL   use a running stack instead of starting one
+ *   --out PATH            report file (default docs/bench/report.md)
+ *   --no-record           do not update docs/benchmarks.md (a full default run records its tables there)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { REPO_ROOT, startStack } from "../scripts/stack.ts";
-import { benchContinuation, type ContinuationRow, continuationTable } from "./continuation.ts";
-import { benchRoutingOverhead, overheadTable } from "./routing-overhead.ts";
-import { benchSessions, sessionsTable } from "./sessions.ts";
+import { ensureTestModel, TEST_MODEL_SPECS, type TestModelSize } from "../native/model/gguf-writer.ts";
+import { REPO_ROOT, type Stack, startStack } from "../scripts/stack.ts";
+import { agentLoopWorkload } from "./agent-loop.ts";
+import { continuationWorkload } from "./continuation.ts";
+import { llamaServerWorkload } from "./peer-llama-server.ts";
+import { machineDescription, recordInBenchmarksDoc, renderReport } from "./report.ts";
+import { routingOverheadWorkload } from "./routing-overhead.ts";
+import { sessionsWorkload } from "./sessions.ts";
+import type { BenchOptions, BenchStack, Workload, WorkloadResult } from "./workload.ts";
+
+/** Run order. Add a workload here (one line) and in its own file. */
+const WORKLOADS: Workload[] = [
+  sessionsWorkload,
+  agentLoopWorkload,
+  continuationWorkload,
+  routingOverheadWorkload,
+  llamaServerWorkload,
+];
 
 const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
-    contexts: { type: "string" },
     reps: { type: "string" },
+    contexts: { type: "string" },
     "restore-tokens": { type: "string" },
+    "agent-prefix": { type: "string" },
+    "agent-turns": { type: "string" },
     only: { type: "string" },
-    out: { type: "string", default: join(REPO_ROOT, "docs/bench/report.md") },
+    "llama-server": { type: "string" },
+    size: { type: "string" },
+    "edge-url": { type: "string" },
+    "worker-grpc": { type: "string" },
+    out: { type: "string" },
+    "no-record": { type: "boolean", default: false },
   },
 });
-const quick = values.quick ?? false;
-const contexts = (values.contexts ?? (quick ? "1000" : "2000,8000,24000")).split(",").map(Number);
-const reps = Number(values.reps ?? (quick ? "1" : "3"));
-const restoreTokens = Number(values["restore-tokens"] ?? (quick ? "1000" : "8000"));
-const size = quick ? "tiny" : "mid";
-const only = values.only;
-const model = process.env.FRONTIER_MODEL_PATH || `generated ${size} test model`;
+
+function numberList(text: string): number[] {
+  const list = text.split(",").map(Number);
+  if (list.some((n) => !Number.isSafeInteger(n) || n <= 0)) throw new Error(`not a list of positive integers: ${text}`);
+  return list;
+}
+
+async function resolveOptions(): Promise<BenchOptions> {
+  const quick = values.quick ?? false;
+  const size = (values.size ?? (quick ? "tiny" : "mid")) as TestModelSize;
+  if (!Object.hasOwn(TEST_MODEL_SPECS, size)) throw new Error(`--size must be one of ${Object.keys(TEST_MODEL_SPECS)}`);
+  const contexts = numberList(values.contexts ?? (quick ? "1000" : "2000,8000,24000"));
+  const agentPrefixTokens = numberList(values["agent-prefix"] ?? (quick ? "3000" : "20000"))[0] ?? 20000;
+  const agentTurns = numberList(values["agent-turns"] ?? (quick ? "2" : "6"))[0] ?? 6;
+  const gpu = process.env.FRONTIER_GPU === "off" ? "off" : "auto";
+  return {
+    quick,
+    reps: numberList(values.reps ?? (quick ? "1" : "3"))[0] ?? 3,
+    contexts,
+    restoreTokens: numberList(values["restore-tokens"] ?? (quick ? "1000" : "8000"))[0] ?? 8000,
+    agentPrefixTokens,
+    agentTurns,
+    llamaServer: values["llama-server"],
+    size,
+    // Generated before anything starts (the mid model takes a few seconds once, then is cached).
+    modelPath: process.env.FRONTIER_MODEL_PATH || (await ensureTestModel(size)),
+    contextSize: Math.max(Math.max(...contexts), agentPrefixTokens + agentTurns * 1500) + 2048,
+    sequences: 2,
+    gpu,
+  };
+}
 
 async function main(): Promise<void> {
-  const sections: string[] = [
-    "# Benchmark report",
-    "",
-    `Command: \`npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(" ")}` : ""}\` — ${new Date().toISOString()}`,
-    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; Node ${process.version}; llama.cpp threads=1 (CPU)`,
-    `Model: ${model}.`,
-    "",
-  ];
-
-  if (only === undefined || only === "sessions") {
-    process.stdout.write(`sessions: restore vs re-prefill at ${restoreTokens} tokens, decode at 1/2/4/8 sessions...\n`);
-    const report = await benchSessions(size, restoreTokens, reps);
-    sections.push("## Many sessions on one worker (in process)", "", sessionsTable(report), "");
-  }
-
-  if (only === undefined || only === "stack") {
-    const contextSize = Math.max(...contexts) + 2048;
-    const stateDir = mkdtempSync(join(tmpdir(), "frontier-bench-"));
-    const stack = await startStack({
-      workers: 1,
-      edgeStateDir: stateDir,
-      workerEnv: {
-        FRONTIER_TEST_MODEL_SIZE: size,
-        FRONTIER_CONTEXT_SIZE: String(contextSize),
-        FRONTIER_SEQUENCES: "2",
-        FRONTIER_STATE_DIR: join(stateDir, "worker"),
-        FRONTIER_MODEL_PATH: process.env.FRONTIER_MODEL_PATH ?? "",
-      },
-      verbose: process.env.FRONTIER_BENCH_VERBOSE === "1",
-    });
-    try {
-      const worker = stack.workers[0];
-      if (!worker) throw new Error("no worker");
-      const rows: ContinuationRow[] = [];
-      for (const tokens of contexts) {
-        process.stdout.write(`continuation vs cold at ~${tokens} tokens (${reps} reps)...\n`);
-        rows.push(await benchContinuation(stack.edgeUrl, tokens, reps));
-      }
-      process.stdout.write("routing overhead...\n");
-      const overhead = await benchRoutingOverhead(stack.edgeUrl, worker.grpcUrl, quick ? 10 : 50);
-      sections.push(
-        `## Live continuation vs cold prefill (TTFT = prefill + first token, through the edge; context ${contextSize}, 2 sequences)`,
-        "",
-        continuationTable(rows),
-        "",
-        "## Routing overhead (loopback)",
-        "",
-        overheadTable(overhead),
-        "",
-      );
-    } finally {
-      await stack.stop();
-      rmSync(stateDir, { recursive: true, force: true });
-    }
-  }
-
+  const options = await resolveOptions();
+  const only = values.only?.split(",");
+  const unknown = only?.filter((name) => !WORKLOADS.some((w) => w.name === name)) ?? [];
+  if (unknown.length > 0) throw new Error(`unknown workload ${unknown}; workloads: ${WORKLOADS.map((w) => w.name)}`);
+  const selected = WORKLOADS.filter(
+    (w) => (only === undefined || only.includes(w.name)) && (w.enabled?.(options) ?? true),
+  );
   const out = values.out ?? join(REPO_ROOT, "docs/bench/report.md");
-  const report = sections.join("\n");
+  const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`;
+  const started = Date.now();
+  const progress = (message: string) =>
+    process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(5)} s] ${message}\n`);
+
+  let stack: Stack | undefined;
+  let benchStack: BenchStack | undefined;
+  const stateDir = mkdtempSync(join(tmpdir(), "frontier-bench-"));
+  const results: { workload: Workload; result: WorkloadResult }[] = [];
+  const earlier = new Map<string, Record<string, unknown>>();
+  try {
+    for (const workload of selected) {
+      if (workload.needsStack && !benchStack)
+        benchStack = await openStack(options, stateDir, progress, (s) => (stack = s));
+      const result = await workload.run({ options, stack: benchStack, earlier, progress });
+      results.push({ workload, result });
+      if (result.shared) earlier.set(workload.name, result.shared);
+      for (const violation of result.violations ?? []) progress(`CHECK FAILED ${workload.name}: ${violation}`);
+    }
+  } finally {
+    await (stack as Stack | undefined)?.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+
+  const machine = machineDescription(options);
+  const report = renderReport({ command, machine, options, results, seconds: (Date.now() - started) / 1000 });
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, report);
+  for (const { result } of results) {
+    for (const [name, content] of Object.entries(result.files ?? {})) writeFileSync(join(dirname(out), name), content);
+  }
   process.stdout.write(`\n${report}\nwritten to ${out}\n`);
+  const record = !options.quick && only === undefined && values.out === undefined && !values["no-record"];
+  if (record) {
+    recordInBenchmarksDoc(join(REPO_ROOT, "docs/benchmarks.md"), report, "bench/");
+    process.stdout.write("recorded in docs/benchmarks.md\n");
+  }
+  const failed = results.flatMap(({ workload, result }) =>
+    (result.violations ?? []).map((v) => `${workload.name}: ${v}`),
+  );
+  if (failed.length > 0) throw new Error(`correctness checks failed:\n${failed.join("\n")}`);
+}
+
+async function openStack(
+  options: BenchOptions,
+  stateDir: string,
+  progress: (message: string) => void,
+  keep: (stack: Stack) => void,
+): Promise<BenchStack> {
+  if (values["edge-url"]) {
+    if (!values["worker-grpc"]) throw new Error("--edge-url needs --worker-grpc (the worker's h2c gRPC URL)");
+    return { edgeUrl: values["edge-url"], workerGrpcUrl: values["worker-grpc"], workerLogs: [] };
+  }
+  progress(`starting the stack (context ${options.contextSize} × ${options.sequences} sequences)`);
+  const stack = await startStack({
+    workers: 1,
+    edgeStateDir: stateDir,
+    workerEnv: {
+      FRONTIER_MODEL_PATH: options.modelPath,
+      FRONTIER_CONTEXT_SIZE: String(options.contextSize),
+      FRONTIER_SEQUENCES: String(options.sequences),
+      FRONTIER_STATE_DIR: join(stateDir, "worker"),
+      // Test-only sampling policy: a forced tool turn makes 2-3 parallel calls (a random model
+      // otherwise stops after one); prompts, tokens and KV are untouched.
+      FRONTIER_TEST_POLICY: "scripted-tools",
+    },
+    verbose: process.env.FRONTIER_BENCH_VERBOSE === "1",
+  });
+  keep(stack);
+  const worker = stack.workers[0];
+  if (!worker) throw new Error("no worker");
+  return { edgeUrl: stack.edgeUrl, workerGrpcUrl: worker.grpcUrl, workerLogs: worker.logs };
 }
 
 // Exit explicitly either way: idle HTTP/2 sessions of the direct gRPC client (and the engine's

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { CheckpointStore } from "../gpu-worker/checkpoints/checkpoint-store.ts";
 import { createEngine } from "../native/engine.ts";
 import type { Engine, EngineSequence, Token } from "../native/engine-types.ts";
-import { ensureTestModel, type TestModelSize } from "../native/model/gguf-writer.ts";
-import { fmt, median } from "./stats.ts";
+import { fmt, median, ratioSpread } from "./stats.ts";
+import type { Workload } from "./workload.ts";
 
 const TEXT = "The agent reads the tool result, updates its plan and calls the next tool with care. ";
 
@@ -46,15 +46,20 @@ export interface SessionsReport {
   rssPerResidentSession: number;
 }
 
-export async function benchSessions(size: TestModelSize, restoreTokens: number, reps: number): Promise<SessionsReport> {
+export async function benchSessions(
+  modelPath: string,
+  restoreTokens: number,
+  reps: number,
+  gpu: "auto" | false,
+): Promise<SessionsReport> {
   const maxSessions = 8;
   const engine = await createEngine({
-    modelPath: await ensureTestModel(size),
+    modelPath,
     contextSize: restoreTokens + 256,
     sequences: maxSessions,
-    threads: 1,
-    gpu: false,
-    flashAttention: false,
+    threads: Number(process.env.FRONTIER_THREADS || 1),
+    gpu,
+    flashAttention: process.env.FRONTIER_FLASH_ATTENTION === "on",
     batchSize: 512,
   });
   const dir = mkdtempSync(join(tmpdir(), "frontier-bench-ckpt-"));
@@ -135,3 +140,46 @@ export function sessionsTable(r: SessionsReport): string {
     `Worker RSS growth per resident session (8 sessions, 64-token prompts + 48 decoded; the KV cache itself is allocated up front for every sequence): ${fmt(r.rssPerResidentSession / 1024, 0)} KiB.`,
   ].join("\n");
 }
+
+export const sessionsWorkload: Workload = {
+  name: "sessions",
+  needsStack: false,
+  async run({ options, progress }) {
+    progress(
+      `sessions (in process): restore vs re-prefill at ${options.restoreTokens} tokens, decode at 1/2/4/8 sessions`,
+    );
+    const r = await benchSessions(
+      options.modelPath,
+      options.restoreTokens,
+      options.reps,
+      options.gpu === "off" ? false : "auto",
+    );
+    const base = r.decode[0]?.tokensPerSecond ?? Number.NaN;
+    const top = r.decode.at(-1);
+    return {
+      summary: [
+        {
+          workload: "checkpoint restore",
+          measure: `re-prefill / restore at ${r.restoreTokens} tokens`,
+          ...ratioSpread(
+            r.prefillMs.map((p, i) => p / (r.restoreMs[i] ?? Number.NaN)),
+            1,
+          ),
+        },
+        {
+          workload: "batched decode",
+          measure: `aggregate decode tok/s at ${r.decode.map((d) => d.sessions).join("/")} sessions`,
+          value: r.decode.map((d) => fmt(d.tokensPerSecond, 0)).join(" / "),
+          spread: top ? `${(top.tokensPerSecond / base).toFixed(2)}x at ${top.sessions} vs 1 (one run each)` : "",
+        },
+        {
+          workload: "memory",
+          measure: "worker RSS per resident session; checkpoint bytes per token",
+          value: `${fmt(r.rssPerResidentSession / 1024, 0)} KiB; ${fmt(r.bytesPerToken, 0)} B/token`,
+          spread: "one run",
+        },
+      ],
+      section: ["## Many sessions on one worker (in process)", "", sessionsTable(r), ""].join("\n"),
+    };
+  },
+};

@@ -19,3 +19,13 @@ export function fmt(value: number, digits = 1): string {
   if (!Number.isFinite(value)) return "n/a";
   return value >= 100 ? value.toFixed(0) : value.toFixed(digits);
 }
+
+/** Median and min–max of ratios, formatted as "12.3x" and "10.1x–14.2x (n=3)". */
+export function ratioSpread(ratios: readonly number[], digits = 2): { value: string; spread: string } {
+  const finite = ratios.filter((r) => Number.isFinite(r));
+  if (finite.length === 0) return { value: "n/a", spread: "n=0" };
+  const x = (v: number) => `${v >= 100 ? v.toFixed(0) : v.toFixed(digits)}x`;
+  const spreadText =
+    finite.length < 2 ? "n=1" : `${x(Math.min(...finite))}–${x(Math.max(...finite))} (n=${finite.length})`;
+  return { value: x(median(finite)), spread: spreadText };
+}

@@ -57,7 +57,10 @@ export function toolCallGrammar(markup: ToolCallMarkup, options: ToolCallGrammar
     );
   });
   const call = alternatives.length === 1 ? (alternatives[0] as string) : rules.add("call", alternatives.join(" | "));
-  const more = options.parallel ? ` (${gbnfLiteral(markup.separator)} ${call}){0,${MAX_PARALLEL_CALLS - 1}}` : "";
+  const least = Math.min(Math.max(options.minCalls ?? 1, 1), MAX_PARALLEL_CALLS);
+  const more = options.parallel
+    ? ` (${gbnfLiteral(markup.separator)} ${call}){${least - 1},${MAX_PARALLEL_CALLS - 1}}`
+    : "";
   const parts = [
     markup.blockOpen === "" ? "" : gbnfLiteral(markup.blockOpen),
     `${call}${more}`,

@@ -78,6 +78,8 @@ export interface ToolCallGrammarOptions {
   choice: "any" | { name: string };
   /** Allow 1..3 calls instead of exactly one. */
   parallel: boolean;
+  /** With `parallel`: the fewest calls (default 1; the test-only scripted policy asks for 2). */
+  minCalls?: number;
   /** The prompt ends inside an open thinking block: the grammar closes it first (empty reasoning). */
   thinkingOpen: boolean;
 }

@@ -10,6 +10,7 @@ export const SCRIPTED_BASH_COMMANDS = ["echo frontier-one", "echo frontier-two"]
  * - `tool_choice` any / tool: a grammar built from the tools' JSON schemas forces a valid call.
  * - The test-only `scripted-tools` policy (worker configuration, never a request field): on a user
  *   turn it forces two fixed harmless `Bash` calls; after tool results, a short plain-text answer.
+ *   With a forced `tool_choice` that allows parallel calls, it requires at least two of them.
  */
 export function grammarForTurn(
   format: ChatFormat,
@@ -21,10 +22,13 @@ export function grammarForTurn(
   const tools = conversation.tools;
   if (tools.length > 0 && choice) {
     const parallel = !choice.disableParallelToolUse;
+    // A random model almost never continues past its first call; the scripted policy makes a forced
+    // parallel turn carry 2-3 calls, so benchmarks and tests exercise parallel calls.
+    const minCalls = testPolicy === "scripted-tools" ? 2 : 1;
     if (choice.mode === ToolChoiceMode.ANY)
-      return format.toolCallGrammar({ tools, choice: "any", parallel, thinkingOpen });
+      return format.toolCallGrammar({ tools, choice: "any", parallel, minCalls, thinkingOpen });
     if (choice.mode === ToolChoiceMode.TOOL) {
-      return format.toolCallGrammar({ tools, choice: { name: choice.name }, parallel, thinkingOpen });
+      return format.toolCallGrammar({ tools, choice: { name: choice.name }, parallel, minCalls, thinkingOpen });
     }
   }
   if (testPolicy === "scripted-tools") {

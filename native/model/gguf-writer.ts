@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { alignUp, GGUF_DEFAULT_ALIGNMENT, GGUF_MAGIC, GGUF_VERSION, GgmlType, GgufValueType } from "./gguf-format.ts";
 import { buildVocab } from "./vocab.ts";
 
-export type TestModelSize = "tiny" | "mid";
+export type TestModelSize = "tiny" | "mid" | "large";
 
 /** Shape of a generated model. */
 export interface TestModelSpec {
@@ -28,6 +28,8 @@ export interface TestModelSpec {
 export const TEST_MODEL_SPECS: Readonly<Record<TestModelSize, TestModelSpec>> = {
   tiny: { embedding: 64, layers: 2, heads: 4, kvHeads: 2, feedForward: 128, vocab: 512, weightType: "F32" },
   mid: { embedding: 512, layers: 8, heads: 8, kvHeads: 8, feedForward: 1408, vocab: 2048, weightType: "F16" },
+  /** ~0.8B parameters (1.5 GB): for GPU benchmarks (scripts/gpu-bench.sh); too slow for CPU. */
+  large: { embedding: 2048, layers: 16, heads: 16, kvHeads: 8, feedForward: 5632, vocab: 2048, weightType: "F16" },
 };
 
 /** Bump when the generator's output changes, so cached files are regenerated. */

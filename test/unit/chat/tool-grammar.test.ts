@@ -50,6 +50,15 @@ describe.each(cases)("%s grammars", (_name, format, markup) => {
     expect(gbnfMatches(g, one)).toBe(false);
   });
 
+  it("requires at least minCalls parallel calls when asked (the scripted test policy)", () => {
+    const g = format.toolCallGrammar({ tools: TOOLS, choice: "any", parallel: true, minCalls: 2, thinkingOpen: false });
+    wellFormed(g);
+    expect(gbnfMatches(g, one)).toBe(false);
+    expect(gbnfMatches(g, two)).toBe(true);
+    expect(gbnfMatches(g, toolCallsText(markup, [bash, read, bash]))).toBe(true);
+    expect(gbnfMatches(g, four)).toBe(false);
+  });
+
   it("restricts a named choice to that tool", () => {
     const g = format.toolCallGrammar({ tools: TOOLS, choice: { name: "Read" }, parallel: false, thinkingOpen: false });
     wellFormed(g);

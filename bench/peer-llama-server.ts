@@ -1,0 +1,273 @@
+/**
+ * Peer comparison: the agent loop's conversations replayed against llama.cpp's own `llama-server`
+ * on the same GGUF (`--llama-server PATH`; build one with scripts/build-llama-server.sh).
+ *
+ * A random-weight model cannot hold a tool conversation through llama-server's chat parser, so the
+ * peer gets the *same transcript* Frontier produced: every request carries the history Frontier's
+ * run sent, with Frontier's tool calls as assistant text (`<tool_call>` markup, as the ChatML/Hermes
+ * format renders them) and the tool results as `<tool_response>` user text, via
+ * `/v1/chat/completions` (rendered by llama-server with the GGUF's ChatML template). Each request
+ * asks for as many output tokens as Frontier sampled on that turn (`ignore_eos`), so "turn ms"
+ * compares prefill + the same number of decoded tokens. Prefilled/cached come from llama-server's
+ * `timings` (`prompt_n`, `cache_n`). llama-server runs with `--parallel 2` (2 slots, like Frontier's
+ * 2 sequences), 1 thread, flash attention off, and its prompt-cache defaults as shipped
+ * (`cache_prompt`, host-memory prompt cache `--cache-ram`, idle-slot saving).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort, stopChild } from "../scripts/stack.ts";
+import type { AgentLoopShared, AgentTool, AgentTranscript, AgentTurn } from "./agent-loop.ts";
+import { fmt, median, ratioSpread } from "./stats.ts";
+import type { Workload } from "./workload.ts";
+
+type ChatMessage = { role: "system" | "user" | "assistant"; content: string };
+
+const TOOLS_INTRO =
+  "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" +
+  "You are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+const TOOLS_OUTRO =
+  "\n</tools>\n\nFor each function call, return a json object with function name and arguments within " +
+  '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
+
+function toolsText(tools: readonly AgentTool[]): string {
+  const lines = tools.map((t) =>
+    JSON.stringify({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.input_schema },
+    }),
+  );
+  return `${TOOLS_INTRO}\n${lines.join("\n")}${TOOLS_OUTRO}`;
+}
+
+type Block = { type: string; text?: string; name?: string; input?: unknown; content?: string };
+
+/** The Anthropic-shaped history as ChatML/Hermes text messages. */
+export function chatMessages(transcript: AgentTranscript, messages: readonly unknown[]): ChatMessage[] {
+  const out: ChatMessage[] = [{ role: "system", content: `${transcript.system}\n\n${toolsText(transcript.tools)}` }];
+  for (const message of messages as { role: "user" | "assistant"; content: string | Block[] }[]) {
+    if (typeof message.content === "string") {
+      out.push({ role: message.role, content: message.content });
+      continue;
+    }
+    const parts = message.content.map((b) => {
+      if (b.type === "tool_use")
+        return `<tool_call>\n${JSON.stringify({ name: b.name, arguments: b.input })}\n</tool_call>`;
+      if (b.type === "tool_result") return `<tool_response>\n${b.content ?? ""}\n</tool_response>`;
+      return b.text ?? "";
+    });
+    out.push({ role: message.role, content: parts.filter((p) => p !== "").join("\n") });
+  }
+  return out;
+}
+
+interface PeerTurn {
+  agent: string;
+  turn: number;
+  promptTokens: number;
+  prefilled: number;
+  cached: number;
+  ttftMs: number;
+  totalMs: number;
+}
+
+async function startLlamaServer(
+  binary: string,
+  modelPath: string,
+  contextSize: number,
+): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const log = join(tmpdir(), `frontier-bench-llama-server-${port}.log`);
+  const args = ["-m", modelPath, "--host", "127.0.0.1", "--port", String(port), "--parallel", "2"];
+  args.push(
+    "-c",
+    String(contextSize * 2),
+    "-t",
+    "1",
+    "-fa",
+    "off",
+    "-ngl",
+    process.env.FRONTIER_GPU === "off" ? "0" : "999",
+  );
+  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const sink = createWriteStream(log);
+  child.stdout?.pipe(sink);
+  child.stderr?.pipe(sink);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`llama-server exited with ${child.exitCode}; see ${log}`);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return { url, child };
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await stopChild(child);
+  throw new Error(`llama-server not healthy within 120 s; see ${log}`);
+}
+
+/** One streamed chat completion; time to first token, total time and the server's prompt timings. */
+async function peerTurn(
+  url: string,
+  messages: ChatMessage[],
+  outputTokens: number,
+): Promise<Omit<PeerTurn, "agent" | "turn">> {
+  const started = performance.now();
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "peer",
+      messages,
+      max_tokens: Math.max(1, outputTokens),
+      ignore_eos: true,
+      temperature: 1,
+      stream: true,
+      stream_options: { include_usage: true },
+    }),
+  });
+  if (res.status !== 200 || !res.body) throw new Error(`llama-server answered ${res.status}: ${await res.text()}`);
+  let ttftMs = Number.NaN;
+  let timings: { prompt_n?: number; cache_n?: number } = {};
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const reader = res.body.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let newline = buffer.indexOf("\n");
+    while (newline >= 0) {
+      const line = buffer.slice(0, newline).trim();
+      buffer = buffer.slice(newline + 1);
+      newline = buffer.indexOf("\n");
+      if (!line.startsWith("data:") || line === "data: [DONE]") continue;
+      const data = JSON.parse(line.slice(5)) as {
+        choices?: { delta?: { content?: string | null } }[];
+        timings?: { prompt_n?: number; cache_n?: number };
+      };
+      if (Number.isNaN(ttftMs) && data.choices?.some((c) => (c.delta?.content ?? "") !== "")) {
+        ttftMs = performance.now() - started;
+      }
+      if (data.timings) timings = data.timings;
+    }
+  }
+  const prefilled = timings.prompt_n ?? Number.NaN;
+  const cached = timings.cache_n ?? Number.NaN;
+  return { promptTokens: prefilled + cached, prefilled, cached, ttftMs, totalMs: performance.now() - started };
+}
+
+async function replay(
+  url: string,
+  transcripts: readonly AgentTranscript[],
+  frontierTurns: readonly AgentTurn[],
+  progress: (message: string) => void,
+): Promise<PeerTurn[]> {
+  const out: PeerTurn[] = [];
+  const turns = Math.max(...transcripts.map((t) => t.turns.length));
+  for (let turn = 0; turn < turns; turn++) {
+    for (const transcript of transcripts) {
+      const step = transcript.turns[turn];
+      if (!step) continue;
+      const frontier = frontierTurns.find((t) => t.agent === transcript.agent && t.turn === turn + 1);
+      const result = await peerTurn(url, chatMessages(transcript, step.messages), frontier?.outputTokens ?? 1);
+      out.push({ agent: transcript.agent, turn: turn + 1, ...result });
+      progress(
+        `  llama-server ${transcript.agent} turn ${turn + 1}: prefilled ${result.prefilled}, cached ${result.cached}`,
+      );
+    }
+  }
+  return out;
+}
+
+function sideBySide(frontier: readonly AgentTurn[], peer: readonly PeerTurn[]): string {
+  const lines = [
+    "| agent | turn | prompt tokens (Frontier / llama-server) | prefilled (F / L) | cached (F / L) | suffix (F) | turn ms (F / L) | first block ms (F) / first token ms (L) |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  for (const p of peer) {
+    const f = frontier.find((t) => t.agent === p.agent && t.turn === p.turn);
+    if (!f) continue;
+    lines.push(
+      `| ${p.agent} | ${p.turn} | ${f.promptTokens} / ${p.promptTokens} | ${f.prefilled} / **${p.prefilled}** | ${f.cached} / ${p.cached} | ${f.suffix ?? "—"} | ${fmt(f.totalMs, 0)} / ${fmt(p.totalMs, 0)} | ${fmt(f.firstBlockMs, 0)} / ${fmt(p.ttftMs, 0)} |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+function summarise(label: string, frontier: readonly AgentTurn[], peer: readonly PeerTurn[]) {
+  const later = peer.filter((p) => p.turn > 1);
+  const pairs = later.flatMap((p) => {
+    const f = frontier.find((t) => t.agent === p.agent && t.turn === p.turn);
+    return f ? [{ f, p }] : [];
+  });
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  return [
+    {
+      workload: "vs llama-server",
+      measure: `${label}: tokens prefilled on turns 2+ (Frontier vs llama-server, total)`,
+      value: `${sum(pairs.map((x) => x.f.prefilled))} vs ${sum(pairs.map((x) => x.p.prefilled))}`,
+      spread: `median per turn ${fmt(median(pairs.map((x) => x.f.prefilled)), 0)} vs ${fmt(median(pairs.map((x) => x.p.prefilled)), 0)} (n=${pairs.length})`,
+    },
+    {
+      workload: "vs llama-server",
+      measure: `${label}: llama-server / Frontier turn time, turns 2+`,
+      ...ratioSpread(pairs.map((x) => x.p.totalMs / x.f.totalMs)),
+    },
+  ];
+}
+
+export const llamaServerWorkload: Workload = {
+  name: "llama-server",
+  needsStack: false,
+  enabled: (options) => options.llamaServer !== undefined,
+  async run({ options, earlier, progress }) {
+    const binary = options.llamaServer;
+    if (!binary) throw new Error("--llama-server PATH is required");
+    const loop = earlier.get("agent-loop") as AgentLoopShared | undefined;
+    if (!loop) throw new Error("the llama-server comparison replays the agent-loop workload's transcripts: run both");
+    progress(`llama-server (${binary}) on the same GGUF, 2 slots`);
+    const server = await startLlamaServer(binary, options.modelPath, options.contextSize);
+    try {
+      progress("llama-server: the single agent's transcript");
+      const single = await replay(server.url, [loop.single], loop.singleTurns, progress);
+      progress("llama-server: 4 interleaved agents' transcripts on 2 slots");
+      const four = await replay(server.url, loop.interleaved, loop.interleavedTurns, progress);
+      const props = await fetch(`${server.url}/props`)
+        .then((r) => r.json() as Promise<{ build_info?: string }>)
+        .catch(() => ({ build_info: undefined }));
+      return {
+        summary: [
+          ...summarise("one agent", loop.singleTurns, single),
+          ...summarise("4 agents on 2 slots", loop.interleavedTurns, four),
+        ],
+        section: [
+          "## Peer: the same agent loop against llama.cpp's llama-server",
+          "",
+          `llama-server ${props.build_info ?? ""} from the llama.cpp source node-llama-cpp bundles, same GGUF,`,
+          "`--parallel 2 -t 1 -fa off`, prompt-cache defaults as shipped. It replays Frontier's transcript (the tool calls",
+          "Frontier sampled, as `<tool_call>` assistant text; results as `<tool_response>` user text) through",
+          "`/v1/chat/completions`, asking for the same number of output tokens Frontier sampled on each turn. So both",
+          "prefill the same conversation and decode the same number of tokens; llama-server's prefilled/cached are its",
+          "`timings.prompt_n` / `timings.cache_n`. What differs by construction: llama-server re-tokenizes the assistant",
+          "turn it did not generate (Frontier continues the exact sampled tokens), and its chat template renders the",
+          "conversation with slightly different framing (a few tokens per message).",
+          "",
+          "### One agent",
+          "",
+          sideBySide(loop.singleTurns, single),
+          "",
+          "### 4 agents interleaved turn by turn on 2 slots / 2 sequences",
+          "",
+          sideBySide(loop.interleavedTurns, four),
+          "",
+        ].join("\n"),
+      };
+    } finally {
+      await stopChild(server.child);
+    }
+  },
+};
