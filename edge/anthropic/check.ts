@@ -3,6 +3,8 @@
  * does (`messages.2.content.0.tool_use_id: Field required`).
  */
 
+import { LIMITS } from "../../shared/limits.ts";
+
 export type Path = readonly (string | number)[];
 
 export class ValidationError extends Error {
@@ -13,6 +15,17 @@ export class ValidationError extends Error {
   ) {
     super(path.length > 0 ? `${path.join(".")}: ${detail}` : detail);
   }
+}
+
+/** A tool's `name`: 1–maxToolNameLength characters and unique within `seen` (which it joins). */
+export function uniqueToolName(tool: Record<string, unknown>, path: Path, seen: Set<string>): string {
+  const name = asString(required(tool, "name", path), [...path, "name"]);
+  if (name.length === 0 || name.length > LIMITS.maxToolNameLength) {
+    fail([...path, "name"], `String should have between 1 and ${LIMITS.maxToolNameLength} characters`);
+  }
+  if (seen.has(name)) fail([...path, "name"], `Tool names must be unique; '${name}' appears more than once`);
+  seen.add(name);
+  return name;
 }
 
 export function fail(path: Path, detail: string): never {

@@ -35,14 +35,24 @@ export interface SessionTarget {
 }
 
 export function toGenerateRequest(request: MessagesRequest, target: SessionTarget): GenerateRequest {
+  return generateRequestFor(target, Protocol.ANTHROPIC_MESSAGES, toConversation(request), toSampling(request));
+}
+
+/** The GenerateRequest for a session target, in either protocol. */
+export function generateRequestFor(
+  target: SessionTarget,
+  protocol: Protocol,
+  conversation: Conversation,
+  sampling: SamplingParams,
+): GenerateRequest {
   return create(GenerateRequestSchema, {
     requestId: target.requestId,
     tenantId: target.tenantId,
     sessionId: target.sessionId,
     epoch: BigInt(target.epoch),
-    protocol: Protocol.ANTHROPIC_MESSAGES,
-    conversation: toConversation(request),
-    sampling: toSampling(request),
+    protocol,
+    conversation,
+    sampling,
   });
 }
 

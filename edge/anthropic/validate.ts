@@ -17,6 +17,7 @@ import {
   optional,
   type Path,
   required,
+  uniqueToolName,
 } from "./check.ts";
 import type { MessagesRequest, ThinkingSpec, ToolChoiceSpec, ToolSpec } from "./types.ts";
 import { validateMessages } from "./validate-content.ts";
@@ -87,12 +88,7 @@ function validateTools(value: unknown): ToolSpec[] {
     const type = optional(tool, "type");
     // Server tools (web_search_..., bash_..., text_editor_...) are Anthropic-hosted: not offered here.
     if (type !== undefined && asString(type, [...path, "type"]) !== "custom") return;
-    const name = asString(required(tool, "name", path), [...path, "name"]);
-    if (name.length === 0 || name.length > LIMITS.maxToolNameLength) {
-      fail([...path, "name"], `String should have between 1 and ${LIMITS.maxToolNameLength} characters`);
-    }
-    if (names.has(name)) fail([...path, "name"], `Tool names must be unique; '${name}' appears more than once`);
-    names.add(name);
+    const name = uniqueToolName(tool, path, names);
     const description = optional(tool, "description");
     tools.push({
       name,

@@ -11,7 +11,6 @@ import {
   type Conversation,
   ConversationSchema,
   type GenerateRequest,
-  GenerateRequestSchema,
   type Message,
   MessageSchema,
   Protocol,
@@ -23,7 +22,7 @@ import {
   ToolChoiceSchema,
   ToolDefinitionSchema,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { SessionTarget } from "../anthropic/normalize.ts";
+import { generateRequestFor, type SessionTarget } from "../anthropic/normalize.ts";
 import type { InputItem, ResponsesRequest, ToolChoice } from "./types.ts";
 
 const THINKING_BUDGETS: Record<string, number> = { low: 1024, medium: 4096, high: 16_384, xhigh: 32_768 };
@@ -34,19 +33,12 @@ export function toGenerateRequest(
   items: readonly InputItem[],
   target: SessionTarget,
 ): GenerateRequest {
-  return create(GenerateRequestSchema, {
-    requestId: target.requestId,
-    tenantId: target.tenantId,
-    sessionId: target.sessionId,
-    epoch: BigInt(target.epoch),
-    protocol: Protocol.OPENAI_RESPONSES,
-    conversation: toConversation(request, items),
-    sampling: create(SamplingParamsSchema, {
-      maxTokens: request.max_output_tokens ?? 0,
-      temperature: request.temperature,
-      topP: request.top_p,
-    }),
+  const sampling = create(SamplingParamsSchema, {
+    maxTokens: request.max_output_tokens ?? 0,
+    temperature: request.temperature,
+    topP: request.top_p,
   });
+  return generateRequestFor(target, Protocol.OPENAI_RESPONSES, toConversation(request, items), sampling);
 }
 
 export function toConversation(request: ResponsesRequest, items: readonly InputItem[]): Conversation {

@@ -18,6 +18,7 @@ import {
   optional,
   type Path,
   required,
+  uniqueToolName,
 } from "../anthropic/check.ts";
 import type { FunctionTool, ResponsesRequest, ToolChoice } from "./types.ts";
 import { validateInput } from "./validate-input.ts";
@@ -102,12 +103,7 @@ function validateTools(value: unknown): FunctionTool[] {
     const tool = asObject(entry, path);
     const type = asString(required(tool, "type", path), [...path, "type"]);
     if (type !== "function") fail([...path, "type"], `Tool type '${type}' is not supported; only function tools are`);
-    const name = asString(required(tool, "name", path), [...path, "name"]);
-    if (name.length === 0 || name.length > LIMITS.maxToolNameLength) {
-      fail([...path, "name"], `String should have between 1 and ${LIMITS.maxToolNameLength} characters`);
-    }
-    if (names.has(name)) fail([...path, "name"], `Tool names must be unique; '${name}' appears more than once`);
-    names.add(name);
+    const name = uniqueToolName(tool, path, names);
     const description = optional(tool, "description");
     const parameters = optional(tool, "parameters");
     const strict = optional(tool, "strict");
