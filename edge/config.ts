@@ -1,6 +1,7 @@
 /** Edge configuration from wrangler `[vars]` (strings), parsed and checked once per env object. */
+import { type PoolConfig, type PoolVars, parsePoolConfig } from "./pool/pool-config.ts";
 
-export interface EdgeVars {
+export interface EdgeVars extends PoolVars {
   /** Comma-separated GPU worker gRPC-Web base URLs. */
   WORKER_URLS?: string;
   /** JSON object: sha256-hex of an API key → tenant id. */
@@ -19,8 +20,7 @@ export interface EdgeVars {
   RESPONSE_TTL_S?: string;
 }
 
-export interface EdgeConfig {
-  workerUrls: string[];
+export interface EdgeConfig extends PoolConfig {
   /** sha256-hex of key → tenant. */
   apiKeys: ReadonlyMap<string, string>;
   idSecret: string;
@@ -47,11 +47,7 @@ export function loadConfig(vars: EdgeVars): EdgeConfig {
 }
 
 export function parseConfig(vars: EdgeVars): EdgeConfig {
-  const workerUrls = list(vars.WORKER_URLS);
-  if (workerUrls.length === 0) throw new ConfigError("WORKER_URLS is empty");
-  for (const url of workerUrls) {
-    if (!isHttpUrl(url)) throw new ConfigError(`WORKER_URLS: not an http(s) URL: ${url}`);
-  }
+  const pool = parsePoolConfig(vars, list(vars.WORKER_URLS));
   const idSecret = vars.ID_SECRET ?? "";
   if (idSecret.length < 16) throw new ConfigError("ID_SECRET must be at least 16 characters");
   const workerToken = vars.WORKER_TOKEN ?? "";
@@ -59,7 +55,7 @@ export function parseConfig(vars: EdgeVars): EdgeConfig {
   const modelIds = list(vars.MODEL_IDS);
   if (modelIds.length === 0) throw new ConfigError("MODEL_IDS is empty");
   return {
-    workerUrls,
+    ...pool,
     apiKeys: parseApiKeys(vars.API_KEYS),
     idSecret,
     modelIds,
@@ -97,14 +93,14 @@ function list(raw: string | undefined): string[] {
     .filter((item) => item !== "");
 }
 
-function positiveInt(raw: string | undefined, name: string, fallback: number): number {
+export function positiveInt(raw: string | undefined, name: string, fallback: number): number {
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer`);
   return value;
 }
 
-function isHttpUrl(raw: string): boolean {
+export function isHttpUrl(raw: string): boolean {
   try {
     const url = new URL(raw);
     return url.protocol === "http:" || url.protocol === "https:";

@@ -1,10 +1,13 @@
 /** The Worker's bindings (wrangler.toml). */
 import type { EdgeVars } from "./config.ts";
+import type { PoolDO } from "./pool/pool-do.ts";
 import type { ResponseStoreDO } from "./response-store-do.ts";
 import type { SessionDO } from "./session-do.ts";
 
 export interface Env extends EdgeVars {
   SESSIONS: DurableObjectNamespace<SessionDO>;
+  /** One GPU worker pool per region (`pool:<region>`). */
+  POOLS: DurableObjectNamespace<PoolDO>;
   /** Stored Responses API records, one object per session. */
   RESPONSES: DurableObjectNamespace<ResponseStoreDO>;
 }

@@ -9,6 +9,7 @@ import { newRequestId } from "./http.ts";
 import { log } from "./log.ts";
 import { renderError, router } from "./router.ts";
 
+export { PoolDO } from "./pool/pool-do.ts";
 export { ResponseStoreDO } from "./response-store-do.ts";
 export { SessionDO } from "./session-do.ts";
 

@@ -11,6 +11,7 @@ import { handleCountTokens } from "./handlers/count-tokens.ts";
 import { handleHealth } from "./handlers/health.ts";
 import { handleMessages } from "./handlers/messages.ts";
 import { handleGetModel, handleListModels } from "./handlers/models.ts";
+import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat } from "./handlers/pool.ts";
 import { handleDeleteResponse, handleGetResponse } from "./handlers/response-records.ts";
 import { handleCreateResponse } from "./handlers/responses.ts";
 import { log } from "./log.ts";
@@ -47,6 +48,12 @@ router
   .all("/v1/models", notAllowed("GET"))
   .get("/v1/models/:id", (request, rc) => handleGetModel(request, rc, request.params.id ?? ""))
   .all("/v1/models/:id", notAllowed("GET"))
+  .post("/internal/pool/heartbeat", (request, rc) => handlePoolHeartbeat(request, rc))
+  .all("/internal/pool/heartbeat", notAllowed("POST"))
+  .get("/admin/workers", (request, rc) => handleListWorkers(request, rc))
+  .all("/admin/workers", notAllowed("GET"))
+  .post("/admin/workers/:id/drain", (request, rc) => handleDrainWorker(request, rc, request.params.id ?? ""))
+  .all("/admin/workers/:id/drain", notAllowed("POST"))
   .post("/v1/responses", (request, rc) => handleCreateResponse(request, rc))
   .all("/v1/responses", notAllowed("POST"))
   .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))

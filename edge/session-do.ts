@@ -24,6 +24,11 @@ export interface OpenArgs {
   firstTurn?: boolean;
   /** Place a new session on this worker (a branch of a hinted session). */
   preferredWorker?: string;
+  /**
+   * Workers known to be down or drained: a session on one of them moves (epoch + 1) to one of
+   * `workerUrls`. Without it, a session moves when its worker is not in `workerUrls`.
+   */
+  unroutable?: string[];
 }
 
 export type OpenResult =
@@ -36,6 +41,16 @@ export interface RecordTurnArgs {
   requestId: string;
   messageId: string;
   toolUseIds: string[];
+  /** The epoch the turn ran under; a turn from an older epoch (a worker the session left) is ignored. */
+  epoch?: number;
+}
+
+export interface ReassignArgs {
+  tenant: string;
+  requestId: string;
+  /** The epoch the caller saw fail; when the session already moved past it, the move is not repeated. */
+  fromEpoch: number;
+  workerUrl: string;
 }
 
 export interface SessionInfo {
@@ -106,7 +121,8 @@ export class SessionDO extends DurableObject<Env> {
       }
     }
     let { worker_url: workerUrl, epoch } = row;
-    if (!args.workerUrls.includes(workerUrl)) {
+    const leaving = args.unroutable ? args.unroutable.includes(workerUrl) : !args.workerUrls.includes(workerUrl);
+    if (leaving && args.workerUrls.length > 0) {
       workerUrl = pickWorker(`${row.session_id}:${epoch}`, args.workerUrls);
       epoch += 1;
     }
@@ -122,10 +138,47 @@ export class SessionDO extends DurableObject<Env> {
     return { status: "ok", sessionId: row.session_id, workerUrl, epoch, created: false, turns: row.turns };
   }
 
+  /**
+   * Move the session to another worker (its worker is unreachable or draining): epoch + 1, and the
+   * lease goes to this request. When another request already moved it past `fromEpoch`, the session
+   * stays where that put it. Another tenant sees not_found.
+   */
+  async reassign(args: ReassignArgs): Promise<OpenResult> {
+    const row = this.#row();
+    if (!row || row.tenant !== args.tenant) return { status: "not_found" };
+    const now = Date.now();
+    const move = row.epoch === args.fromEpoch && row.worker_url !== args.workerUrl;
+    const workerUrl = move ? args.workerUrl : row.worker_url;
+    const epoch = move ? row.epoch + 1 : row.epoch;
+    this.#sql.exec(
+      "UPDATE session SET worker_url = ?, epoch = ?, last_used_at = ?, lease_request_id = ?, lease_until = ?",
+      workerUrl,
+      epoch,
+      now,
+      args.requestId,
+      now + LEASE_MS,
+    );
+    return { status: "ok", sessionId: row.session_id, workerUrl, epoch, created: false, turns: row.turns };
+  }
+
+  /** Drain: a session still on `fromUrl` moves to `workerUrl` (epoch + 1). The epoch now, or null. */
+  async handOver(args: { tenant: string; fromUrl: string; workerUrl: string }): Promise<number | null> {
+    const row = this.#row();
+    if (!row || row.tenant !== args.tenant) return null;
+    if (row.worker_url !== args.fromUrl) return row.epoch;
+    this.#sql.exec("UPDATE session SET worker_url = ?, epoch = epoch + 1", args.workerUrl);
+    return row.epoch + 1;
+  }
+
   /** Record a finished turn's frontier and release the lease this request holds. */
   async recordTurn(args: RecordTurnArgs): Promise<boolean> {
     const row = this.#row();
     if (!row || row.tenant !== args.tenant) return false;
+    if (args.epoch !== undefined && args.epoch !== row.epoch) {
+      // A late answer from a worker the session has left: its frontier is not the session's.
+      await this.release(args);
+      return false;
+    }
     const now = Date.now();
     this.ctx.storage.transactionSync(() => {
       this.#sql.exec(

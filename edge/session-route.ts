@@ -3,6 +3,9 @@ import { newSessionId } from "../shared/ids.ts";
 import { ApiError } from "./anthropic/errors.ts";
 import type { EdgeConfig } from "./config.ts";
 import type { Env } from "./env.ts";
+import type { PlacementReason } from "./pool/placement.ts";
+import { placeNewSession, poolView, routableUrls, unroutableUrls } from "./pool/pool-client.ts";
+import type { RegionConfig } from "./pool/pool-config.ts";
 import {
   cleanHint,
   hintSessionId,
@@ -19,6 +22,10 @@ export interface ResolvedSession {
   workerUrl: string;
   epoch: number;
   source: RouteSource;
+  /** For a session placed by this request: why its worker was chosen. */
+  placement?: PlacementReason;
+  /** The lease id this request holds, when not its request id (after a failover). */
+  leaseId?: string;
 }
 
 export interface RouteRequest {
@@ -30,12 +37,21 @@ export interface RouteRequest {
   pinned?: IdCandidate;
   /** A client's conversation key (`x-claude-code-session-id`, `prompt_cache_key`). */
   hint: string | null;
+  /** Fingerprint of the request's system + tools (shared/prefix-fingerprint.ts): placement prefers its holder. */
+  prefix?: string;
 }
 
 export async function resolveSession(env: Env, config: EdgeConfig, request: RouteRequest): Promise<ResolvedSession> {
   const { ids } = request;
-  const verified = await verifyRoutingIds(config.idSecret, request.tenant, ids);
-  const base = { tenant: request.tenant, requestId: request.requestId, workerUrls: config.workerUrls };
+  let [verified, pool] = await Promise.all([
+    verifyRoutingIds(config.idSecret, request.tenant, ids),
+    poolView(env, config),
+  ]);
+  if (routableUrls(pool, config).length === 0) pool = await poolView(env, config, true);
+  const workerUrls = routableUrls(pool, config);
+  if (workerUrls.length === 0) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
+  const base = { tenant: request.tenant, requestId: request.requestId, workerUrls, unroutable: unroutableUrls(pool) };
+  const home = config.regions[0];
   const candidates = idCandidates(verified);
   if (request.pinned) candidates.unshift(request.pinned);
   for (const candidate of candidates) {
@@ -46,18 +62,28 @@ export async function resolveSession(env: Env, config: EdgeConfig, request: Rout
   const hint = cleanHint(request.hint);
   if (hint !== undefined) {
     const sessionId = await hintSessionId(request.tenant, hint);
-    const opened = await open(env, { ...base, sessionId, mode: "hint", firstTurn: ids.firstTurn });
+    const opened = await open(env, { ...base, sessionId, mode: "hint", firstTurn: ids.firstTurn }, home);
     if (opened.status === "ok") return { ...opened, source: "hint" };
-    if (opened.status === "branch") preferredWorker = opened.workerUrl;
+    if (opened.status === "branch" && workerUrls.includes(opened.workerUrl)) preferredWorker = opened.workerUrl;
   }
   const sessionId = newSessionId();
-  const opened = await open(env, { ...base, sessionId, mode: "claim", preferredWorker });
+  if (preferredWorker !== undefined) {
+    const opened = await open(env, { ...base, sessionId, mode: "claim", preferredWorker }, home);
+    if (opened.status !== "ok") throw ApiError.internal("could not create a session");
+    return { ...opened, source: "branch" };
+  }
+  const placed = await placeNewSession(env, config, { prefix: request.prefix });
+  if (!placed) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
+  const claim = { ...base, workerUrls: [placed.worker.url], sessionId, mode: "claim" as const };
+  const opened = await open(env, { ...claim, preferredWorker: placed.worker.url }, placed.region);
   if (opened.status !== "ok") throw ApiError.internal("could not create a session");
-  return { ...opened, source: preferredWorker === undefined ? "new" : "branch" };
+  return { ...opened, source: "new", placement: placed.reason };
 }
 
-function open(env: Env, args: OpenArgs) {
-  return env.SESSIONS.getByName(args.sessionId).open(args);
+/** A new SessionDO is created near its pool (the location hint only matters at creation). */
+function open(env: Env, args: OpenArgs, region?: RegionConfig) {
+  const options = region?.locationHint ? { locationHint: region.locationHint } : {};
+  return env.SESSIONS.getByName(args.sessionId, options).open(args);
 }
 
 /** Record a finished turn (releases the lease). Failures are logged, never surfaced to the client. */
@@ -67,7 +93,11 @@ export async function recordTurn(
   turn: { tenant: string; requestId: string; messageId: string; toolUseIds: string[] },
 ): Promise<void> {
   try {
-    await env.SESSIONS.getByName(session.sessionId).recordTurn(turn);
+    await env.SESSIONS.getByName(session.sessionId).recordTurn({
+      ...turn,
+      requestId: session.leaseId ?? turn.requestId,
+      epoch: session.epoch,
+    });
   } catch (error) {
     console.error("session record failed", { session: session.sessionId.slice(0, 8), error: String(error) });
   }
@@ -80,7 +110,7 @@ export async function releaseSession(
   requestId: string,
 ): Promise<void> {
   try {
-    await env.SESSIONS.getByName(session.sessionId).release({ tenant, requestId });
+    await env.SESSIONS.getByName(session.sessionId).release({ tenant, requestId: session.leaseId ?? requestId });
   } catch (error) {
     console.error("session release failed", { session: session.sessionId.slice(0, 8), error: String(error) });
   }

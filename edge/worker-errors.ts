@@ -4,6 +4,19 @@ import { type WorkerError, WorkerErrorCode } from "../proto/gen/frontier/worker/
 import { ApiError } from "./anthropic/errors.ts";
 import { checkNever } from "./anthropic/events.ts";
 
+/** Structured codes on the ApiErrors that mean "this worker cannot serve the session: move it". */
+export const FAILOVER_CODES = { unreachable: "worker_unavailable", draining: "worker_draining" } as const;
+
+export type FailoverReason = keyof typeof FAILOVER_CODES;
+
+/** Why the session should move, when the error says its worker cannot serve it; else undefined. */
+export function failoverReason(error: unknown): FailoverReason | undefined {
+  if (!(error instanceof ApiError)) return undefined;
+  if (error.options.code === FAILOVER_CODES.unreachable) return "unreachable";
+  if (error.options.code === FAILOVER_CODES.draining) return "draining";
+  return undefined;
+}
+
 export function workerErrorToApiError(error: WorkerError): ApiError {
   const message = error.param ? `${error.param}: ${error.message}` : error.message;
   switch (error.code) {
@@ -17,6 +30,13 @@ export function workerErrorToApiError(error: WorkerError): ApiError {
       return ApiError.invalid(message);
     case WorkerErrorCode.OVERLOADED:
       return ApiError.overloaded(message || "Overloaded");
+    case WorkerErrorCode.DRAINING:
+      return new ApiError("overloaded_error", "The GPU worker is draining; retry", {
+        retryAfter: 1,
+        code: FAILOVER_CODES.draining,
+      });
+    case WorkerErrorCode.STALE_EPOCH:
+      return ApiError.busy("This conversation moved to another GPU worker while the request was in flight; retry");
     case WorkerErrorCode.SESSION_BUSY:
       return ApiError.busy(message || "Another request on this conversation is still running; retry when it finishes");
     case WorkerErrorCode.UNSPECIFIED:
@@ -33,6 +53,10 @@ export function rpcErrorToApiError(error: unknown): ApiError {
   const connect = ConnectError.from(error);
   switch (connect.code) {
     case Code.Unavailable:
+      return new ApiError("overloaded_error", "The GPU worker is unavailable; retry shortly", {
+        retryAfter: 1,
+        code: FAILOVER_CODES.unreachable,
+      });
     case Code.ResourceExhausted:
     case Code.DeadlineExceeded:
     case Code.Aborted:

@@ -31,7 +31,22 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   anchorMinTokens: number;
   /** Requests that may wait for a free sequence before OVERLOADED. */
   maxQueue: number;
+  /** The checkpoint store's directory; several workers may share one (shared directory, one index). */
+  checkpointDir: string;
+  /** FRONTIER_CHECKPOINT_DIR was set: other workers may use the same directory. */
+  checkpointDirShared: boolean;
+  /** Pool membership: the edge to heartbeat to (undefined: static configuration only). */
+  edgeUrl: string | undefined;
+  /** Bearer token of the edge's pool endpoint (the edge keeps its SHA-256 as POOL_TOKEN_SHA256). */
+  poolToken: string;
+  region: string;
+  /** The gRPC-Web URL the edge should call; defaults to this worker's HTTP/1.1 listener. */
+  advertiseUrl: string | undefined;
+  heartbeatMs: number;
 }
+
+/** The documented development default; deployments must set FRONTIER_POOL_TOKEN (its SHA-256 is the edge's POOL_TOKEN_SHA256). */
+export const DEV_POOL_TOKEN = "frontier-dev-pool-token-change-me";
 
 /** The documented development default; deployments must set FRONTIER_ID_SECRET. */
 export const DEV_ID_SECRET = "frontier-dev-id-secret-change-me";
@@ -44,6 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     throw new Error(`FRONTIER_TEST_POLICY must be "scripted-tools" or unset, got "${testPolicy}"`);
   }
   const workerId = env.FRONTIER_WORKER_ID || "worker-1";
+  const stateDir = env.FRONTIER_STATE_DIR || `.state/${workerId}`;
   return {
     workerId,
     host: env.FRONTIER_WORKER_HOST ?? "127.0.0.1",
@@ -63,11 +79,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     workerToken: env.FRONTIER_WORKER_TOKEN || DEV_WORKER_TOKEN,
     testPolicy: testPolicy ? "scripted-tools" : undefined,
     keepAliveMs: intFrom(env, "FRONTIER_KEEPALIVE_MS", 1000),
-    stateDir: env.FRONTIER_STATE_DIR || `.state/${workerId}`,
+    stateDir,
     checkpointBudgetBytes: intFrom(env, "FRONTIER_CHECKPOINT_BUDGET_MB", 4096) * 1024 * 1024,
     anchorMinTokens: intFrom(env, "FRONTIER_ANCHOR_MIN_TOKENS", 1024),
     maxQueue: intFrom(env, "FRONTIER_MAX_QUEUE", 64),
+    checkpointDir: env.FRONTIER_CHECKPOINT_DIR || `${stateDir}/checkpoints`,
+    checkpointDirShared: Boolean(env.FRONTIER_CHECKPOINT_DIR),
+    edgeUrl: httpUrl(env, "FRONTIER_EDGE_URL"),
+    poolToken: env.FRONTIER_POOL_TOKEN || DEV_POOL_TOKEN,
+    region: env.FRONTIER_REGION || "local",
+    advertiseUrl: httpUrl(env, "FRONTIER_ADVERTISE_URL"),
+    heartbeatMs: intFrom(env, "FRONTIER_HEARTBEAT_MS", 2000) || 2000,
   };
+}
+
+function httpUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${name} must be an http(s) URL`);
+  return raw.replace(/\/+$/, "");
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

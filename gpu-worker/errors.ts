@@ -23,6 +23,16 @@ export class WorkerFailure extends Error {
   static unknownToolUseId(message: string, id: string): WorkerFailure {
     return new WorkerFailure(WorkerErrorCode.UNKNOWN_TOOL_USE_ID, message, id);
   }
+  static draining(): WorkerFailure {
+    return new WorkerFailure(WorkerErrorCode.DRAINING, "this GPU worker is draining and takes no new turns");
+  }
+  static staleEpoch(epoch: number): WorkerFailure {
+    return new WorkerFailure(
+      WorkerErrorCode.STALE_EPOCH,
+      `epoch ${epoch} is older than one this worker already served for the session; the session has moved`,
+      "epoch",
+    );
+  }
   static contextTooLong(message: string): WorkerFailure {
     return new WorkerFailure(WorkerErrorCode.CONTEXT_TOO_LONG, message, "messages");
   }

@@ -3,7 +3,6 @@
  * WorkerService over h2c (gRPC) and HTTP/1.1 (gRPC-Web for the edge).
  * Configuration comes from FRONTIER_* environment variables (see README).
  */
-import { join } from "node:path";
 import { createEngine } from "../native/engine.ts";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
 import { selectChatFormat } from "./chat/select-format.ts";
@@ -13,6 +12,10 @@ import { SpanTokenMemory } from "./continuation/span-token-memory.ts";
 import { TurnMemory } from "./continuation/turn-memory.ts";
 import { rememberTurn } from "./generate/run-turn.ts";
 import { log } from "./log.ts";
+import { DrainState } from "./pool/drain.ts";
+import { type Heartbeat, startHeartbeat } from "./pool/heartbeat.ts";
+import { PrefixSet } from "./pool/prefix-set.ts";
+import { heartbeatReport } from "./pool/report.ts";
 import { startServer } from "./server.ts";
 import { createWorkerService } from "./service.ts";
 import { SessionCheckpoints } from "./session/session-checkpoints.ts";
@@ -29,7 +32,8 @@ async function main(): Promise<void> {
   const store =
     config.checkpointBudgetBytes > 0
       ? CheckpointStore.open({
-          dir: join(config.stateDir, "checkpoints"),
+          dir: config.checkpointDir,
+          shared: config.checkpointDirShared,
           budgetBytes: config.checkpointBudgetBytes,
           modelIdentity: engine.model.identity,
         })
@@ -40,8 +44,17 @@ async function main(): Promise<void> {
       )
     : undefined;
   const sessions = new SessionTable(engine, checkpoints, { maxQueue: config.maxQueue });
-  const service = createWorkerService({ engine, format, sessions, memory, spans, checkpoints, config });
+  const drain = new DrainState();
+  const prefixes = new PrefixSet();
+  const deps = { engine, format, sessions, memory, spans, checkpoints, config, drain, prefixes };
+  const service = createWorkerService(deps);
   const server = await startServer(service, config);
+  const advertiseUrl = config.advertiseUrl ?? `http://${config.host}:${server.httpPort}`;
+  const heartbeat: Heartbeat | undefined = config.edgeUrl
+    ? startHeartbeat({ edgeUrl: config.edgeUrl, token: config.poolToken, intervalMs: config.heartbeatMs }, () =>
+        heartbeatReport(deps, advertiseUrl),
+      )
+    : undefined;
   log("worker ready", {
     worker: config.workerId,
     model: engine.model.name,
@@ -51,7 +64,8 @@ async function main(): Promise<void> {
     sequences: config.sequences,
     context: config.contextSize,
     threads: config.threads,
-    checkpoints: store ? `${store.stats().count} in ${config.stateDir}` : "off",
+    checkpoints: store ? `${store.stats().count} in ${config.checkpointDir}` : "off",
+    pool: config.edgeUrl ? `${config.region} via ${config.edgeUrl} as ${advertiseUrl}` : "static",
     testPolicy: config.testPolicy,
   });
   // Machine-readable readiness line for the scripts that start the stack.
@@ -62,6 +76,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log("worker stopping", { signal });
+    await heartbeat?.stop(true);
     await server.close();
     const saved = await sessions.saveAll();
     log("sessions saved", { count: saved });

@@ -1,15 +1,28 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { type GenerateEvent, WorkerErrorCode, type WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { prefixFingerprint } from "../shared/prefix-fingerprint.ts";
 import { WorkerFailure } from "./errors.ts";
 import { generateEvent } from "./generate/events.ts";
 import { countPromptTokens, runTurn, type TurnDeps } from "./generate/run-turn.ts";
 import { log } from "./log.ts";
+import type { DrainState } from "./pool/drain.ts";
+import type { PrefixSet } from "./pool/prefix-set.ts";
+
+/** What the service needs besides the turn runner's dependencies: pool membership state. */
+export interface WorkerDeps extends TurnDeps {
+  drain: DrainState;
+  /** Prompt prefixes this worker holds (reported in heartbeats for placement). */
+  prefixes: PrefixSet;
+}
 
 /** The WorkerService implementation: thin glue from RPCs to the turn runner and session table. */
-export function createWorkerService(deps: TurnDeps): ServiceImpl<typeof WorkerService> {
+export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof WorkerService> {
   return {
     async *generate(request, context): AsyncGenerator<GenerateEvent> {
       try {
+        await admit(deps, request.tenantId, request.sessionId, Number(request.epoch));
+        const conversation = request.conversation;
+        if (conversation) deps.prefixes.add(await prefixFingerprint(request.tenantId, conversation));
         yield* runTurn(deps, request, context.signal);
       } catch (error) {
         if (context.signal.aborted) {
@@ -29,7 +42,7 @@ export function createWorkerService(deps: TurnDeps): ServiceImpl<typeof WorkerSe
 
     async health() {
       return {
-        ready: true,
+        ready: !deps.drain.draining,
         workerId: deps.config.workerId,
         modelName: deps.engine.model.name,
         modelIdentity: deps.engine.model.identity,
@@ -58,7 +71,23 @@ export function createWorkerService(deps: TurnDeps): ServiceImpl<typeof WorkerSe
     async releaseSession(request) {
       return { released: deps.sessions.drop(request.tenantId, request.sessionId) };
     },
+
+    async drain() {
+      return deps.drain.drain(deps.sessions);
+    },
   };
+}
+
+/**
+ * Refuse a turn this worker must not run: while draining (after handing the session over, so the
+ * worker that takes it finds its checkpoint), or with an epoch older than one already served.
+ */
+async function admit(deps: WorkerDeps, tenant: string, sessionId: string, epoch: number): Promise<void> {
+  if (deps.drain.draining) {
+    await deps.sessions.handOver(tenant, sessionId);
+    throw WorkerFailure.draining();
+  }
+  if (deps.sessions.admitEpoch(tenant, sessionId, epoch) === "stale") throw WorkerFailure.staleEpoch(epoch);
 }
 
 function errorEvent(error: unknown, requestId: string): GenerateEvent {

@@ -2,11 +2,13 @@
 import { create } from "@bufbuild/protobuf";
 import { CountTokensRequestSchema } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { LIMITS } from "../../shared/limits.ts";
+import { ApiError } from "../anthropic/errors.ts";
 import { toConversation } from "../anthropic/normalize.ts";
 import { validateMessagesRequest } from "../anthropic/validate.ts";
 import { authenticate } from "../auth.ts";
 import type { RequestContext } from "../context.ts";
 import { jsonResponse, readJsonBody } from "../http.ts";
+import { poolView, routableUrls } from "../pool/pool-client.ts";
 import { pickWorker } from "../routing.ts";
 import { workerClient } from "../worker-client.ts";
 import { rpcErrorToApiError } from "../worker-errors.ts";
@@ -21,7 +23,9 @@ export async function handleCountTokens(request: Request, rc: RequestContext): P
     tenantId: tenant,
     conversation: toConversation(body),
   });
-  const client = workerClient(pickWorker(tenant, rc.config.workerUrls), rc.config.workerToken);
+  const urls = routableUrls(await poolView(rc.env, rc.config), rc.config);
+  if (urls.length === 0) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
+  const client = workerClient(pickWorker(tenant, urls), rc.config.workerToken);
   try {
     const counted = await client.countTokens(message, { signal: request.signal, timeoutMs: COUNT_TIMEOUT_MS });
     return jsonResponse({ input_tokens: counted.inputTokens });

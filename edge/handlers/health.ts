@@ -1,14 +1,16 @@
-/** GET /healthz (no auth): asks every configured worker for Health. 200 when at least one is ready. */
+/** GET /healthz (no auth): asks every pool member not known to be down for Health. 200 when at least one is ready. */
 import type { RequestContext } from "../context.ts";
 import { jsonResponse } from "../http.ts";
+import { poolView } from "../pool/pool-client.ts";
 import { workerClient } from "../worker-client.ts";
 import { rpcErrorToApiError } from "../worker-errors.ts";
 
 const HEALTH_TIMEOUT_MS = 2000;
 
 export async function handleHealth(rc: RequestContext): Promise<Response> {
+  const members = (await poolView(rc.env, rc.config)).filter((w) => w.state !== "down").map((w) => w.url);
   const workers = await Promise.all(
-    rc.config.workerUrls.map(async (url, index) => {
+    members.map(async (url, index) => {
       try {
         const health = await workerClient(url, rc.config.workerToken).health({}, { timeoutMs: HEALTH_TIMEOUT_MS });
         return {

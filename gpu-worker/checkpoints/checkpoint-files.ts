@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { createReadStream, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { createReadStream, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type CheckpointPayload, CorruptCheckpointError } from "./types.ts";
@@ -106,16 +106,21 @@ export class CheckpointFiles {
 
   /**
    * The one directory scan, at open: delete temp leftovers and files whose id is not in `known`.
-   * Returns the known ids whose two files are both present.
+   * Returns the known ids whose two files are both present. When several workers share the
+   * directory, another one may be writing right now: files younger than `graceMs` are left alone.
    */
-  reconcile(known: ReadonlySet<string>): Set<string> {
+  reconcile(known: ReadonlySet<string>, graceMs = 0): Set<string> {
     const seen = new Map<string, number>();
+    const cutoff = Date.now() - graceMs;
     for (const entry of readdirSync(this.#dir, { withFileTypes: true })) {
       if (!entry.isFile()) continue;
       const match = FILE_NAME.exec(entry.name);
       const id = match?.[1];
       if (id === undefined || !known.has(id)) {
-        rmSync(join(this.#dir, entry.name), { force: true });
+        const path = join(this.#dir, entry.name);
+        if (graceMs === 0 || (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0) < cutoff) {
+          rmSync(path, { force: true });
+        }
         continue;
       }
       seen.set(id, (seen.get(id) ?? 0) + 1);

@@ -17,11 +17,12 @@ export function toolUseKey(ids: readonly string[]): string {
 export class CheckpointIndex {
   readonly #db: Database.Database;
   readonly #statements: ReturnType<typeof prepareStatements>;
-  readonly #commit: (row: CheckpointRow, replace: boolean) => string[];
+  readonly #commit: Database.Transaction<(row: CheckpointRow, replace: boolean) => string[]>;
 
   /** Open (create) the index database at `path`. */
   constructor(path: string) {
-    const db = new Database(path);
+    // Several worker processes may share the index: wait for each other's write locks.
+    const db = new Database(path, { timeout: 10_000 });
     this.#db = db;
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
@@ -44,7 +45,8 @@ export class CheckpointIndex {
    * reason), in the same transaction; returns their ids so their files can be deleted.
    */
   insert(meta: CheckpointMeta, checksum: string, replace: boolean): string[] {
-    return this.#commit(toRow(meta, checksum), replace);
+    // Immediate: take the write lock before reading the rows to replace (another process may write).
+    return this.#commit.immediate(toRow(meta, checksum), replace);
   }
 
   /** The row of `id`, if present. */

@@ -18,10 +18,17 @@ import {
   SESSION_REASONS,
 } from "./types.ts";
 
+/** Files without an index row younger than this may be another worker's write in progress. */
+const ORPHAN_GRACE_MS = 10 * 60_000;
+
 /**
  * KV checkpoints on local disk: one state file and one payload file per checkpoint, named by a random
  * id, and a SQLite index that is the commit point. Lookups never scan the directory; loads pin their
  * entry so eviction and replacement never delete a file being loaded.
+ * Several worker processes on one host may open the same directory (a shared checkpoint location):
+ * the index is one SQLite database in WAL mode with a busy timeout and immediate write transactions,
+ * so any worker finds any worker's checkpoints. A checkpoint another process evicts while this one
+ * loads it fails its read and is served by prefill, never used half-written.
  */
 export class CheckpointStore {
   readonly #index: CheckpointIndex;
@@ -30,6 +37,7 @@ export class CheckpointStore {
   readonly #modelIdentity: string;
   readonly #now: () => number;
   readonly #maxPrefixCandidates: number;
+  readonly #shared: boolean;
   readonly #pins = new CheckpointPins();
   #hits = 0;
   #misses = 0;
@@ -41,6 +49,7 @@ export class CheckpointStore {
     this.#modelIdentity = options.modelIdentity;
     this.#now = options.now ?? Date.now;
     this.#maxPrefixCandidates = options.maxPrefixCandidates ?? 64;
+    this.#shared = options.shared ?? false;
   }
 
   /**
@@ -238,7 +247,7 @@ export class CheckpointStore {
 
   #reconcile(): void {
     const known = new Set(this.#index.ids());
-    const present = this.#files.reconcile(known);
+    const present = this.#files.reconcile(known, this.#shared ? ORPHAN_GRACE_MS : 0);
     let dropped = 0;
     for (const id of known) {
       if (present.has(id)) continue;

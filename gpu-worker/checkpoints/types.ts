@@ -93,6 +93,11 @@ export interface CheckpointStoreOptions {
   readonly now?: () => number;
   /** Most distinct text lengths `findLongestPrefix` tries (default 64). */
   readonly maxPrefixCandidates?: number;
+  /**
+   * Other worker processes use the same directory: files without an index row are only deleted at
+   * open once they are old enough not to be another process's write in progress.
+   */
+  readonly shared?: boolean;
 }
 
 /** Counters reported by `CheckpointStore.stats`. */

@@ -39,6 +39,8 @@ export class SessionTable {
   readonly #options: SessionTableOptions;
   readonly #sessions = new Map<string, LiveSession>();
   readonly #waiters: (() => void)[] = [];
+  /** The newest epoch seen per session (kept after parking, bounded). */
+  readonly #epochs = new Map<string, number>();
 
   constructor(
     engine: Engine,
@@ -63,6 +65,57 @@ export class SessionTable {
 
   isResident(tenant: string, sessionId: string): boolean {
     return this.#sessions.get(sessionKey(tenant, sessionId))?.sequence !== undefined;
+  }
+
+  /**
+   * Check a request's epoch (the SessionDO bumps it whenever the session moves). An epoch older than
+   * one already served is refused ("stale"). A newer one on a session that is resident here means
+   * the session ran elsewhere meanwhile: its live state here is out of date, so it is dropped (not
+   * its checkpoints) and the next lease restores the newest checkpoint from the store. Epoch 0
+   * (a caller without a SessionDO) is always admitted.
+   */
+  admitEpoch(tenant: string, sessionId: string, epoch: number): "ok" | "stale" {
+    if (epoch <= 0) return "ok";
+    const key = sessionKey(tenant, sessionId);
+    const known = this.#epochs.get(key) ?? 0;
+    if (epoch < known) return "stale";
+    if (epoch > known) {
+      this.#epochs.delete(key);
+      this.#epochs.set(key, epoch);
+      if (this.#epochs.size > MAX_EPOCHS) this.#epochs.delete(this.#epochs.keys().next().value ?? "");
+      const session = this.#sessions.get(key);
+      if (known > 0 && session && !session.busy && !session.saving) {
+        this.#sessions.delete(key);
+        session.sequence?.dispose();
+        log("session state superseded", { session: sessionId.slice(0, 8), epoch, was: known });
+      }
+    }
+    return "ok";
+  }
+
+  /** Resident sessions (tenant, id), for drain. */
+  residents(): { tenant: string; sessionId: string }[] {
+    return [...this.#sessions.values()].map((s) => ({ tenant: s.tenant, sessionId: s.sessionId }));
+  }
+
+  /** Resolves once no request holds a session and no background write is in flight. */
+  async idle(pollMs = 25): Promise<void> {
+    for (;;) {
+      await this.settled();
+      if (![...this.#sessions.values()].some((s) => s.busy || s.saving)) return;
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  }
+
+  /**
+   * Hand a resident idle session over: checkpoint it ("parked", readable by every worker sharing the
+   * store) and forget it here. Undefined when it is not resident or busy; else whether it was saved.
+   */
+  async handOver(tenant: string, sessionId: string): Promise<boolean | undefined> {
+    const session = this.#sessions.get(sessionKey(tenant, sessionId));
+    if (session?.saving) await session.saving;
+    if (!session || session.busy || !session.sequence) return undefined;
+    return this.#park(session);
   }
 
   /** Take the session for one request (restoring it from disk if parked); call `release` after. */
@@ -173,12 +226,14 @@ export class SessionTable {
     }
   }
 
-  async #park(session: LiveSession): Promise<void> {
+  /** Save the session to the store (when it has a frontier) and free its sequence; true if saved. */
+  async #park(session: LiveSession): Promise<boolean> {
     const sequence = session.sequence;
-    if (!sequence) return;
+    if (!sequence) return false;
     session.busy = true;
+    let parked = false;
     try {
-      const parked =
+      parked =
         session.frontier && this.#checkpoints
           ? await this.#checkpoints.save(session as LeasedSession, "parked")
           : false;
@@ -197,6 +252,7 @@ export class SessionTable {
       sequence.dispose();
       session.busy = false;
     }
+    return parked;
   }
 
   /** Idle resident sessions by value: ended turns before those waiting on tool results, then LRU. */
@@ -219,6 +275,8 @@ export class SessionTable {
     this.#waiters.shift()?.();
   }
 }
+
+const MAX_EPOCHS = 100_000;
 
 function sessionValue(session: LiveSession): number {
   if (!session.frontier) return 0;

@@ -7,6 +7,7 @@ import { vi } from "vitest";
 import {
   CountTokensRequestSchema,
   CountTokensResponseSchema,
+  DrainResponseSchema,
   type GenerateEvent,
   GenerateEventSchema,
   type GenerateRequest,
@@ -23,12 +24,26 @@ export const event = (init: EventInit): GenerateEvent => create(GenerateEventSch
 export interface GenerateScriptContext {
   request: GenerateRequest;
   signal: AbortSignal;
+  /** The worker base URL the edge called. */
+  url: string;
+}
+
+export interface FakeWorkerOptions {
+  inputTokens?: number;
+  /** Base URLs this fake answers (default: WORKER_URL). */
+  urls?: string[];
+  /** Base URLs whose connections fail, like a dead worker's. */
+  unreachable?: Set<string>;
+  /** What the Drain RPC answers. */
+  drain?: (url: string) => MessageInitShape<typeof DrainResponseSchema>;
 }
 
 export type GenerateScript = (ctx: GenerateScriptContext) => AsyncIterable<GenerateEvent> | Iterable<GenerateEvent>;
 
 export interface FakeWorker {
   requests: GenerateRequest[];
+  /** The worker base URL of each Generate call. */
+  urls: string[];
   /**
    * Per Generate call: whether the edge cancelled it before the worker finished (its fetch signal
    * fired or it cancelled the response body). connect-es aborts the fetch signal after every call,
@@ -39,26 +54,30 @@ export interface FakeWorker {
   restore(): void;
 }
 
-export function installFakeWorker(script: GenerateScript, options: { inputTokens?: number } = {}): FakeWorker {
+export function installFakeWorker(script: GenerateScript, options: FakeWorkerOptions = {}): FakeWorker {
   const realFetch = globalThis.fetch;
-  const fake: FakeWorker = { requests: [], cancelled: [], restore: () => spy.mockRestore() };
+  const fake: FakeWorker = { requests: [], urls: [], cancelled: [], restore: () => spy.mockRestore() };
+  const bases = options.urls ?? [WORKER_URL];
   const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-    if (!url.startsWith(WORKER_URL + SERVICE)) return realFetch(input, init);
-    const method = url.slice(WORKER_URL.length + SERVICE.length);
+    const base = bases.find((b) => url.startsWith(b + SERVICE));
+    if (base === undefined) return realFetch(input, init);
+    if (options.unreachable?.has(base)) throw new TypeError("Network connection lost.");
+    const method = url.slice(base.length + SERVICE.length);
     const body = new Uint8Array(init?.body as Uint8Array).subarray(5);
     const signal = init?.signal ?? new AbortController().signal;
     switch (method) {
       case "Generate": {
         const request = fromBinary(GenerateRequestSchema, body);
         const call = fake.requests.push(request) - 1;
+        fake.urls[call] = base;
         fake.cancelled[call] = false;
         let finished = false;
         const onCancel = () => {
           if (!finished) fake.cancelled[call] = true;
         };
         signal.addEventListener("abort", onCancel, { once: true });
-        return grpcWebStream(script({ request, signal }), signal, onCancel, () => {
+        return grpcWebStream(script({ request, signal, url: base }), signal, onCancel, () => {
           finished = true;
         });
       }
@@ -77,6 +96,8 @@ export function installFakeWorker(script: GenerateScript, options: { inputTokens
             create(HealthResponseSchema, { ready: true, workerId: "fake", modelName: "frontier-test" }),
           ),
         );
+      case "Drain":
+        return grpcWebUnary(toBinary(DrainResponseSchema, create(DrainResponseSchema, options.drain?.(base) ?? {})));
       default:
         return new Response("unknown method", { status: 404 });
     }

@@ -77,7 +77,7 @@ describe("routing by x-claude-code-session-id", () => {
       messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01NotOurs", content: "ok" }] }],
     });
     const response = await call("/v1/messages", { method: "POST", body });
-    expect(response.headers.get("x-frontier-route")).toBe("new; epoch=1");
+    expect(response.headers.get("x-frontier-route")).toBe("new; epoch=1; placement=load");
     await response.arrayBuffer();
     expect(fake.requests).toHaveLength(1);
   });

@@ -82,6 +82,36 @@ describe("SessionDO", () => {
     expect(await stub.open(args(id, { requestId: "req_3" }))).toMatchObject({ epoch: 2 });
   });
 
+  it("reassigns once per failed epoch and ignores a late turn from the old worker", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    await stub.open(args(id, { preferredWorker: "http://w1:1", requestId: "req_1" }));
+    const moved = await stub.reassign({ tenant: "local", requestId: "req_2", fromEpoch: 1, workerUrl: "http://w2:1" });
+    expect(moved).toMatchObject({ status: "ok", workerUrl: "http://w2:1", epoch: 2 });
+    // A second request that saw epoch 1 fail does not move it again.
+    const again = await stub.reassign({ tenant: "local", requestId: "req_3", fromEpoch: 1, workerUrl: "http://w1:1" });
+    expect(again).toMatchObject({ status: "ok", workerUrl: "http://w2:1", epoch: 2 });
+    expect(await stub.reassign({ tenant: "other", requestId: "r", fromEpoch: 2, workerUrl: "x" })).toEqual({
+      status: "not_found",
+    });
+    const late = { tenant: "local", requestId: "req_3", messageId: "m_old", toolUseIds: ["toolu_old"], epoch: 1 };
+    expect(await stub.recordTurn(late)).toBe(false);
+    expect(await stub.get("local")).toMatchObject({ turns: 0, frontierToolUseIds: [], busy: false });
+    expect(await stub.recordTurn({ ...late, messageId: "m_new", epoch: 2 })).toBe(true);
+    expect(await stub.get("local")).toMatchObject({ turns: 1, lastMessageId: "m_new" });
+  });
+
+  it("moves only sessions on a worker known to be unroutable when told which", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    await stub.open(args(id, { preferredWorker: "http://new:1", workerUrls: ["http://new:1"] }));
+    // A worker the caller's pool view does not know yet is not a reason to move.
+    expect(await stub.open(args(id, { requestId: "r2", unroutable: [] }))).toMatchObject({ epoch: 1 });
+    const moved = await stub.open(args(id, { requestId: "r3", unroutable: ["http://new:1"] }));
+    expect(moved).toMatchObject({ epoch: 2 });
+    expect(URLS).toContain(moved.status === "ok" ? moved.workerUrl : "");
+  });
+
   it("places a new session on the preferred worker", async () => {
     const id = newSessionId();
     const opened = await env.SESSIONS.getByName(id).open(args(id, { preferredWorker: "http://w2:1" }));

@@ -1,0 +1,29 @@
+/**
+ * Run one turn on the session's worker; when it fails before the response started because the
+ * worker is unreachable or draining, move the session (failover.ts) and run it once more on the new
+ * worker — transparently to the client. A failure after the response started is the protocol's
+ * in-stream error (`overloaded_error`): the client retries, and that retry fails over here.
+ */
+import type { EdgeConfig } from "../config.ts";
+import type { Env } from "../env.ts";
+import type { ResolvedSession } from "../session-route.ts";
+import { failoverReason } from "../worker-errors.ts";
+import { type FailoverRequest, failover } from "./failover.ts";
+
+export async function serveWithFailover(
+  env: Env,
+  config: EdgeConfig,
+  first: ResolvedSession,
+  request: FailoverRequest,
+  attempt: (session: ResolvedSession) => Promise<Response>,
+): Promise<Response> {
+  try {
+    return await attempt(first);
+  } catch (error) {
+    const reason = failoverReason(error);
+    if (reason === undefined) throw error;
+    const moved = await failover(env, config, first, request, reason);
+    if (!moved) throw error;
+    return attempt(moved);
+  }
+}
