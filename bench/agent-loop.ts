@@ -39,11 +39,11 @@ const TOOL_SHAPES: ReadonlyArray<readonly [name: string, argument: string]> = [
 
 /** How many words of tool output each tool returns (full size; --quick divides by 5). */
 const RESULT_WORDS: Readonly<Record<string, readonly [min: number, max: number]>> = {
-  Read: [250, 500],
-  Bash: [60, 200],
-  Grep: [80, 220],
-  Glob: [30, 90],
-  LS: [30, 90],
+  Read: [150, 350],
+  Bash: [40, 140],
+  Grep: [60, 160],
+  Glob: [20, 60],
+  LS: [20, 60],
 };
 
 export interface AgentTool {
@@ -119,7 +119,7 @@ export interface AgentTranscript {
 
 /** Simulated tool output: deterministic text whose length depends on the tool. */
 function toolOutput(name: string, key: string, scale: number): string {
-  const [min, max] = RESULT_WORDS[name] ?? [20, 60];
+  const [min, max] = RESULT_WORDS[name] ?? [15, 45];
   const h = hash32(key);
   const words = Math.max(4, Math.round((min + (h % (max - min + 1))) * scale));
   return filler(words, h, CODE_WORDS);

@@ -31,9 +31,20 @@ const TOOLS_OUTRO =
   "\n</tools>\n\nFor each function call, return a json object with function name and arguments within " +
   '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
 
+/** JSON with `, ` and `: ` separators, as the Hermes/Qwen template (Python's json.dumps) prints it. */
+function spacedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(spacedJson).join(", ")}]`;
+  if (value !== null && typeof value === "object") {
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${spacedJson(v)}`)
+      .join(", ")}}`;
+  }
+  return JSON.stringify(value);
+}
+
 function toolsText(tools: readonly AgentTool[]): string {
   const lines = tools.map((t) =>
-    JSON.stringify({
+    spacedJson({
       type: "function",
       function: { name: t.name, description: t.description, parameters: t.input_schema },
     }),
@@ -53,7 +64,7 @@ export function chatMessages(transcript: AgentTranscript, messages: readonly unk
     }
     const parts = message.content.map((b) => {
       if (b.type === "tool_use")
-        return `<tool_call>\n${JSON.stringify({ name: b.name, arguments: b.input })}\n</tool_call>`;
+        return `<tool_call>\n${spacedJson({ name: b.name, arguments: b.input })}\n</tool_call>`;
       if (b.type === "tool_result") return `<tool_response>\n${b.content ?? ""}\n</tool_response>`;
       return b.text ?? "";
     });
@@ -125,6 +136,9 @@ async function peerTurn(
       max_tokens: Math.max(1, outputTokens),
       ignore_eos: true,
       temperature: 1,
+      // Unconstrained, the random model's bytes fail llama-server's chat output parser (HTTP 500
+      // "does not match the expected … format"); Frontier's turns are grammar-constrained too.
+      grammar: "root ::= [a-z ]*",
       stream: true,
       stream_options: { include_usage: true },
     }),
@@ -148,7 +162,9 @@ async function peerTurn(
       const data = JSON.parse(line.slice(5)) as {
         choices?: { delta?: { content?: string | null } }[];
         timings?: { prompt_n?: number; cache_n?: number };
+        error?: { message?: string };
       };
+      if (data.error) throw new Error(`llama-server stream error: ${data.error.message}`);
       if (Number.isNaN(ttftMs) && data.choices?.some((c) => (c.delta?.content ?? "") !== "")) {
         ttftMs = performance.now() - started;
       }
@@ -250,7 +266,9 @@ export const llamaServerWorkload: Workload = {
           `llama-server ${props.build_info ?? ""} from the llama.cpp source node-llama-cpp bundles, same GGUF,`,
           "`--parallel 2 -t 1 -fa off`, prompt-cache defaults as shipped. It replays Frontier's transcript (the tool calls",
           "Frontier sampled, as `<tool_call>` assistant text; results as `<tool_response>` user text) through",
-          "`/v1/chat/completions`, asking for the same number of output tokens Frontier sampled on each turn. So both",
+          "`/v1/chat/completions`, asking for the same number of output tokens Frontier sampled on each turn (`ignore_eos`;",
+          "output constrained to lowercase ASCII by a grammar, because llama-server's chat parser answers HTTP 500 to the",
+          "random model's raw bytes; Frontier's turns are grammar-constrained too). So both",
           "prefill the same conversation and decode the same number of tokens; llama-server's prefilled/cached are its",
           "`timings.prompt_n` / `timings.cache_n`. What differs by construction: llama-server re-tokenizes the assistant",
           "turn it did not generate (Frontier continues the exact sampled tokens), and its chat template renders the",

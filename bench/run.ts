@@ -10,7 +10,7 @@
  *   --contexts a,b,c      prompt sizes for continuation vs cold (default 2000,8000,24000)
  *   --restore-tokens n    prompt size for checkpoint restore vs re-prefill (default 8000)
  *   --agent-prefix n      tokens of the agent loop's system prompt + tools (default 20000)
- *   --agent-turns n       turns per agent loop (default 6)
+ *   --agent-turns n       turns per agent loop (default 5)
  *   --only a,b            run only these workloads (names below)
  *   --llama-server PATH   also run the agent loop against llama.cpp's llama-server (peer comparison)
  *   --size tiny|mid|large generated model (default mid; tiny with --quick); FRONTIER_MODEL_PATH wins
@@ -71,7 +71,7 @@ async function resolveOptions(): Promise<BenchOptions> {
   if (!Object.hasOwn(TEST_MODEL_SPECS, size)) throw new Error(`--size must be one of ${Object.keys(TEST_MODEL_SPECS)}`);
   const contexts = numberList(values.contexts ?? (quick ? "1000" : "2000,8000,24000"));
   const agentPrefixTokens = numberList(values["agent-prefix"] ?? (quick ? "3000" : "20000"))[0] ?? 20000;
-  const agentTurns = numberList(values["agent-turns"] ?? (quick ? "2" : "6"))[0] ?? 6;
+  const agentTurns = numberList(values["agent-turns"] ?? (quick ? "2" : "5"))[0] ?? 5;
   const gpu = process.env.FRONTIER_GPU === "off" ? "off" : "auto";
   return {
     quick,

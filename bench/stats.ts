@@ -1,6 +1,12 @@
 /** Small statistics helpers for the benchmark tables. */
+/** The middle value (the mean of the two middle ones for an even count). */
 export function median(values: readonly number[]): number {
-  return percentile(values, 50);
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 export function percentile(values: readonly number[], p: number): number {
