@@ -154,6 +154,10 @@ export class Agent {
         model: "frontier-test",
         max_tokens: 400,
         temperature: 1,
+        // As Claude Code sends it. The prompt then ends inside an open thinking block and the forced-call
+        // grammar closes it first, so the first content block (the empty thinking block) starts a few
+        // tokens after the first token: close to time-to-first-token.
+        thinking: { type: "adaptive" },
         system: this.setup.system,
         tools: this.setup.tools,
         tool_choice: { type: "any" },
@@ -301,8 +305,9 @@ export const agentLoopWorkload: Workload = {
       "`/v1/messages` call with `tool_choice: any` (the grammar allows 1–3 parallel calls; the random model picks how",
       "many); the next request replays the history and returns all results in one user message, in the order the",
       "simulated tools finished. *suffix* = prompt tokens of this turn − (prompt + output tokens of the previous turn).",
-      "*first block ms* = time until the first content block starts; a tool_use block starts only once the whole call",
-      "is parsed, so it includes decoding that call (tens of tokens) on top of the prefill.",
+      'Requests carry `thinking: {type: "adaptive"}` as Claude Code\'s do; *first block ms* = time until the first',
+      "content block starts — the (empty) thinking block, which starts once `</think>` is sampled, a few tokens after",
+      "the first token. *turn ms* = the whole turn (prefill + decoding 2–3 calls).",
       "",
       `### One agent at a time (${options.reps} run${options.reps > 1 ? "s" : ""}; run 1's turn 1 is a cold prefill that saves a prefix checkpoint, later runs start from it)`,
       "",

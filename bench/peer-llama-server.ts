@@ -230,7 +230,12 @@ function summarise(label: string, frontier: readonly AgentTurn[], peer: readonly
     },
     {
       workload: "vs llama-server",
-      measure: `${label}: llama-server / Frontier turn time, turns 2+`,
+      measure: `${label}: llama-server first token / Frontier first block, turns 2+`,
+      ...ratioSpread(pairs.map((x) => x.p.ttftMs / x.f.firstBlockMs)),
+    },
+    {
+      workload: "vs llama-server",
+      measure: `${label}: llama-server / Frontier turn time (same output tokens), turns 2+`,
       ...ratioSpread(pairs.map((x) => x.p.totalMs / x.f.totalMs)),
     },
   ];
