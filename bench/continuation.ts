@@ -124,7 +124,7 @@ export function ttftChart(rows: readonly ContinuationRow[]): string {
   return svgLineChart({
     title: "TTFT vs context length: live continuation vs cold prefill",
     xLabel: "prompt tokens",
-    yLabel: "TTFT ms (log scale, median)",
+    yLabel: "TTFT (log scale, median)",
     series: [
       { name: "cold prefill", color: "#d1495b", points: rows.map((r) => [r.coldPromptTokens, median(r.coldMs)]) },
       { name: "live continuation", color: "#00798c", points: rows.map((r) => [r.promptTokens, median(r.liveMs)]) },
