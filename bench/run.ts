@@ -28,6 +28,7 @@ import { agentLoopWorkload } from "./agent-loop.ts";
 import { continuationWorkload } from "./continuation.ts";
 import { llamaServerWorkload } from "./peer-llama-server.ts";
 import { machineDescription, recordInBenchmarksDoc, renderReport } from "./report.ts";
+import { responsesLoopWorkload } from "./responses-loop.ts";
 import { routingOverheadWorkload } from "./routing-overhead.ts";
 import { sessionsWorkload } from "./sessions.ts";
 import type { BenchOptions, BenchStack, Workload, WorkloadResult } from "./workload.ts";
@@ -36,6 +37,7 @@ import type { BenchOptions, BenchStack, Workload, WorkloadResult } from "./workl
 const WORKLOADS: Workload[] = [
   sessionsWorkload,
   agentLoopWorkload,
+  responsesLoopWorkload,
   continuationWorkload,
   routingOverheadWorkload,
   llamaServerWorkload,
