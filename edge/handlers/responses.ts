@@ -6,6 +6,7 @@
  */
 import { verifyId } from "../../shared/ids.ts";
 import { LIMITS } from "../../shared/limits.ts";
+import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
 import { ApiError } from "../anthropic/errors.ts";
 import { authenticate } from "../auth.ts";
 import type { RequestContext } from "../context.ts";
@@ -17,9 +18,10 @@ import { collectResponsesRoutingIds } from "../openai/routing-ids.ts";
 import { ResponsesTurn } from "../openai/stream.ts";
 import type { InputItem } from "../openai/types.ts";
 import { validateResponsesRequest } from "../openai/validate.ts";
+import { serveWithFailover } from "../pool/serve-with-failover.ts";
 import type { StoredResponse } from "../response-store-do.ts";
 import type { IdCandidate } from "../routing.ts";
-import { recordTurn, releaseSession, resolveSession } from "../session-route.ts";
+import { type ResolvedSession, recordTurn, releaseSession, resolveSession } from "../session-route.ts";
 import { respondJson, respondStream, type TurnOptions } from "../turn-driver.ts";
 import { workerClient } from "../worker-client.ts";
 
@@ -35,65 +37,71 @@ export async function handleCreateResponse(request: Request, rc: RequestContext)
     pinned = { sessionId: previous.sessionId, source: "previous-response" };
   }
   const items = [...history, ...body.input];
-  const session = await resolveSession(env, config, {
+  const generate = toGenerateRequest(body, items, { requestId, tenantId: tenant, sessionId: "", epoch: 0 });
+  const prefix = generate.conversation ? await prefixFingerprint(tenant, generate.conversation) : undefined;
+  const resolved = await resolveSession(env, config, {
     tenant,
     requestId,
     ids: collectResponsesRoutingIds(items),
     pinned,
     hint: body.prompt_cache_key ?? null,
+    prefix,
   });
-  const generate = toGenerateRequest(body, items, {
-    requestId,
-    tenantId: tenant,
-    sessionId: session.sessionId,
-    epoch: session.epoch,
-  });
-  const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
-  const started = Date.now();
-  const turn = new ResponsesTurn(body, {
-    idSecret: config.idSecret,
-    tenant,
-    sessionId: session.sessionId,
-    createdAt: Math.floor(started / 1000),
-  });
-  // A record continues its parent's chain only inside one session; a branch stores its whole history.
-  const sameSession = pinned !== undefined && pinned.sessionId === session.sessionId;
-  const options: TurnOptions<ResponsesTurn> = {
-    requestId,
-    keepAliveMs: config.keepAliveMs,
-    headerWaitMs: config.headerWaitMs,
-    headers: { "x-frontier-route": `${session.source}; epoch=${session.epoch}`, "x-request-id": requestId },
-    waitUntil: rc.waitUntil,
-    onDone: async (done) => {
-      const prompt = done.prompt;
-      log("responses turn", {
-        request: requestId,
-        session: session.sessionId.slice(0, 8),
-        route: session.source,
-        stream: body.stream,
-        decision: prompt?.decision,
-        miss: prompt?.missReason || undefined,
-        cached: prompt?.cachedTokens,
-        prompt: prompt?.promptTokens,
-        status: done.response.status,
-        calls: done.callIds.length,
-        ms: Date.now() - started,
-      });
-      if (!done.stopped || !prompt) {
-        await releaseSession(env, session, tenant, requestId);
-        return;
-      }
-      await recordTurn(env, session, { tenant, requestId, messageId: prompt.messageId, toolUseIds: done.callIds });
-      if (body.store) {
-        await storeResponse(rc, session.sessionId, tenant, {
-          response: done.response,
-          input: sameSession ? body.input : items,
-          parentId: sameSession ? (body.previous_response_id ?? null) : null,
+  const attempt = (session: ResolvedSession): Promise<Response> => {
+    generate.sessionId = session.sessionId;
+    generate.epoch = BigInt(session.epoch);
+    const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
+    const started = Date.now();
+    const turn = new ResponsesTurn(body, {
+      idSecret: config.idSecret,
+      tenant,
+      sessionId: session.sessionId,
+      createdAt: Math.floor(started / 1000),
+    });
+    const route = [session.source, `epoch=${session.epoch}`];
+    if (session.placement) route.push(`placement=${session.placement}`);
+    if (session.leaseId) route.push("failover");
+    // A record continues its parent's chain only inside one session; a branch stores its whole history.
+    const sameSession = pinned !== undefined && pinned.sessionId === session.sessionId;
+    const options: TurnOptions<ResponsesTurn> = {
+      requestId,
+      keepAliveMs: config.keepAliveMs,
+      headerWaitMs: config.headerWaitMs,
+      headers: { "x-frontier-route": route.join("; "), "x-request-id": requestId },
+      waitUntil: rc.waitUntil,
+      onDone: async (done) => {
+        const prompt = done.prompt;
+        log("responses turn", {
+          request: requestId,
+          session: session.sessionId.slice(0, 8),
+          route: session.source,
+          epoch: session.epoch,
+          stream: body.stream,
+          decision: prompt?.decision,
+          miss: prompt?.missReason || undefined,
+          cached: prompt?.cachedTokens,
+          prompt: prompt?.promptTokens,
+          status: done.response.status,
+          calls: done.callIds.length,
+          ms: Date.now() - started,
         });
-      }
-    },
+        if (!done.stopped || !prompt) {
+          await releaseSession(env, session, tenant, requestId);
+          return;
+        }
+        await recordTurn(env, session, { tenant, requestId, messageId: prompt.messageId, toolUseIds: done.callIds });
+        if (body.store) {
+          await storeResponse(rc, session.sessionId, tenant, {
+            response: done.response,
+            input: sameSession ? body.input : items,
+            parentId: sameSession ? (body.previous_response_id ?? null) : null,
+          });
+        }
+      },
+    };
+    return body.stream ? respondStream(call, turn, options) : respondJson(call, turn, options);
   };
-  return body.stream ? respondStream(call, turn, options) : respondJson(call, turn, options);
+  return serveWithFailover(env, config, resolved, { tenant, requestId, prefix }, attempt);
 }
 
 /** The stored conversation up to `id`, or a 404 naming it (unknown, forged, another tenant's, expired). */
