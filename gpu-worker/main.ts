@@ -39,8 +39,11 @@ async function main(): Promise<void> {
         })
       : undefined;
   const checkpoints = store
-    ? new SessionCheckpoints(store, { anchorMinTokens: config.anchorMinTokens }, (tenant, turn) =>
-        rememberTurn({ memory, spans }, tenant, turn),
+    ? new SessionCheckpoints(
+        store,
+        { anchorMinTokens: config.anchorMinTokens },
+        (tenant, turn) => rememberTurn({ memory, spans }, tenant, turn),
+        memory,
       )
     : undefined;
   const sessions = new SessionTable(engine, checkpoints, { maxQueue: config.maxQueue });

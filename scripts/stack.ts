@@ -11,6 +11,8 @@ import { fileURLToPath } from "node:url";
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 export interface WorkerHandle {
+  /** FRONTIER_WORKER_ID. */
+  id: string;
   process: ChildProcess;
   grpcUrl: string;
   httpUrl: string;
@@ -29,6 +31,13 @@ export interface StackOptions {
   edgeStateDir?: string;
   /** Echo child output to this process's stderr. */
   verbose?: boolean;
+  /**
+   * Workers register with and heartbeat to the edge's pool (FRONTIER_EDGE_URL), besides being its
+   * static WORKER_URLS. Default: on with more than one worker.
+   */
+  pool?: boolean;
+  /** One checkpoint directory all workers share (FRONTIER_CHECKPOINT_DIR). Default with more than one worker: `<edge state>/checkpoints`. */
+  sharedCheckpointDir?: string;
 }
 
 export interface Stack {
@@ -53,7 +62,8 @@ export async function freePort(): Promise<number> {
 export async function startWorker(env: Record<string, string>, verbose = false): Promise<WorkerHandle> {
   const child = spawn(
     process.execPath,
-    [join(REPO_ROOT, "node_modules/tsx/dist/cli.mjs"), join(REPO_ROOT, "gpu-worker/main.ts")],
+    // tsx as a loader, not its CLI: the child is the worker itself, so a signal (a test's SIGKILL) reaches it.
+    ["--import", "tsx", join(REPO_ROOT, "gpu-worker/main.ts")],
     {
       cwd: REPO_ROOT,
       env: { ...process.env, FRONTIER_WORKER_GRPC_PORT: "0", FRONTIER_WORKER_HTTP_PORT: "0", ...env },
@@ -80,6 +90,7 @@ export async function startWorker(env: Record<string, string>, verbose = false):
     }, 120_000).unref();
   });
   return {
+    id: env.FRONTIER_WORKER_ID ?? "worker-1",
     process: child,
     grpcUrl: `http://127.0.0.1:${ready.grpcPort}`,
     httpUrl: `http://127.0.0.1:${ready.httpPort}`,
@@ -140,15 +151,32 @@ export async function startEdge(options: {
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const workers: WorkerHandle[] = [];
   const count = options.workers ?? 1;
+  const port = options.edgePort ?? (await freePort());
+  const stateDir = options.edgeStateDir ?? join(REPO_ROOT, ".state/edge");
+  const shared = options.sharedCheckpointDir ?? (count > 1 ? join(stateDir, "checkpoints") : undefined);
+  const pool = options.pool ?? count > 1;
   try {
-    for (let i = 0; i < count; i++) {
-      workers.push(await startWorker({ FRONTIER_WORKER_ID: `worker-${i + 1}`, ...options.workerEnv }, options.verbose));
-    }
-    const port = options.edgePort ?? (await freePort());
+    // Workers start in parallel; they heartbeat to the edge (retrying until it is up) when pooled.
+    const started = await Promise.allSettled(
+      Array.from({ length: count }, (_, i) =>
+        startWorker(
+          {
+            FRONTIER_WORKER_ID: `worker-${i + 1}`,
+            ...(shared ? { FRONTIER_CHECKPOINT_DIR: shared } : {}),
+            ...(pool ? { FRONTIER_EDGE_URL: `http://127.0.0.1:${port}`, FRONTIER_HEARTBEAT_MS: "500" } : {}),
+            ...options.workerEnv,
+          },
+          options.verbose,
+        ),
+      ),
+    );
+    for (const result of started) if (result.status === "fulfilled") workers.push(result.value);
+    const failed = started.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
     const edge = await startEdge({
       port,
       workerUrls: workers.map((w) => w.httpUrl),
-      stateDir: options.edgeStateDir ?? join(REPO_ROOT, ".state/edge"),
+      stateDir,
       vars: options.edgeVars,
       verbose: options.verbose,
     });

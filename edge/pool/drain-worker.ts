@@ -30,7 +30,9 @@ export interface DrainReport {
 const DRAIN_TIMEOUT_MS = 15 * 60_000;
 
 export async function drainWorker(env: Env, config: EdgeConfig, key: string, requestId: string): Promise<DrainReport> {
-  const worker = (await poolView(env, config, true)).find((w) => w.id === key || w.url === key);
+  // A restarted worker keeps its id under a new URL: prefer the member that is not down.
+  const matches = (await poolView(env, config, true)).filter((w) => w.id === key || w.url === key);
+  const worker = matches.find((w) => w.state !== "down") ?? matches[0];
   const region = worker && regionNamed(config, worker.region);
   if (!worker || !region) throw ApiError.notFound(`No GPU worker "${key}" in any pool`);
   const pool = poolStub(env, region);

@@ -1,9 +1,12 @@
 import type { EngineSequence, Token } from "../../native/engine-types.ts";
+import { Role } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { segmentsFrom } from "../chat/prompt-builder.ts";
 import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import type { CheckpointStore } from "../checkpoints/checkpoint-store.ts";
 import { type CheckpointReason, CorruptCheckpointError } from "../checkpoints/types.ts";
+import { toolUseIds, visibleText } from "../continuation/digest.ts";
 import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord } from "../continuation/frontier.ts";
+import { type RememberedTurn, type TurnMemory, visibleTextKey } from "../continuation/turn-memory.ts";
 import { log } from "../log.ts";
 import type { LeasedSession, LiveSession } from "./session-table.ts";
 
@@ -25,10 +28,16 @@ export interface RestoredPrefix {
  * request, and save anchors at the end of system + tools during cold prefills.
  */
 export class SessionCheckpoints {
+  /**
+   * @param memory the exact turn memory: a checkpoint carries the remembered bytes of the session's
+   *   earlier assistant turns too, so another worker restoring it renders a full replay exactly as
+   *   the KV holds it (a live-ID match after failover or drain).
+   */
   constructor(
     readonly store: CheckpointStore,
     readonly policy: CheckpointPolicy,
     private readonly rememberTurn: (tenant: string, turn: SampledTurnRecord) => void,
+    private readonly memory?: TurnMemory,
   ) {}
 
   /** Save a resident session's KV and frontier. False when it has no frontier to save. */
@@ -45,7 +54,14 @@ export class SessionCheckpoints {
         sessionId: session.sessionId,
         reason,
         toolUseIds: [...frontier.toolUseIds],
-        payload: { text: frontier.text, tokens: [...sequence.tokens], extra: frontierToJson(frontier) },
+        payload: {
+          text: frontier.text,
+          tokens: [...sequence.tokens],
+          extra: {
+            ...(frontierToJson(frontier) as object),
+            earlierTurns: this.#earlierTurns(session.tenant, frontier),
+          },
+        },
       },
       async (path) => {
         await sequence.saveState(path);
@@ -70,6 +86,7 @@ export class SessionCheckpoints {
         sequence.loadState(path, loaded.tokens),
       );
       const frontier = frontierFromJson(payload.extra);
+      for (const turn of earlierTurnsOf(payload.extra)) this.memory?.remember(session.tenant, turn.keys, turn);
       this.rememberTurn(session.tenant, frontier.lastTurn);
       // The session is resident again: a parked or shutdown copy is now stale (a tool-frontier
       // checkpoint stays, for failover, until the session's next tool turn replaces it).
@@ -158,6 +175,20 @@ export class SessionCheckpoints {
     log("checkpoint saved", { reason: "cold-anchor", tokens: meta.tokenCount, bytes: meta.bytes });
   }
 
+  /** The remembered exact bytes of the assistant turns before the frontier's last one. */
+  #earlierTurns(tenant: string, frontier: Frontier): EarlierTurn[] {
+    if (!this.memory) return [];
+    const out: EarlierTurn[] = [];
+    for (const message of frontier.messages) {
+      if (message.role !== Role.ASSISTANT) continue;
+      const ids = toolUseIds(message);
+      const keys = ids.length > 0 ? ids : [visibleTextKey(visibleText(message))];
+      const turn = this.memory.recall(tenant, keys[0] ?? "");
+      if (turn) out.push({ keys, raw: turn.raw, toolUseIds: [...turn.toolUseIds] });
+    }
+    return out;
+  }
+
   /** A released session's checkpoints are no longer needed. */
   forget(session: LiveSession): void {
     for (;;) {
@@ -166,6 +197,23 @@ export class SessionCheckpoints {
       this.store.remove(meta.id);
     }
   }
+}
+
+interface EarlierTurn extends RememberedTurn {
+  keys: string[];
+}
+
+function earlierTurnsOf(extra: unknown): EarlierTurn[] {
+  const turns = (extra as { earlierTurns?: unknown } | null)?.earlierTurns;
+  if (!Array.isArray(turns)) return [];
+  return turns.filter(
+    (t): t is EarlierTurn =>
+      typeof t === "object" &&
+      t !== null &&
+      Array.isArray((t as EarlierTurn).keys) &&
+      typeof (t as EarlierTurn).raw === "string" &&
+      Array.isArray((t as EarlierTurn).toolUseIds),
+  );
 }
 
 function segmentsUpTo(segments: readonly PromptSegment[], offset: number): PromptSegment[] {

@@ -122,7 +122,12 @@ export class SessionTable {
   async lease(tenant: string, sessionId: string): Promise<LeasedSession> {
     const key = sessionKey(tenant, sessionId);
     let session = this.#sessions.get(key);
-    if (session?.saving) await session.saving;
+    // A checkpoint write (background save, parking, hand-over) finishes first; parking removes the
+    // session from the table, so look it up again afterwards.
+    while (session?.saving) {
+      await session.saving;
+      session = this.#sessions.get(key);
+    }
     if (session?.busy) throw WorkerFailure.busy("another request on this session is still running");
     if (!session) {
       session = {
@@ -231,6 +236,16 @@ export class SessionTable {
     const sequence = session.sequence;
     if (!sequence) return false;
     session.busy = true;
+    const parking = this.#parkNow(session, sequence);
+    session.saving = parking.then(() => undefined);
+    try {
+      return await parking;
+    } finally {
+      session.saving = undefined;
+    }
+  }
+
+  async #parkNow(session: LiveSession, sequence: EngineSequence): Promise<boolean> {
     let parked = false;
     try {
       parked =
