@@ -27,6 +27,7 @@ import { REPO_ROOT, type Stack, startStack } from "../scripts/stack.ts";
 import { agentLoopWorkload } from "./agent-loop.ts";
 import { continuationWorkload } from "./continuation.ts";
 import { llamaServerWorkload } from "./peer-llama-server.ts";
+import { placementWorkload } from "./placement.ts";
 import { machineDescription, recordInBenchmarksDoc, renderReport } from "./report.ts";
 import { responsesLoopWorkload } from "./responses-loop.ts";
 import { routingOverheadWorkload } from "./routing-overhead.ts";
@@ -40,6 +41,7 @@ const WORKLOADS: Workload[] = [
   responsesLoopWorkload,
   continuationWorkload,
   routingOverheadWorkload,
+  placementWorkload,
   llamaServerWorkload,
 ];
 

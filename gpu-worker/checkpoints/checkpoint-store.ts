@@ -6,6 +6,7 @@ import { log } from "../log.ts";
 import { CheckpointFiles } from "./checkpoint-files.ts";
 import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
+import type { CheckpointStorage } from "./checkpoint-storage.ts";
 import { hashText, prefixHashes } from "./text-hash.ts";
 import {
   type CheckpointMeta,
@@ -30,7 +31,7 @@ const ORPHAN_GRACE_MS = 10 * 60_000;
  * so any worker finds any worker's checkpoints. A checkpoint another process evicts while this one
  * loads it fails its read and is served by prefill, never used half-written.
  */
-export class CheckpointStore {
+export class CheckpointStore implements CheckpointStorage {
   readonly #index: CheckpointIndex;
   readonly #files: CheckpointFiles;
   readonly #budgetBytes: number;

@@ -2,7 +2,7 @@ import type { EngineSequence, Token } from "../../native/engine-types.ts";
 import { Role } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { segmentsFrom } from "../chat/prompt-builder.ts";
 import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
-import type { CheckpointStore } from "../checkpoints/checkpoint-store.ts";
+import type { CheckpointStorage } from "../checkpoints/checkpoint-storage.ts";
 import { type CheckpointReason, CorruptCheckpointError } from "../checkpoints/types.ts";
 import { toolUseIds, visibleText } from "../continuation/digest.ts";
 import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord } from "../continuation/frontier.ts";
@@ -34,7 +34,7 @@ export class SessionCheckpoints {
    *   the KV holds it (a live-ID match after failover or drain).
    */
   constructor(
-    readonly store: CheckpointStore,
+    readonly store: CheckpointStorage,
     readonly policy: CheckpointPolicy,
     private readonly rememberTurn: (tenant: string, turn: SampledTurnRecord) => void,
     private readonly memory?: TurnMemory,

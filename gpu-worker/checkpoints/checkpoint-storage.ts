@@ -1,0 +1,30 @@
+/**
+ * The storage interface the worker uses for KV checkpoints. One implementation today:
+ * `CheckpointStore` (files + a SQLite index in one directory, which several worker processes on a
+ * host may share). An object-store backend (S3-compatible, for workers on several hosts) would
+ * implement the same interface; it is not written yet.
+ */
+import type { CheckpointMeta, CheckpointPayload, CheckpointStats, CheckpointWriteInput } from "./types.ts";
+
+export interface CheckpointStorage {
+  /** The model identity whose checkpoints this store returns. */
+  readonly modelIdentity: string;
+  /** Write atomically; `writeState(tempPath)` writes the engine's KV state file. */
+  write(input: CheckpointWriteInput, writeState: (tempPath: string) => Promise<void>): Promise<CheckpointMeta>;
+  /** The longest checkpoint of `tenant` whose covered text is a prefix of `text`. */
+  findLongestPrefix(tenant: string, text: string, options?: { minTokens?: number }): CheckpointMeta | undefined;
+  /** The newest session checkpoint keyed by exactly this tool-use ID set. */
+  findByToolUseIds(tenant: string, ids: readonly string[]): CheckpointMeta | undefined;
+  /** The newest tool-frontier, parked or shutdown checkpoint of a session. */
+  findBySession(tenant: string, sessionId: string): CheckpointMeta | undefined;
+  /** Verify and load: `readState(localPath, payload)` reads the KV state from a local file. */
+  load(
+    meta: CheckpointMeta,
+    tenant: string,
+    readState: (statePath: string, payload: CheckpointPayload) => Promise<void>,
+    options?: { prefixOf?: string },
+  ): Promise<CheckpointPayload>;
+  remove(id: string): boolean;
+  stats(): CheckpointStats;
+  close(): void;
+}
