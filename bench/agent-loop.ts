@@ -145,6 +145,20 @@ export class Agent {
     this.transcript = { agent: name, system: setup.system, tools: setup.tools, turns: [] };
   }
 
+  /** Why this conversation stopped early (a failed request), if it did. */
+  failure: string | undefined;
+
+  /** `step()`, but a failed request ends this conversation (recorded in `failure`) instead of the run. */
+  async tryStep(): Promise<AgentTurn | undefined> {
+    if (this.failure !== undefined) return undefined;
+    try {
+      return await this.step();
+    } catch (error) {
+      this.failure = `${this.name} turn ${this.turns.length + 1}: ${error instanceof Error ? error.message : String(error)}`;
+      return undefined;
+    }
+  }
+
   async step(): Promise<AgentTurn> {
     const turn = this.turns.length + 1;
     const messages = structuredClone(this.#messages);
@@ -245,7 +259,12 @@ export interface AgentLoopShared {
 /** Run `agents` conversations turn by turn, round robin (A1 B1 C1 D1 A2 …). */
 export async function runInterleaved(agents: readonly Agent[], turns: number): Promise<AgentTurn[]> {
   const out: AgentTurn[] = [];
-  for (let turn = 0; turn < turns; turn++) for (const agent of agents) out.push(await agent.step());
+  for (let turn = 0; turn < turns; turn++) {
+    for (const agent of agents) {
+      const record = await agent.tryStep();
+      if (record) out.push(record);
+    }
+  }
   return out;
 }
 
@@ -262,7 +281,7 @@ export const agentLoopWorkload: Workload = {
         `agent loop ${rep + 1}/${options.reps}: ${setup.prefixTokens}-token system + tools, ${options.agentTurns} turns`,
       );
       const agent = new Agent(stack.edgeUrl, `agent-${rep + 1}`, setup, scale);
-      for (let t = 0; t < options.agentTurns; t++) await agent.step();
+      for (let t = 0; t < options.agentTurns; t++) await agent.tryStep();
       singles.push(agent);
     }
     progress(`4 interleaved agents on ${options.sequences} sequences, ${options.agentTurns} turns each`);
@@ -297,7 +316,11 @@ export const agentLoopWorkload: Workload = {
         ...ratioSpread(laterFour.map((t) => t.prefilled / (t.suffix ?? Number.NaN))),
       },
     ];
-    const violations = [...suffixViolations(singleTurns), ...suffixViolations(interleaved)];
+    const violations = [
+      ...[...singles, ...four].flatMap((a) => (a.failure === undefined ? [] : [`request failed: ${a.failure}`])),
+      ...suffixViolations(singleTurns),
+      ...suffixViolations(interleaved),
+    ];
     const section = [
       "## Agent tool loop (Claude-Code-like, through the edge)",
       "",

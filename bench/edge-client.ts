@@ -54,7 +54,11 @@ export async function streamTurn(edgeUrl: string, body: object, hint: string): P
     content: [],
   };
   const blocks: Record<number, OpenBlock> = {};
+  const seen: string[] = [];
+  let stopped = false;
   for await (const event of decodeSseStream(res.body)) {
+    seen.push(event.event);
+    if (event.event === "message_stop") stopped = true;
     const data = JSON.parse(event.data) as Record<string, unknown>;
     if (event.event === "content_block_start") {
       if (Number.isNaN(result.firstBlockMs)) result.firstBlockMs = performance.now() - started;
@@ -79,6 +83,11 @@ export async function streamTurn(edgeUrl: string, body: object, hint: string): P
     }
   }
   result.ms = performance.now() - started;
+  if (!stopped) {
+    throw new Error(
+      `stream ended without message_stop after ${Math.round(result.ms)} ms (x-frontier-cache: ${result.cache || "none"}; events: ${seen.slice(-8).join(", ") || "none"})`,
+    );
+  }
   for (const [, block] of Object.entries(blocks).sort(([a], [b]) => Number(a) - Number(b))) {
     if (block.type === "tool_use") {
       result.toolUses.push({ id: block.id ?? "", name: block.name ?? "", input: block.input || "{}" });

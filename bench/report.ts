@@ -1,7 +1,7 @@
 /** The report: machine description, the ratio table, each workload's section; and its copy in docs/benchmarks.md. */
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { basename, join } from "node:path";
 import { TEST_MODEL_SPECS } from "../native/model/gguf-writer.ts";
 import { REPO_ROOT } from "../scripts/stack.ts";
@@ -51,6 +51,8 @@ export function machineDescription(options: BenchOptions): string {
 
 export interface ReportInput {
   command: string;
+  /** 1-minute load average when the run started (other processes sharing the CPU skew timings). */
+  loadAtStart: number;
   machine: string;
   options: BenchOptions;
   results: { workload: Workload; result: WorkloadResult }[];
@@ -67,6 +69,7 @@ export function renderReport(input: ReportInput): string {
     "",
     `- Command: \`${input.command}\` (${new Date().toISOString().slice(0, 10)}, ${(input.seconds / 60).toFixed(1)} minutes; ${input.options.reps} repetition${input.options.reps > 1 ? "s" : ""} per measurement)`,
     input.machine,
+    `- Load: 1-minute load average ${input.loadAtStart.toFixed(1)} at the start, ${(loadavg()[0] ?? 0).toFixed(1)} at the end, on ${cpus().length} cores`,
     "",
     "## Ratios (medians; spread = min–max over the repetitions)",
     "",

@@ -19,7 +19,7 @@
  *   --no-record           do not update docs/benchmarks.md (a full default run records its tables there)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureTestModel, TEST_MODEL_SPECS, type TestModelSize } from "../native/model/gguf-writer.ts";
@@ -105,11 +105,13 @@ async function main(): Promise<void> {
   const out = values.out ?? join(REPO_ROOT, "docs/bench/report.md");
   const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`;
   const started = Date.now();
+  const loadAtStart = loadavg()[0] ?? 0;
   const progress = (message: string) =>
     process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(5)} s] ${message}\n`);
 
   let stack: Stack | undefined;
   let benchStack: BenchStack | undefined;
+  let workerLogs: string[] = [];
   const stateDir = mkdtempSync(join(tmpdir(), "frontier-bench-"));
   const results: { workload: Workload; result: WorkloadResult }[] = [];
   const earlier = new Map<string, Record<string, unknown>>();
@@ -123,18 +125,31 @@ async function main(): Promise<void> {
       for (const violation of result.violations ?? []) progress(`CHECK FAILED ${workload.name}: ${violation}`);
     }
   } finally {
+    workerLogs = [...(benchStack?.workerLogs ?? [])];
     await (stack as Stack | undefined)?.stop();
     rmSync(stateDir, { recursive: true, force: true });
   }
 
   const machine = machineDescription(options);
-  const report = renderReport({ command, machine, options, results, seconds: (Date.now() - started) / 1000 });
+  const report = renderReport({
+    command,
+    loadAtStart,
+    machine,
+    options,
+    results,
+    seconds: (Date.now() - started) / 1000,
+  });
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, report);
   for (const { result } of results) {
     for (const [name, content] of Object.entries(result.files ?? {})) writeFileSync(join(dirname(out), name), content);
   }
   process.stdout.write(`\n${report}\nwritten to ${out}\n`);
+  if (results.some(({ result }) => (result.violations ?? []).length > 0) && workerLogs.length > 0) {
+    const logPath = join(dirname(out), "worker-log.txt");
+    writeFileSync(logPath, `${workerLogs.slice(-2000).join("\n")}\n`);
+    process.stdout.write(`a check failed: the worker's last log lines are in ${logPath}\n`);
+  }
   const record = !options.quick && only === undefined && values.out === undefined && !values["no-record"];
   if (record) {
     recordInBenchmarksDoc(join(REPO_ROOT, "docs/benchmarks.md"), report, "bench/");
