@@ -35,6 +35,8 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   checkpointDir: string;
   /** FRONTIER_CHECKPOINT_DIR was set: other workers may use the same directory. */
   checkpointDirShared: boolean;
+  /** The S3-compatible bucket checkpoints are replicated to (workers on other hosts read them); undefined: none. */
+  checkpointS3: CheckpointS3Config | undefined;
   /** Pool membership: the edge to heartbeat to (undefined: static configuration only). */
   edgeUrl: string | undefined;
   /** Bearer token of the edge's pool endpoint (the edge keeps its SHA-256 as POOL_TOKEN_SHA256). */
@@ -43,6 +45,18 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   /** The gRPC-Web URL the edge should call; defaults to this worker's HTTP/1.1 listener. */
   advertiseUrl: string | undefined;
   heartbeatMs: number;
+}
+
+export interface CheckpointS3Config {
+  /** Endpoint plus bucket, path-style (`https://s3.eu-west-1.amazonaws.com/my-bucket`). */
+  url: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** Key prefix inside the bucket. */
+  prefix: string;
+  /** Replicated checkpoints older than this are deleted. */
+  maxAgeMs: number;
 }
 
 /** The documented development default; deployments must set FRONTIER_POOL_TOKEN (its SHA-256 is the edge's POOL_TOKEN_SHA256). */
@@ -85,11 +99,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     maxQueue: intFrom(env, "FRONTIER_MAX_QUEUE", 64),
     checkpointDir: env.FRONTIER_CHECKPOINT_DIR || `${stateDir}/checkpoints`,
     checkpointDirShared: Boolean(env.FRONTIER_CHECKPOINT_DIR),
+    checkpointS3: checkpointS3(env),
     edgeUrl: httpUrl(env, "FRONTIER_EDGE_URL"),
     poolToken: env.FRONTIER_POOL_TOKEN || DEV_POOL_TOKEN,
     region: env.FRONTIER_REGION || "local",
     advertiseUrl: httpUrl(env, "FRONTIER_ADVERTISE_URL"),
     heartbeatMs: intFrom(env, "FRONTIER_HEARTBEAT_MS", 2000) || 2000,
+  };
+}
+
+function checkpointS3(env: NodeJS.ProcessEnv): CheckpointS3Config | undefined {
+  const url = httpUrl(env, "FRONTIER_CHECKPOINT_S3_URL");
+  if (!url) return undefined;
+  const accessKeyId = env.FRONTIER_CHECKPOINT_S3_ACCESS_KEY_ID ?? "";
+  const secretAccessKey = env.FRONTIER_CHECKPOINT_S3_SECRET_ACCESS_KEY ?? "";
+  if (!accessKeyId || !secretAccessKey) {
+    throw new Error(
+      "FRONTIER_CHECKPOINT_S3_URL needs FRONTIER_CHECKPOINT_S3_ACCESS_KEY_ID and FRONTIER_CHECKPOINT_S3_SECRET_ACCESS_KEY",
+    );
+  }
+  if (new URL(url).pathname.replace(/\/+$/, "") === "") {
+    throw new Error("FRONTIER_CHECKPOINT_S3_URL must name the bucket: http(s)://<endpoint>/<bucket>");
+  }
+  return {
+    url,
+    region: env.FRONTIER_CHECKPOINT_S3_REGION || "us-east-1",
+    accessKeyId,
+    secretAccessKey,
+    prefix: env.FRONTIER_CHECKPOINT_S3_PREFIX ?? "",
+    maxAgeMs: (intFrom(env, "FRONTIER_CHECKPOINT_S3_MAX_AGE_H", 168) || 168) * 3_600_000,
   };
 }
 

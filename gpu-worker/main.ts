@@ -7,6 +7,7 @@ import { createEngine } from "../native/engine.ts";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
 import { selectChatFormat } from "./chat/select-format.ts";
 import { CheckpointStore } from "./checkpoints/checkpoint-store.ts";
+import { S3CheckpointReplica } from "./checkpoints/s3-replica.ts";
 import { loadConfig } from "./config.ts";
 import { SpanTokenMemory } from "./continuation/span-token-memory.ts";
 import { TurnMemory } from "./continuation/turn-memory.ts";
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
   const format = selectChatFormat(config.chatFormat, engine.model.chatTemplate);
   const memory = new TurnMemory();
   const spans = new SpanTokenMemory();
+  const replica = config.checkpointS3 ? new S3CheckpointReplica(config.checkpointS3) : undefined;
   const store =
     config.checkpointBudgetBytes > 0
       ? CheckpointStore.open({
@@ -36,6 +38,7 @@ async function main(): Promise<void> {
           shared: config.checkpointDirShared,
           budgetBytes: config.checkpointBudgetBytes,
           modelIdentity: engine.model.identity,
+          replica,
         })
       : undefined;
   const checkpoints = store
@@ -68,6 +71,7 @@ async function main(): Promise<void> {
     context: config.contextSize,
     threads: config.threads,
     checkpoints: store ? `${store.stats().count} in ${config.checkpointDir}` : "off",
+    checkpointReplica: store ? replica?.description : undefined,
     pool: config.edgeUrl ? `${config.region} via ${config.edgeUrl} as ${advertiseUrl}` : "static",
     testPolicy: config.testPolicy,
   });

@@ -72,6 +72,22 @@ export class CheckpointFiles {
   }
 
   /**
+   * Put both files of `id` in place from elsewhere (a replica): `fill` writes the two temp paths, then
+   * both are renamed into place. Unverified: the caller checks the checksum with {@link readVerified}.
+   */
+  async adopt(id: string, fill: (temps: { state: string; payload: string }) => Promise<void>): Promise<void> {
+    const temps = { state: `${this.statePath(id)}${TEMP_SUFFIX}`, payload: `${this.payloadPath(id)}${TEMP_SUFFIX}` };
+    try {
+      await fill(temps);
+      await rename(temps.state, this.statePath(id));
+      await rename(temps.payload, this.payloadPath(id));
+    } catch (error) {
+      this.remove(id);
+      throw error;
+    }
+  }
+
+  /**
    * Read the payload of `id` after checking both files against `checksum`. Throws
    * {@link CorruptCheckpointError} when a file is missing, the checksum differs or the payload does
    * not parse; the caller removes the entry.

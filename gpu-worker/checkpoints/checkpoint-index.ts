@@ -6,6 +6,8 @@ import { CHECKPOINT_REASONS, type CheckpointMeta, type CheckpointReason, isCheck
 export interface IndexedCheckpoint {
   readonly meta: CheckpointMeta;
   readonly checksum: string;
+  /** Its files are in this directory (false: a replica's checkpoint, fetched on first load). */
+  readonly local: boolean;
 }
 
 /** The set key of tool-use IDs: sorted, deduplicated, JSON-encoded ("[]" for none). */
@@ -46,16 +48,36 @@ export class CheckpointIndex {
    */
   insert(meta: CheckpointMeta, checksum: string, replace: boolean): string[] {
     // Immediate: take the write lock before reading the rows to replace (another process may write).
-    return this.#commit.immediate(toRow(meta, checksum), replace);
+    return this.#commit.immediate(toRow(meta, checksum, true), replace);
+  }
+
+  /** Record a replica's checkpoint (no local files yet); false when the id is already indexed. */
+  insertRemote(meta: CheckpointMeta, checksum: string): boolean {
+    return this.#statements.insertRemote.run(toRow(meta, checksum, false)).changes > 0;
+  }
+
+  /** Mark whether the files of `id` are in this directory. */
+  setLocal(id: string, local: boolean): void {
+    this.#statements.setLocal.run(local ? 1 : 0, id);
+  }
+
+  /** Ids whose files should be in this directory. */
+  localIds(): string[] {
+    return this.#statements.localIds.all();
+  }
+
+  /** Ids of a tenant's replica-only rows: shared prefixes and the session's. */
+  remoteIdsIn(tenant: string, sessionId: string): string[] {
+    return this.#statements.remoteIdsIn.all(tenant, sessionId);
   }
 
   /** The row of `id`, if present. */
   get(id: string): IndexedCheckpoint | undefined {
     const row = this.#statements.get.get(id);
-    return row && { meta: toMeta(row), checksum: row.checksum };
+    return row && { meta: toMeta(row), checksum: row.checksum, local: row.local === 1 };
   }
 
-  /** Every id in the index (used once, at open). */
+  /** Every id in the index. */
   ids(): string[] {
     return this.#statements.ids.all();
   }
@@ -122,7 +144,7 @@ export class CheckpointIndex {
   }
 }
 
-function toRow(meta: CheckpointMeta, checksum: string): CheckpointRow {
+function toRow(meta: CheckpointMeta, checksum: string, local: boolean): CheckpointRow {
   return {
     id: meta.id,
     tenant: meta.tenant,
@@ -139,6 +161,7 @@ function toRow(meta: CheckpointMeta, checksum: string): CheckpointRow {
     created_at: meta.createdAt,
     last_used_at: meta.lastUsedAt,
     hits: meta.hits,
+    local: local ? 1 : 0,
   };
 }
 

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { CHECKPOINT_REASONS, REASON_WEIGHT, SESSION_REASONS } from "./types.ts";
 
 /** Bumped on any schema change; an index of another version is dropped (its files become orphans). */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** Reasons are fixed literals, so they are spelled into the SQL text rather than bound. */
 const SESSION_REASON_LIST = SESSION_REASONS.map((r) => `'${r}'`).join(", ");
@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   model_identity TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   last_used_at INTEGER NOT NULL,
-  hits INTEGER NOT NULL
+  hits INTEGER NOT NULL,
+  local INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS checkpoints_prefix ON checkpoints (tenant, model_identity, text_length);
 CREATE INDEX IF NOT EXISTS checkpoints_session ON checkpoints (tenant, session_id);
@@ -50,6 +51,8 @@ export interface CheckpointRow {
   created_at: number;
   last_used_at: number;
   hits: number;
+  /** 1: its files are in this directory; 0: a replica's checkpoint whose files are fetched on first load. */
+  local: number;
 }
 
 /** Every statement the index runs, prepared once. */
@@ -58,8 +61,20 @@ export function prepareStatements(db: Database.Database) {
   return {
     insert: db.prepare<CheckpointRow>(
       `INSERT INTO checkpoints VALUES (@id, @tenant, @session_id, @reason, @text_hash, @text_length, @token_count,
-       @tool_use_ids, @tool_use_key, @bytes, @checksum, @model_identity, @created_at, @last_used_at, @hits)`,
+       @tool_use_ids, @tool_use_key, @bytes, @checksum, @model_identity, @created_at, @last_used_at, @hits, @local)`,
     ),
+    insertRemote: db.prepare<CheckpointRow>(
+      `INSERT OR IGNORE INTO checkpoints VALUES (@id, @tenant, @session_id, @reason, @text_hash, @text_length,
+       @token_count, @tool_use_ids, @tool_use_key, @bytes, @checksum, @model_identity, @created_at, @last_used_at,
+       @hits, @local)`,
+    ),
+    setLocal: db.prepare<[number, string]>("UPDATE checkpoints SET local = ? WHERE id = ?"),
+    localIds: db.prepare<[], string>("SELECT id FROM checkpoints WHERE local = 1").pluck(),
+    remoteIdsIn: db
+      .prepare<[string, string], string>(
+        "SELECT id FROM checkpoints WHERE tenant = ? AND local = 0 AND (session_id = '' OR session_id = ?)",
+      )
+      .pluck(),
     sameSession: db
       .prepare<[string, string, string], string>(
         "SELECT id FROM checkpoints WHERE tenant = ? AND session_id = ? AND reason = ?",
@@ -91,10 +106,10 @@ export function prepareStatements(db: Database.Database) {
        AND reason IN (${SESSION_REASON_LIST}) ORDER BY created_at DESC, rowid DESC LIMIT 1`,
     ),
     evictionOrder: db.prepare<[string], { id: string; bytes: number }>(
-      `SELECT id, bytes FROM checkpoints
+      `SELECT id, bytes FROM checkpoints WHERE local = 1
        ORDER BY (model_identity = ?) ASC, ${WEIGHT_SQL} ASC, last_used_at ASC, rowid ASC`,
     ),
-    totalBytes: db.prepare<[], number>("SELECT COALESCE(SUM(bytes), 0) FROM checkpoints").pluck(),
+    totalBytes: db.prepare<[], number>("SELECT COALESCE(SUM(bytes), 0) FROM checkpoints WHERE local = 1").pluck(),
     byReason: db.prepare<[], { reason: string; n: number }>(
       "SELECT reason, COUNT(*) AS n FROM checkpoints GROUP BY reason",
     ),

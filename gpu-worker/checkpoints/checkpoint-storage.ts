@@ -1,8 +1,9 @@
 /**
- * The storage interface the worker uses for KV checkpoints. One implementation today:
- * `CheckpointStore` (files + a SQLite index in one directory, which several worker processes on a
- * host may share). An object-store backend (S3-compatible, for workers on several hosts) would
- * implement the same interface; it is not written yet.
+ * The storage interface the worker uses for KV checkpoints. One implementation: `CheckpointStore`
+ * (files + a SQLite index in one directory, which several worker processes on a host may share),
+ * optionally replicated to an S3-compatible bucket (`S3CheckpointReplica`) so that workers on other
+ * hosts find and load its checkpoints: lookups stay synchronous over the local index, `refresh`
+ * pulls the bucket's metadata into it, and `load` downloads the files on first use.
  */
 import type { CheckpointMeta, CheckpointPayload, CheckpointStats, CheckpointWriteInput } from "./types.ts";
 
@@ -25,6 +26,11 @@ export interface CheckpointStorage {
     options?: { prefixOf?: string },
   ): Promise<CheckpointPayload>;
   remove(id: string): boolean;
+  /**
+   * Pull remote metadata (with a replica) of `tenant`'s shared-prefix checkpoints and, with
+   * `sessionId`, that session's into the local index; resolves to the rows imported (0 without one).
+   */
+  refresh(tenant: string, sessionId?: string): Promise<number>;
   stats(): CheckpointStats;
   close(): void;
 }

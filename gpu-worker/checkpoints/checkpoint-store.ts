@@ -6,6 +6,7 @@ import { log } from "../log.ts";
 import { CheckpointFiles } from "./checkpoint-files.ts";
 import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
+import type { CheckpointReplica } from "./checkpoint-replica.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
 import { hashText, prefixHashes } from "./text-hash.ts";
 import {
@@ -40,6 +41,8 @@ export class CheckpointStore implements CheckpointStorage {
   readonly #maxPrefixCandidates: number;
   readonly #shared: boolean;
   readonly #pins = new CheckpointPins();
+  readonly #replica: CheckpointReplica | undefined;
+  readonly #downloads = new Map<string, Promise<void>>();
   #hits = 0;
   #misses = 0;
 
@@ -51,6 +54,7 @@ export class CheckpointStore implements CheckpointStorage {
     this.#now = options.now ?? Date.now;
     this.#maxPrefixCandidates = options.maxPrefixCandidates ?? 64;
     this.#shared = options.shared ?? false;
+    this.#replica = options.replica;
   }
 
   /**
@@ -109,8 +113,18 @@ export class CheckpointStore implements CheckpointStorage {
       this.#files.remove(id);
       throw error;
     }
-    for (const old of replaced) this.#deleteFiles(old);
+    for (const old of replaced) {
+      this.#deleteFiles(old);
+      this.#deleteRemote({ id: old, tenant: meta.tenant, sessionId: meta.sessionId });
+    }
     this.#evict(id);
+    if (this.#replica) {
+      // Before the write resolves: a session handed over or parked is readable from other hosts.
+      const files = { state: this.#files.statePath(id), payload: this.#files.payloadPath(id) };
+      await this.#replica
+        .upload({ meta, checksum: written.checksum }, files)
+        .catch((error: unknown) => log("checkpoint upload failed", { id: id.slice(0, 8), error: String(error) }));
+    }
     return meta;
   }
 
@@ -179,11 +193,38 @@ export class CheckpointStore implements CheckpointStorage {
     }
   }
 
-  /** Remove a checkpoint (row now, files now or when its last load ends). False when it was not stored. */
+  /**
+   * Remove a checkpoint (row now, files now or when its last load ends, the replica's copy in the
+   * background). False when it was not stored.
+   */
   remove(id: string): boolean {
+    const row = this.#replica ? this.#index.get(id) : undefined;
     const existed = this.#index.delete(id);
     this.#deleteFiles(id);
+    if (row) this.#deleteRemote(row.meta);
     return existed;
+  }
+
+  /**
+   * Import the replica's metadata of `tenant`'s shared-prefix checkpoints and (with `sessionId`) that
+   * session's, as rows without files (this model only); drop replica-only rows of those scopes that
+   * are gone remotely. Returns how many rows were imported (0 without a replica).
+   */
+  async refresh(tenant: string, sessionId?: string): Promise<number> {
+    if (!this.#replica) return 0;
+    const known = (id: string) => this.#index.get(id) !== undefined;
+    const listed = await this.#replica.list(tenant, sessionId, known);
+    let imported = 0;
+    for (const { meta, checksum } of listed.checkpoints) {
+      if (meta.tenant !== tenant || meta.modelIdentity !== this.#modelIdentity) continue;
+      if (this.#index.insertRemote(meta, checksum)) imported++;
+    }
+    if (listed.complete) {
+      for (const id of this.#index.remoteIdsIn(tenant, sessionId ?? "")) {
+        if (!listed.listedIds.has(id) && !this.#pins.has(id)) this.#index.delete(id);
+      }
+    }
+    return imported;
   }
 
   /**
@@ -215,6 +256,7 @@ export class CheckpointStore implements CheckpointStorage {
         throw new CorruptCheckpointError(`checkpoint ${id} is no longer stored`, { checkpointId: id, kind: "missing" });
       }
       assert(row.meta.tenant === tenant && row.meta.modelIdentity === this.#modelIdentity, "checkpoint not loadable");
+      if (!row.local) await this.#download(row.meta);
       const payload = await this.#files.readVerified(id, row.checksum);
       if (payload.text.length !== row.meta.textLength || hashText(payload.text) !== row.meta.textHash) {
         throw new CorruptCheckpointError(`checkpoint ${id}: payload text does not match its index row`, {
@@ -239,20 +281,62 @@ export class CheckpointStore implements CheckpointStorage {
     for (const { id, bytes } of this.#index.evictionOrder(this.#modelIdentity)) {
       if (total <= this.#budgetBytes) break;
       if (id === protectedId || this.#pins.has(id)) continue;
-      this.remove(id);
+      this.#evictLocal(id);
       total -= bytes;
       evicted++;
     }
     log("checkpoints evicted", { count: evicted, bytes: total, budget: this.#budgetBytes });
   }
 
+  /** Eviction frees local disk: with a replica the row stays (files are fetched again on use). */
+  #evictLocal(id: string): void {
+    if (!this.#replica) {
+      this.remove(id);
+      return;
+    }
+    this.#index.setLocal(id, false);
+    this.#deleteFiles(id);
+  }
+
+  /** Fetch a replica-only checkpoint's files (one download per id at a time); verified by the caller. */
+  #download(meta: CheckpointMeta): Promise<void> {
+    const replica = this.#replica;
+    if (!replica) {
+      throw new CorruptCheckpointError(`checkpoint ${meta.id} has no files`, {
+        checkpointId: meta.id,
+        kind: "missing",
+      });
+    }
+    let pending = this.#downloads.get(meta.id);
+    if (!pending) {
+      pending = this.#files
+        .adopt(meta.id, (temps) => replica.download(meta, temps))
+        .then(() => {
+          this.#index.setLocal(meta.id, true);
+          this.#evict(meta.id);
+        })
+        .finally(() => this.#downloads.delete(meta.id));
+      this.#downloads.set(meta.id, pending);
+    }
+    return pending;
+  }
+
+  #deleteRemote(meta: Pick<CheckpointMeta, "id" | "tenant" | "sessionId">): void {
+    this.#replica
+      ?.delete(meta)
+      .catch((error: unknown) =>
+        log("checkpoint remote delete failed", { id: meta.id.slice(0, 8), error: String(error) }),
+      );
+  }
+
   #reconcile(): void {
     const known = new Set(this.#index.ids());
     const present = this.#files.reconcile(known, this.#shared ? ORPHAN_GRACE_MS : 0);
     let dropped = 0;
-    for (const id of known) {
+    for (const id of this.#index.localIds()) {
       if (present.has(id)) continue;
-      this.remove(id);
+      if (this.#replica) this.#index.setLocal(id, false);
+      else this.remove(id);
       dropped++;
     }
     if (dropped > 0) log("checkpoint rows without files dropped", { count: dropped });

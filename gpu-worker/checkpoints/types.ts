@@ -1,3 +1,5 @@
+import type { CheckpointReplica } from "./checkpoint-replica.ts";
+
 /** Why a checkpoint was written; also its eviction value (see {@link REASON_WEIGHT}). */
 export type CheckpointReason = "cold-anchor" | "tool-frontier" | "periodic" | "parked" | "shutdown";
 
@@ -98,6 +100,12 @@ export interface CheckpointStoreOptions {
    * open once they are old enough not to be another process's write in progress.
    */
   readonly shared?: boolean;
+  /**
+   * A remote copy other hosts read (an S3 bucket): writes are uploaded, `refresh` imports remote
+   * metadata as rows without files, `load` downloads on first use, eviction keeps the row (files
+   * only), and `remove` deletes the remote copy too.
+   */
+  readonly replica?: CheckpointReplica;
 }
 
 /** Counters reported by `CheckpointStore.stats`. */

@@ -76,6 +76,7 @@ export async function* runTurn(
       tokenize,
     });
     if (deps.checkpoints && plan.decision !== "live-tool-ids" && plan.decision !== "live-text-prefix") {
+      await deps.checkpoints.refresh(request.tenantId, request.sessionId);
       plan = await withStoredPrefix(deps.checkpoints, request.tenantId, plan, sequence, tokenize);
     }
     const promptTokens = plan.keep + plan.append.length;

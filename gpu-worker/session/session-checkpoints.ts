@@ -13,7 +13,13 @@ import type { LeasedSession, LiveSession } from "./session-table.ts";
 export interface CheckpointPolicy {
   /** Cold prefills whose header (system + tools) is at least this many tokens save an anchor. */
   anchorMinTokens: number;
+  /** How long a lookup waits for the replica's metadata (`refresh`) before going on without it. */
+  refreshTimeoutMs?: number;
 }
+
+/** A session's replica metadata is pulled at most this often (lease and ladder of one request share one). */
+const REFRESH_EVERY_MS = 1_000;
+const MAX_REFRESHED = 10_000;
 
 /** A prefix of a request restored from disk: the KV now holds `keep` tokens; `append` follows. */
 export interface RestoredPrefix {
@@ -39,6 +45,34 @@ export class SessionCheckpoints {
     private readonly rememberTurn: (tenant: string, turn: SampledTurnRecord) => void,
     private readonly memory?: TurnMemory,
   ) {}
+
+  readonly #refreshed = new Map<string, number>();
+
+  /**
+   * Before a lookup that would otherwise miss: pull the replica's metadata (other hosts'
+   * checkpoints) of this tenant's shared prefixes and this session into the local index. Bounded by
+   * `refreshTimeoutMs` (default 2 s); a failure or timeout only means the lookup sees less.
+   */
+  async refresh(tenant: string, sessionId: string): Promise<void> {
+    const key = `${tenant}\u0000${sessionId}`;
+    const now = Date.now();
+    if (now - (this.#refreshed.get(key) ?? Number.NEGATIVE_INFINITY) < REFRESH_EVERY_MS) return;
+    this.#refreshed.delete(key);
+    this.#refreshed.set(key, now);
+    if (this.#refreshed.size > MAX_REFRESHED) this.#refreshed.delete(this.#refreshed.keys().next().value ?? "");
+    const refreshing = this.store.refresh(tenant, sessionId).catch((error: unknown) => {
+      log("checkpoint refresh failed", { session: sessionId.slice(0, 8), error: String(error) });
+      return 0;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), this.policy.refreshTimeoutMs ?? 2_000);
+    });
+    const result = await Promise.race([refreshing, timeout]);
+    clearTimeout(timer);
+    if (result === "timeout") log("checkpoint refresh timed out", { session: sessionId.slice(0, 8) });
+    else if (result > 0) log("checkpoints imported", { count: result, session: sessionId.slice(0, 8) });
+  }
 
   /** Save a resident session's KV and frontier. False when it has no frontier to save. */
   async save(
@@ -78,6 +112,7 @@ export class SessionCheckpoints {
 
   /** Load the session's newest checkpoint into `sequence`; its frontier, or undefined (cold). */
   async restore(session: LiveSession, sequence: EngineSequence): Promise<Frontier | undefined> {
+    await this.refresh(session.tenant, session.sessionId);
     const meta = this.store.findBySession(session.tenant, session.sessionId);
     if (!meta) return undefined;
     const started = performance.now();

@@ -1,0 +1,155 @@
+/**
+ * Checkpoints replicated through a real S3-compatible server (s3rver over loopback sockets): two
+ * stores with different local directories and one bucket behave like workers on two hosts.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { S3Client } from "../../../gpu-worker/checkpoints/s3-client.ts";
+import { S3CheckpointReplica } from "../../../gpu-worker/checkpoints/s3-replica.ts";
+import { CorruptCheckpointError } from "../../../gpu-worker/checkpoints/types.ts";
+import { S3_CREDENTIALS, startS3, type TestS3 } from "../../support/s3-server.ts";
+import { StoreFixture } from "./fixture.ts";
+
+let s3: TestS3;
+let client: S3Client;
+const fixtures: StoreFixture[] = [];
+const PREFIX = "test/";
+
+beforeAll(async () => {
+  s3 = await startS3();
+  client = new S3Client({ url: s3.url, ...S3_CREDENTIALS });
+});
+afterAll(async () => {
+  await s3?.stop();
+});
+afterEach(() => {
+  for (const fx of fixtures.splice(0)) fx.dispose();
+});
+
+/** A store ("a host") with its own directory, replicating to the shared bucket. */
+function host(modelIdentity = "model-a"): StoreFixture {
+  const replica = new S3CheckpointReplica({ url: s3.url, ...S3_CREDENTIALS, prefix: PREFIX, maxAgeMs: 3_600_000 });
+  const fx = new StoreFixture({ replica, modelIdentity });
+  fixtures.push(fx);
+  return fx;
+}
+
+/** Share the written state bytes so `fx.load` can check what another host wrote. */
+function knows(reader: StoreFixture, writer: StoreFixture): void {
+  for (const [id, state] of writer.states) reader.states.set(id, state);
+}
+
+async function until(check: () => Promise<boolean>): Promise<boolean> {
+  for (let i = 0; i < 50; i++) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+const shortHash = (value: string) => createHash("sha256").update(value).digest("hex").slice(0, 32);
+const blobKey = (tenant: string, id: string) => `${PREFIX}blob/${shortHash(tenant)}/${id}.state`;
+const remoteKeys = async () => (await client.list(PREFIX)).objects.map((o) => o.key);
+
+describe("checkpoints replicated to S3", () => {
+  it("a checkpoint one host writes is found after refresh and loaded by another, bytes verified", async () => {
+    const a = host();
+    const b = host();
+    const meta = await a.write({
+      sessionId: "s1",
+      reason: "tool-frontier",
+      toolUseIds: ["t1", "t2"],
+      text: "turn one",
+    });
+    expect(b.store.findBySession("tenant-a", "s1")).toBeUndefined();
+    expect(await b.store.refresh("tenant-a", "s1")).toBe(1);
+    expect(await b.store.refresh("tenant-a", "s1")).toBe(0);
+    expect(b.store.findBySession("tenant-a", "s1")?.id).toBe(meta.id);
+    expect(b.store.findByToolUseIds("tenant-a", ["t2", "t1"])?.id).toBe(meta.id);
+    expect(existsSync(b.statePath(meta.id))).toBe(false);
+    knows(b, a);
+    const payload = await b.load(meta);
+    expect(payload.text).toBe("turn one");
+    expect(existsSync(b.statePath(meta.id))).toBe(true);
+    expect((await b.load(meta)).text).toBe("turn one"); // from the local cache now
+  });
+
+  it("shared prefixes are found by text on another host; a newer session checkpoint replaces the older everywhere", async () => {
+    const a = host();
+    const b = host();
+    const anchor = await a.write({ reason: "cold-anchor", text: "system prompt|" });
+    const first = await a.write({
+      sessionId: "s2",
+      reason: "tool-frontier",
+      toolUseIds: ["x"],
+      text: "system prompt|1",
+    });
+    await b.store.refresh("tenant-a", "s2");
+    expect(b.store.findLongestPrefix("tenant-a", "system prompt|other")?.id).toBe(anchor.id);
+    expect(b.store.findBySession("tenant-a", "s2")?.id).toBe(first.id);
+    const second = await a.write({
+      sessionId: "s2",
+      reason: "tool-frontier",
+      toolUseIds: ["y"],
+      text: "system prompt|12",
+    });
+    expect(await until(async () => !(await remoteKeys()).some((k) => k.includes(first.id)))).toBe(true);
+    await b.store.refresh("tenant-a", "s2");
+    expect(b.store.findBySession("tenant-a", "s2")?.id).toBe(second.id);
+    expect(b.store.findByToolUseIds("tenant-a", ["x"])).toBeUndefined(); // pruned: gone remotely
+  });
+
+  it("another tenant never sees it, and another model identity never matches", async () => {
+    const a = host();
+    const b = host();
+    const other = host("model-b");
+    await a.write({ sessionId: "s3", reason: "parked", toolUseIds: ["t"], text: "private text" });
+    expect(await b.store.refresh("tenant-b", "s3")).toBe(0);
+    expect(b.store.findBySession("tenant-b", "s3")).toBeUndefined();
+    expect(b.store.findLongestPrefix("tenant-b", "private text and more")).toBeUndefined();
+    expect(await other.store.refresh("tenant-a", "s3")).toBe(0);
+    expect(other.store.findBySession("tenant-a", "s3")).toBeUndefined();
+    expect(other.store.findByToolUseIds("tenant-a", ["t"])).toBeUndefined();
+  });
+
+  it("a corrupted remote blob is rejected before the engine sees it and removed from the bucket", async () => {
+    const a = host();
+    const b = host();
+    const meta = await a.write({ sessionId: "s4", reason: "tool-frontier", text: "will be damaged" });
+    await client.put(blobKey("tenant-a", meta.id), new Uint8Array(randomBytes(256)));
+    await b.store.refresh("tenant-a", "s4");
+    const found = b.store.findBySession("tenant-a", "s4");
+    expect(found?.id).toBe(meta.id);
+    let engineRead = false;
+    const loading = b.store.load(found!, "tenant-a", async () => {
+      engineRead = true;
+    });
+    await expect(loading).rejects.toMatchObject({ name: CorruptCheckpointError.name, kind: "checksum" });
+    expect(engineRead).toBe(false);
+    expect(b.store.findBySession("tenant-a", "s4")).toBeUndefined();
+    expect(existsSync(b.statePath(meta.id))).toBe(false);
+    expect(await until(async () => !(await remoteKeys()).some((k) => k.includes(meta.id)))).toBe(true);
+    const c = host();
+    await c.store.refresh("tenant-a", "s4");
+    expect(c.store.findBySession("tenant-a", "s4")).toBeUndefined();
+  });
+
+  it("remove deletes the remote copy; eviction frees local files only", async () => {
+    const a = host();
+    const gone = await a.write({ sessionId: "s5", reason: "shutdown", text: "forget me" });
+    a.store.remove(gone.id);
+    expect(await until(async () => !(await remoteKeys()).some((k) => k.includes(gone.id)))).toBe(true);
+
+    const small = new StoreFixture({
+      replica: new S3CheckpointReplica({ url: s3.url, ...S3_CREDENTIALS, prefix: PREFIX, maxAgeMs: 3_600_000 }),
+      budgetBytes: 600,
+    });
+    fixtures.push(small);
+    const old = await small.write({ sessionId: "s6", reason: "periodic", text: "evicted", stateBytes: 400 });
+    await small.write({ sessionId: "s7", reason: "periodic", text: "kept", stateBytes: 400 });
+    expect(existsSync(small.statePath(old.id))).toBe(false);
+    expect(small.store.findLongestPrefix("tenant-a", "evicted!")?.id).toBe(old.id);
+    expect((await small.load(old)).text).toBe("evicted"); // downloaded again
+  });
+});
