@@ -36,8 +36,13 @@ export interface StackOptions {
    * static WORKER_URLS. Default: on with more than one worker.
    */
   pool?: boolean;
-  /** One checkpoint directory all workers share (FRONTIER_CHECKPOINT_DIR). Default with more than one worker: `<edge state>/checkpoints`. */
-  sharedCheckpointDir?: string;
+  /**
+   * One checkpoint directory all workers share (FRONTIER_CHECKPOINT_DIR). Default with more than one
+   * worker: `<edge state>/checkpoints`; `false`: none (each worker keeps its own, e.g. with S3).
+   */
+  sharedCheckpointDir?: string | false;
+  /** Environment of one worker (after `workerEnv`), e.g. its own FRONTIER_STATE_DIR. */
+  workerEnvFor?: (workerId: string) => Record<string, string>;
 }
 
 export interface Stack {
@@ -153,7 +158,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const count = options.workers ?? 1;
   const port = options.edgePort ?? (await freePort());
   const stateDir = options.edgeStateDir ?? join(REPO_ROOT, ".state/edge");
-  const shared = options.sharedCheckpointDir ?? (count > 1 ? join(stateDir, "checkpoints") : undefined);
+  const shared =
+    options.sharedCheckpointDir === false
+      ? undefined
+      : (options.sharedCheckpointDir ?? (count > 1 ? join(stateDir, "checkpoints") : undefined));
   const pool = options.pool ?? count > 1;
   try {
     // Workers start in parallel; they heartbeat to the edge (retrying until it is up) when pooled.
@@ -165,6 +173,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
             ...(shared ? { FRONTIER_CHECKPOINT_DIR: shared } : {}),
             ...(pool ? { FRONTIER_EDGE_URL: `http://127.0.0.1:${port}`, FRONTIER_HEARTBEAT_MS: "500" } : {}),
             ...options.workerEnv,
+            ...options.workerEnvFor?.(`worker-${i + 1}`),
           },
           options.verbose,
         ),
