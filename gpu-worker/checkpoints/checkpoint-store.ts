@@ -6,7 +6,7 @@ import { log } from "../log.ts";
 import { CheckpointFiles } from "./checkpoint-files.ts";
 import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
-import type { CheckpointReplica } from "./checkpoint-replica.ts";
+import { CheckpointReplication } from "./checkpoint-replication.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
 import { hashText, prefixHashes } from "./text-hash.ts";
 import {
@@ -41,8 +41,7 @@ export class CheckpointStore implements CheckpointStorage {
   readonly #maxPrefixCandidates: number;
   readonly #shared: boolean;
   readonly #pins = new CheckpointPins();
-  readonly #replica: CheckpointReplica | undefined;
-  readonly #downloads = new Map<string, Promise<void>>();
+  readonly #replica: CheckpointReplication | undefined;
   #hits = 0;
   #misses = 0;
 
@@ -54,7 +53,8 @@ export class CheckpointStore implements CheckpointStorage {
     this.#now = options.now ?? Date.now;
     this.#maxPrefixCandidates = options.maxPrefixCandidates ?? 64;
     this.#shared = options.shared ?? false;
-    this.#replica = options.replica;
+    this.#replica =
+      options.replica && new CheckpointReplication(options.replica, index, files, this.#pins, this.#modelIdentity);
   }
 
   /**
@@ -115,16 +115,11 @@ export class CheckpointStore implements CheckpointStorage {
     }
     for (const old of replaced) {
       this.#deleteFiles(old);
-      this.#deleteRemote({ id: old, tenant: meta.tenant, sessionId: meta.sessionId });
+      this.#replica?.deleteRemote({ id: old, tenant: meta.tenant, sessionId: meta.sessionId });
     }
     this.#evict(id);
-    if (this.#replica) {
-      // Before the write resolves: a session handed over or parked is readable from other hosts.
-      const files = { state: this.#files.statePath(id), payload: this.#files.payloadPath(id) };
-      await this.#replica
-        .upload({ meta, checksum: written.checksum }, files)
-        .catch((error: unknown) => log("checkpoint upload failed", { id: id.slice(0, 8), error: String(error) }));
-    }
+    // Before the write resolves: a session handed over or parked is readable from other hosts.
+    await this.#replica?.upload(meta, written.checksum);
     return meta;
   }
 
@@ -201,7 +196,7 @@ export class CheckpointStore implements CheckpointStorage {
     const row = this.#replica ? this.#index.get(id) : undefined;
     const existed = this.#index.delete(id);
     this.#deleteFiles(id);
-    if (row) this.#deleteRemote(row.meta);
+    if (row) this.#replica?.deleteRemote(row.meta);
     return existed;
   }
 
@@ -211,20 +206,7 @@ export class CheckpointStore implements CheckpointStorage {
    * are gone remotely. Returns how many rows were imported (0 without a replica).
    */
   async refresh(tenant: string, sessionId?: string): Promise<number> {
-    if (!this.#replica) return 0;
-    const known = (id: string) => this.#index.get(id) !== undefined;
-    const listed = await this.#replica.list(tenant, sessionId, known);
-    let imported = 0;
-    for (const { meta, checksum } of listed.checkpoints) {
-      if (meta.tenant !== tenant || meta.modelIdentity !== this.#modelIdentity) continue;
-      if (this.#index.insertRemote(meta, checksum)) imported++;
-    }
-    if (listed.complete) {
-      for (const id of this.#index.remoteIdsIn(tenant, sessionId ?? "")) {
-        if (!listed.listedIds.has(id) && !this.#pins.has(id)) this.#index.delete(id);
-      }
-    }
-    return imported;
+    return (await this.#replica?.refresh(tenant, sessionId)) ?? 0;
   }
 
   /**
@@ -298,35 +280,15 @@ export class CheckpointStore implements CheckpointStorage {
     this.#deleteFiles(id);
   }
 
-  /** Fetch a replica-only checkpoint's files (one download per id at a time); verified by the caller. */
-  #download(meta: CheckpointMeta): Promise<void> {
-    const replica = this.#replica;
-    if (!replica) {
+  /** Fetch a replica-only checkpoint's files; verified by the caller. */
+  async #download(meta: CheckpointMeta): Promise<void> {
+    if (!this.#replica) {
       throw new CorruptCheckpointError(`checkpoint ${meta.id} has no files`, {
         checkpointId: meta.id,
         kind: "missing",
       });
     }
-    let pending = this.#downloads.get(meta.id);
-    if (!pending) {
-      pending = this.#files
-        .adopt(meta.id, (temps) => replica.download(meta, temps))
-        .then(() => {
-          this.#index.setLocal(meta.id, true);
-          this.#evict(meta.id);
-        })
-        .finally(() => this.#downloads.delete(meta.id));
-      this.#downloads.set(meta.id, pending);
-    }
-    return pending;
-  }
-
-  #deleteRemote(meta: Pick<CheckpointMeta, "id" | "tenant" | "sessionId">): void {
-    this.#replica
-      ?.delete(meta)
-      .catch((error: unknown) =>
-        log("checkpoint remote delete failed", { id: meta.id.slice(0, 8), error: String(error) }),
-      );
+    await this.#replica.download(meta, () => this.#evict(meta.id));
   }
 
   #reconcile(): void {
