@@ -18,7 +18,7 @@
  *   --out PATH            report file (default docs/bench/report.md)
  *   --no-record           do not update docs/benchmarks.md (a full default run records its tables there)
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
@@ -127,6 +127,7 @@ async function main(): Promise<void> {
   } finally {
     workerLogs = [...(benchStack?.workerLogs ?? [])];
     await (stack as Stack | undefined)?.stop();
+    await reapWorkers(stateDir);
     rmSync(stateDir, { recursive: true, force: true });
   }
 
@@ -184,12 +185,48 @@ async function openStack(
       // otherwise stops after one); prompts, tokens and KV are untouched.
       FRONTIER_TEST_POLICY: "scripted-tools",
     },
+    // Hold the response headers until the worker's cache decision is known, however long the
+    // worker takes to get there (parking a big session first), so x-frontier-cache is always set.
+    edgeVars: { HEADER_WAIT_MS: "600000" },
     verbose: process.env.FRONTIER_BENCH_VERBOSE === "1",
   });
   keep(stack);
   const worker = stack.workers[0];
   if (!worker) throw new Error("no worker");
   return { edgeUrl: stack.edgeUrl, workerGrpcUrl: worker.grpcUrl, workerLogs: worker.logs };
+}
+
+/**
+ * Worker processes of this run still alive after the stack stopped. The launcher runs a worker under
+ * tsx, and stops it with SIGTERM then SIGKILL of the tsx process after 5 s; a worker still saving big
+ * sessions on SIGTERM outlives that as an orphan. Found by this run's own state directory in the
+ * process environment (Linux /proc), given 30 s to finish, then killed.
+ */
+async function reapWorkers(stateDir: string): Promise<void> {
+  const marker = `FRONTIER_STATE_DIR=${join(stateDir, "worker")}`;
+  const mine = (): number[] => {
+    let pids: string[] = [];
+    try {
+      pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+    } catch {
+      return [];
+    }
+    return pids.flatMap((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(marker) ? [Number(pid)] : [];
+      } catch {
+        return [];
+      }
+    });
+  };
+  for (let i = 0; i < 60 && mine().length > 0; i++) await new Promise((r) => setTimeout(r, 500));
+  for (const pid of mine()) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
 }
 
 // Exit explicitly either way: idle HTTP/2 sessions of the direct gRPC client (and the engine's
