@@ -80,6 +80,7 @@ export async function startWorker(env: Record<string, string>, verbose = false):
     logs.push(line);
     if (verbose) process.stderr.write(`[worker] ${line}\n`);
   });
+  let startTimer: ReturnType<typeof setTimeout> | undefined;
   const ready = await new Promise<{ grpcPort: number; httpPort: number }>((resolveReady, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.on("line", (line) => {
@@ -89,11 +90,12 @@ export async function startWorker(env: Record<string, string>, verbose = false):
     child.once("exit", (code) =>
       reject(new Error(`GPU worker exited with ${code} before it was ready:\n${logs.slice(-20).join("\n")}`)),
     );
-    setTimeout(() => {
+    startTimer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`GPU worker not ready within 120 s:\n${logs.slice(-20).join("\n")}`));
-    }, 120_000).unref();
-  });
+    }, 120_000);
+    startTimer.unref();
+  }).finally(() => clearTimeout(startTimer));
   return {
     id: env.FRONTIER_WORKER_ID ?? "worker-1",
     process: child,
