@@ -20,6 +20,7 @@ import {
   startPoolStack,
   ToolLoop,
   type TurnResult,
+  tool,
   until,
   workerOf,
 } from "../support/pool-stack.ts";
@@ -52,6 +53,34 @@ const sid8 = async (loop: ToolLoop) =>
 async function expectOk(result: TurnResult): Promise<void> {
   if (result.status !== 200) throw new Error(`turn failed: ${result.status} ${JSON.stringify(result.error)}`);
   expect(result.stopReason).toBe("tool_use");
+}
+
+interface ResponsesTurn {
+  requestId: string;
+  cache: string;
+  body: { id: string; output: { type: string; call_id: string }[] };
+}
+
+/** One non-streaming /v1/responses call with the pool test's tool. */
+async function respond(body: Record<string, unknown>): Promise<ResponsesTurn> {
+  const res = await fetch(`${edgeUrl}/v1/responses`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer sk-frontier-local" },
+    body: JSON.stringify({
+      model: "m",
+      instructions: "You are the Responses pool test.",
+      tools: [{ type: "function", name: tool.name, description: tool.description, parameters: tool.input_schema }],
+      temperature: 0,
+      max_output_tokens: 120,
+      ...body,
+    }),
+  });
+  expect(res.status).toBe(200);
+  return {
+    requestId: res.headers.get("x-request-id") ?? "",
+    cache: res.headers.get("x-frontier-cache") ?? "",
+    body: (await res.json()) as ResponsesTurn["body"],
+  };
 }
 
 describe("GPU worker pool", () => {
@@ -194,6 +223,9 @@ describe("GPU worker pool", () => {
       (w) => w.process.exitCode === null && w.process.signalCode === null,
     ) as WorkerHandle;
     const dead = pool.stack.workers.find((w) => w !== draining) as WorkerHandle;
+    // A Responses API conversation on the worker about to drain (the only one up right now).
+    const responsesTurn = await respond({ input: "Define: omega", tool_choice: "required" });
+    expect(await workerOf([draining], responsesTurn.requestId)).toBe(draining);
     restarted = await restartWorker(pool, dead.id);
     const fresh = restarted;
     expect(
@@ -219,6 +251,16 @@ describe("GPU worker pool", () => {
       expect(res.cache).toContain("decision=live-tool-ids");
       expect(await workerOf([fresh], res.requestId)).toBe(fresh);
     }
+    // previous_response_id survives the drain: the handed-over session continues live on the new worker.
+    const continued = await respond({
+      previous_response_id: responsesTurn.body.id,
+      input: responsesTurn.body.output
+        .filter((item) => item.type === "function_call")
+        .map((item) => ({ type: "function_call_output", call_id: item.call_id, output: "a letter" })),
+      max_output_tokens: 4,
+    });
+    expect(continued.cache).toContain("decision=live-tool-ids");
+    expect(await workerOf([fresh], continued.requestId)).toBe(fresh);
     const after = await new ToolLoop("After the drain.", "Define: zeta").turn(edgeUrl);
     await expectOk(after);
     expect(await workerOf([fresh], after.requestId)).toBe(fresh);
