@@ -119,7 +119,17 @@ async function main(): Promise<void> {
     for (const workload of selected) {
       if (workload.needsStack && !benchStack)
         benchStack = await openStack(options, stateDir, progress, (s) => (stack = s));
-      const result = await workload.run({ options, stack: benchStack, earlier, progress });
+      // A workload that throws is reported (and fails the run) without losing the others' numbers.
+      const result = await workload
+        .run({ options, stack: benchStack, earlier, progress })
+        .catch((error: unknown): WorkloadResult => {
+          const message = error instanceof Error ? error.message : String(error);
+          return {
+            summary: [],
+            section: `## ${workload.name}: FAILED\n\n\`\`\`\n${message}\n\`\`\`\n`,
+            violations: [`the workload failed: ${message.split("\n")[0]}`],
+          };
+        });
       results.push({ workload, result });
       if (result.shared) earlier.set(workload.name, result.shared);
       for (const violation of result.violations ?? []) progress(`CHECK FAILED ${workload.name}: ${violation}`);
