@@ -1,4 +1,5 @@
 /** Resolve a request to a SessionDO and its sticky worker (the pure ranking lives in routing.ts). */
+import type { PromptProcessed } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { newSessionId } from "../shared/ids.ts";
 import { ApiError } from "./anthropic/errors.ts";
 import type { EdgeConfig } from "./config.ts";
@@ -114,4 +115,26 @@ export async function releaseSession(
   } catch (error) {
     console.error("session release failed", { session: session.sessionId.slice(0, 8), error: String(error) });
   }
+}
+
+/** The `x-frontier-route` header: how the request found its session and worker. */
+export function routeHeader(session: ResolvedSession): string {
+  const route = [session.source, `epoch=${session.epoch}`];
+  if (session.placement) route.push(`placement=${session.placement}`);
+  if (session.leaseId) route.push("failover");
+  return route.join("; ");
+}
+
+/** The fields every turn's log line shares, whichever the protocol. */
+export function turnLogFields(session: ResolvedSession, requestId: string, prompt: PromptProcessed | undefined) {
+  return {
+    request: requestId,
+    session: session.sessionId.slice(0, 8),
+    route: session.source,
+    epoch: session.epoch,
+    decision: prompt?.decision,
+    miss: prompt?.missReason || undefined,
+    cached: prompt?.cachedTokens,
+    prompt: prompt?.promptTokens,
+  };
 }

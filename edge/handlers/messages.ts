@@ -11,7 +11,14 @@ import { readJsonBody } from "../http.ts";
 import { log } from "../log.ts";
 import { serveWithFailover } from "../pool/serve-with-failover.ts";
 import { collectRoutingIds } from "../routing.ts";
-import { type ResolvedSession, recordTurn, releaseSession, resolveSession } from "../session-route.ts";
+import {
+  type ResolvedSession,
+  recordTurn,
+  releaseSession,
+  resolveSession,
+  routeHeader,
+  turnLogFields,
+} from "../session-route.ts";
 import { respondJson, respondStream, type TurnOptions } from "../turn-driver.ts";
 import { workerClient } from "../worker-client.ts";
 
@@ -34,27 +41,17 @@ export async function handleMessages(request: Request, rc: RequestContext): Prom
     const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
     const started = Date.now();
     const turn = new AnthropicTurn(body.model, requestId);
-    const route = [session.source, `epoch=${session.epoch}`];
-    if (session.placement) route.push(`placement=${session.placement}`);
-    if (session.leaseId) route.push("failover");
     const options: TurnOptions<AnthropicTurn> = {
       requestId,
       keepAliveMs: config.keepAliveMs,
       headerWaitMs: config.headerWaitMs,
-      headers: { "x-frontier-route": route.join("; ") },
+      headers: { "x-frontier-route": routeHeader(session) },
       waitUntil: rc.waitUntil,
       onDone: async ({ assembler }) => {
         const prompt = assembler.prompt;
         log("anthropic turn", {
-          request: requestId,
-          session: session.sessionId.slice(0, 8),
-          route: session.source,
-          epoch: session.epoch,
+          ...turnLogFields(session, requestId, prompt),
           stream: body.stream,
-          decision: prompt?.decision,
-          miss: prompt?.missReason || undefined,
-          cached: prompt?.cachedTokens,
-          prompt: prompt?.promptTokens,
           stop: assembler.stopReason ?? "incomplete",
           tools: assembler.toolUseIds.length,
           ms: Date.now() - started,

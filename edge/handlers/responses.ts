@@ -21,7 +21,14 @@ import { validateResponsesRequest } from "../openai/validate.ts";
 import { serveWithFailover } from "../pool/serve-with-failover.ts";
 import type { StoredResponse } from "../response-store-do.ts";
 import type { IdCandidate } from "../routing.ts";
-import { type ResolvedSession, recordTurn, releaseSession, resolveSession } from "../session-route.ts";
+import {
+  type ResolvedSession,
+  recordTurn,
+  releaseSession,
+  resolveSession,
+  routeHeader,
+  turnLogFields,
+} from "../session-route.ts";
 import { respondJson, respondStream, type TurnOptions } from "../turn-driver.ts";
 import { workerClient } from "../worker-client.ts";
 
@@ -58,29 +65,19 @@ export async function handleCreateResponse(request: Request, rc: RequestContext)
       sessionId: session.sessionId,
       createdAt: Math.floor(started / 1000),
     });
-    const route = [session.source, `epoch=${session.epoch}`];
-    if (session.placement) route.push(`placement=${session.placement}`);
-    if (session.leaseId) route.push("failover");
     // A record continues its parent's chain only inside one session; a branch stores its whole history.
     const sameSession = pinned !== undefined && pinned.sessionId === session.sessionId;
     const options: TurnOptions<ResponsesTurn> = {
       requestId,
       keepAliveMs: config.keepAliveMs,
       headerWaitMs: config.headerWaitMs,
-      headers: { "x-frontier-route": route.join("; "), "x-request-id": requestId },
+      headers: { "x-frontier-route": routeHeader(session), "x-request-id": requestId },
       waitUntil: rc.waitUntil,
       onDone: async (done) => {
         const prompt = done.prompt;
         log("responses turn", {
-          request: requestId,
-          session: session.sessionId.slice(0, 8),
-          route: session.source,
-          epoch: session.epoch,
+          ...turnLogFields(session, requestId, prompt),
           stream: body.stream,
-          decision: prompt?.decision,
-          miss: prompt?.missReason || undefined,
-          cached: prompt?.cachedTokens,
-          prompt: prompt?.promptTokens,
           status: done.response.status,
           calls: done.callIds.length,
           ms: Date.now() - started,
