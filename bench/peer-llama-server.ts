@@ -17,19 +17,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { TOOLS_INTRO, TOOLS_OUTRO } from "../gpu-worker/chat/chatml.ts";
 import { freePort, stopChild } from "../scripts/stack.ts";
 import type { AgentLoopShared, AgentTool, AgentTranscript, AgentTurn } from "./agent-loop.ts";
 import { fmt, median, ratioSpread } from "./stats.ts";
 import type { Workload } from "./workload.ts";
 
 type ChatMessage = { role: "system" | "user" | "assistant"; content: string };
-
-const TOOLS_INTRO =
-  "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" +
-  "You are provided with function signatures within <tools></tools> XML tags:\n<tools>";
-const TOOLS_OUTRO =
-  "\n</tools>\n\nFor each function call, return a json object with function name and arguments within " +
-  '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
 
 /** JSON with `, ` and `: ` separators, as the Hermes/Qwen template (Python's json.dumps) prints it. */
 function spacedJson(value: unknown): string {

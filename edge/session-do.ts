@@ -126,14 +126,7 @@ export class SessionDO extends DurableObject<Env> {
       workerUrl = pickWorker(`${row.session_id}:${epoch}`, args.workerUrls);
       epoch += 1;
     }
-    this.#sql.exec(
-      "UPDATE session SET worker_url = ?, epoch = ?, last_used_at = ?, lease_request_id = ?, lease_until = ?",
-      workerUrl,
-      epoch,
-      now,
-      args.requestId,
-      now + LEASE_MS,
-    );
+    this.#place(workerUrl, epoch, args.requestId, now);
     await this.#scheduleExpiry(now);
     return { status: "ok", sessionId: row.session_id, workerUrl, epoch, created: false, turns: row.turns };
   }
@@ -150,14 +143,7 @@ export class SessionDO extends DurableObject<Env> {
     const move = row.epoch === args.fromEpoch && row.worker_url !== args.workerUrl;
     const workerUrl = move ? args.workerUrl : row.worker_url;
     const epoch = move ? row.epoch + 1 : row.epoch;
-    this.#sql.exec(
-      "UPDATE session SET worker_url = ?, epoch = ?, last_used_at = ?, lease_request_id = ?, lease_until = ?",
-      workerUrl,
-      epoch,
-      now,
-      args.requestId,
-      now + LEASE_MS,
-    );
+    this.#place(workerUrl, epoch, args.requestId, now);
     return { status: "ok", sessionId: row.session_id, workerUrl, epoch, created: false, turns: row.turns };
   }
 
@@ -226,6 +212,18 @@ export class SessionDO extends DurableObject<Env> {
     if (!row) return;
     if (row.last_used_at + IDLE_TTL_MS <= Date.now()) await this.ctx.storage.deleteAll();
     else await this.ctx.storage.setAlarm(row.last_used_at + IDLE_TTL_MS);
+  }
+
+  /** Set the session's worker and epoch, and give its lease to `requestId`. */
+  #place(workerUrl: string, epoch: number, requestId: string, now: number): void {
+    this.#sql.exec(
+      "UPDATE session SET worker_url = ?, epoch = ?, last_used_at = ?, lease_request_id = ?, lease_until = ?",
+      workerUrl,
+      epoch,
+      now,
+      requestId,
+      now + LEASE_MS,
+    );
   }
 
   #row(): SessionRow | undefined {

@@ -57,10 +57,11 @@ export const CHATML_TOOL_MARKUP: ToolCallMarkup = {
 export const CHATML_THINKING_PREFILL = "<think>\n";
 export const CHATML_NO_THINKING_PREFILL = "<think>\n\n</think>\n\n";
 
-const TOOLS_INTRO =
+/** The Hermes/Qwen tools preamble around the tool signatures (also used by the llama-server peer bench). */
+export const TOOLS_INTRO =
   "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" +
   "You are provided with function signatures within <tools></tools> XML tags:\n<tools>";
-const TOOLS_OUTRO =
+export const TOOLS_OUTRO =
   "\n</tools>\n\nFor each function call, return a json object with function name and arguments within " +
   '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
 
