@@ -37,6 +37,7 @@ export async function benchRoutingOverhead(edgeUrl: string, workerGrpcUrl: strin
       requestId: "bench",
       tenantId: "local",
       sessionId: newSessionId(),
+      idKinds: { message: "msg", toolCall: "toolu" },
       conversation: {
         messages: [{ role: Role.USER, content: [{ block: { case: "text", value: { text: "ping" } } }] }],
       },

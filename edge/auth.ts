@@ -3,7 +3,7 @@
  * configured, compared by map lookup; the key itself is never logged or stored.
  */
 import { toHex } from "../shared/ids.ts";
-import { ApiError } from "./anthropic/errors.ts";
+import { ApiError } from "./errors.ts";
 
 export async function authenticate(headers: Headers, keys: ReadonlyMap<string, string>): Promise<string> {
   const key = presentedKey(headers);

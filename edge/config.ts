@@ -1,4 +1,5 @@
 /** Edge configuration from wrangler `[vars]` (strings), parsed and checked once per env object. */
+import { ConfigError, positiveInt } from "./config-values.ts";
 import { type PoolConfig, type PoolVars, parsePoolConfig } from "./pool/pool-config.ts";
 
 export interface EdgeVars extends PoolVars {
@@ -29,10 +30,6 @@ export interface EdgeConfig extends PoolConfig {
   headerWaitMs: number;
   workerToken: string;
   responseTtlMs: number;
-}
-
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
 }
 
 const cache = new WeakMap<object, EdgeConfig>();
@@ -91,20 +88,4 @@ function list(raw: string | undefined): string[] {
     .split(",")
     .map((item) => item.trim())
     .filter((item) => item !== "");
-}
-
-export function positiveInt(raw: string | undefined, name: string, fallback: number): number {
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) throw new ConfigError(`${name} must be a positive integer`);
-  return value;
-}
-
-export function isHttpUrl(raw: string): boolean {
-  try {
-    const url = new URL(raw);
-    return url.protocol === "http:" || url.protocol === "https:";
-  } catch {
-    return false;
-  }
 }

@@ -1,5 +1,5 @@
 /** Small HTTP helpers: request ids, JSON responses and a size-bounded JSON body reader. */
-import { ApiError } from "./anthropic/errors.ts";
+import { ApiError } from "./errors.ts";
 
 /** `req_` + 24 random base62 characters. */
 export function newRequestId(): string {

@@ -2,11 +2,10 @@
  * Frontier's edge: a Worker serving the Anthropic Messages API and forwarding turns to the GPU
  * workers over gRPC-Web. Every response carries a `request-id`.
  */
-import { ApiError } from "./anthropic/errors.ts";
-import { ConfigError, loadConfig } from "./config.ts";
+import { loadConfig } from "./config.ts";
 import type { Env } from "./env.ts";
+import { toApiError } from "./errors.ts";
 import { newRequestId } from "./http.ts";
-import { log } from "./log.ts";
 import { renderError, router } from "./router.ts";
 
 export { PoolDO } from "./pool/pool-do.ts";
@@ -26,13 +25,7 @@ export default {
         waitUntil: (p: Promise<unknown>) => ctx.waitUntil(p),
       });
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      log(error instanceof ConfigError ? "edge misconfigured" : "edge error", { request: requestId, error: message });
-      response = renderError(
-        ApiError.internal(error instanceof ConfigError ? "The server is misconfigured" : undefined),
-        request,
-        requestId,
-      );
+      response = renderError(toApiError(error, { requestId, path: new URL(request.url).pathname }), request, requestId);
     }
     return withRequestId(response, requestId);
   },

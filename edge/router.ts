@@ -3,10 +3,9 @@
  * /v1/responses, Anthropic's elsewhere (itty's `error()` puts the status in the body).
  */
 import { type IRequest, Router } from "itty-router";
-import { ValidationError } from "./anthropic/check.ts";
-import { ApiError, errorResponse } from "./anthropic/errors.ts";
-import { ConfigError } from "./config.ts";
+import { anthropicErrorResponse } from "./anthropic/errors.ts";
 import type { RequestContext } from "./context.ts";
+import { ApiError, toApiError } from "./errors.ts";
 import { handleCountTokens } from "./handlers/count-tokens.ts";
 import { handleHealth } from "./handlers/health.ts";
 import { handleMessages } from "./handlers/messages.ts";
@@ -14,7 +13,6 @@ import { handleGetModel, handleListModels } from "./handlers/models.ts";
 import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat } from "./handlers/pool.ts";
 import { handleDeleteResponse, handleGetResponse } from "./handlers/response-records.ts";
 import { handleCreateResponse } from "./handlers/responses.ts";
-import { log } from "./log.ts";
 import { openAiErrorResponse } from "./openai/errors.ts";
 
 type Args = [RequestContext];
@@ -25,18 +23,28 @@ const notAllowed = (allow: string) => () => {
 
 export const router = Router<IRequest, Args>({
   catch: (error: unknown, request: IRequest, rc: RequestContext) =>
-    renderError(toApiError(error, request, rc), request, rc.requestId),
+    renderError(
+      toApiError(error, { requestId: rc.requestId, path: new URL(request.url).pathname }),
+      request,
+      rc.requestId,
+    ),
 });
 
 /** The error response in the shape of the protocol the path belongs to. */
 export function renderError(error: ApiError, request: Request, requestId: string): Response {
   const openAi = new URL(request.url).pathname.startsWith("/v1/responses");
-  return openAi ? openAiErrorResponse(error, requestId) : errorResponse(error, requestId);
+  return openAi ? openAiErrorResponse(error, requestId) : anthropicErrorResponse(error, requestId);
 }
 
 router
   .head("/", () => new Response(null, { status: 200 }))
-  .get("/", () => new Response("Frontier: Anthropic Messages API\n", { headers: { "content-type": "text/plain" } }))
+  .get(
+    "/",
+    () =>
+      new Response("Frontier: Anthropic Messages API and OpenAI Responses API\n", {
+        headers: { "content-type": "text/plain" },
+      }),
+  )
   .all("/", notAllowed("GET, HEAD"))
   .get("/healthz", (_request, rc) => handleHealth(rc))
   .all("/healthz", notAllowed("GET"))
@@ -62,21 +70,3 @@ router
   .all("*", (request) => {
     throw ApiError.notFound(`Not found: ${request.method} ${new URL(request.url).pathname}`);
   });
-
-function toApiError(error: unknown, request: Request, rc: RequestContext): ApiError {
-  if (error instanceof ApiError) return error;
-  if (error instanceof ValidationError) {
-    return new ApiError("invalid_request_error", error.message, { param: error.path.join(".") || undefined });
-  }
-  const path = new URL(request.url).pathname;
-  if (error instanceof ConfigError) {
-    log("edge misconfigured", { request: rc.requestId, path, error: error.message });
-    return ApiError.internal("The server is misconfigured");
-  }
-  log("edge error", {
-    request: rc.requestId,
-    path,
-    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
-  });
-  return ApiError.internal();
-}

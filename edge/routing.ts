@@ -9,14 +9,13 @@
  * answer the hinted session's pending tool calls branches into a new session on the same worker.
  */
 import { toHex, verifyId } from "../shared/ids.ts";
-import type { InputMessage } from "./anthropic/types.ts";
 
 export type RouteSource = "previous-response" | "tool-result" | "replay" | "hint" | "branch" | "new";
 
 export interface RoutingIds {
-  /** `tool_use_id`s of the tool_result blocks in the last user message. */
+  /** IDs of the tool results in the last user turn (`tool_use_id`, `call_id`). */
   toolResults: string[];
-  /** `tool_use` ids of each replayed assistant message that has any, latest first. */
+  /** Tool-call IDs of each replayed assistant turn that has any, latest first. */
   replayed: string[][];
   /** No assistant message is replayed: the conversation's first turn. */
   firstTurn: boolean;
@@ -35,26 +34,6 @@ export interface IdCandidate {
 
 /** At most this many IDs are verified per request (one HMAC each). */
 export const MAX_VERIFIED_IDS = 256;
-
-export function collectRoutingIds(messages: readonly InputMessage[]): RoutingIds {
-  const toolResults: string[] = [];
-  const replayed: string[][] = [];
-  let lastUserSeen = false;
-  let firstTurn = true;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i];
-    if (!message) continue;
-    if (message.role === "user" && !lastUserSeen) {
-      lastUserSeen = true;
-      for (const block of message.content) if (block.type === "tool_result") toolResults.push(block.tool_use_id);
-    } else if (message.role === "assistant") {
-      firstTurn = false;
-      const ids = message.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : []));
-      if (ids.length > 0) replayed.push(ids);
-    }
-  }
-  return { toolResults, replayed, firstTurn };
-}
 
 export async function verifyRoutingIds(secret: string, tenant: string, ids: RoutingIds): Promise<VerifiedIds> {
   let budget = MAX_VERIFIED_IDS;

@@ -1,9 +1,10 @@
 /** Resolve a request to a SessionDO and its sticky worker (the pure ranking lives in routing.ts). */
 import type { PromptProcessed } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { newSessionId } from "../shared/ids.ts";
-import { ApiError } from "./anthropic/errors.ts";
+import { decisionWord, missWord } from "./cache-decision.ts";
 import type { EdgeConfig } from "./config.ts";
 import type { Env } from "./env.ts";
+import { ApiError } from "./errors.ts";
 import type { PlacementReason } from "./pool/placement.ts";
 import { placeNewSession, poolView, routableUrls, unroutableUrls } from "./pool/pool-client.ts";
 import type { RegionConfig } from "./pool/pool-config.ts";
@@ -132,8 +133,8 @@ export function turnLogFields(session: ResolvedSession, requestId: string, promp
     session: session.sessionId.slice(0, 8),
     route: session.source,
     epoch: session.epoch,
-    decision: prompt?.decision,
-    miss: prompt?.missReason || undefined,
+    decision: prompt ? decisionWord(prompt.decision) : undefined,
+    miss: prompt?.missReason ? missWord(prompt.missReason) : undefined,
     cached: prompt?.cachedTokens,
     prompt: prompt?.promptTokens,
   };

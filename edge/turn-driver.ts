@@ -5,7 +5,8 @@
  * protocol's in-stream error. The protocol specifics live behind TurnRenderer.
  */
 import type { GenerateEvent, PromptProcessed } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { type ApiError, toApiError } from "./anthropic/errors.ts";
+import { cacheHeader } from "./cache-decision.ts";
+import { type ApiError, toApiError } from "./errors.ts";
 import type { GenerateCall } from "./generate-call.ts";
 import { jsonResponse } from "./http.ts";
 
@@ -22,6 +23,10 @@ export interface RenderedEvent {
 export interface TurnRenderer {
   readonly prompt: PromptProcessed | undefined;
   readonly stopped: boolean;
+  /** IDs of the tool calls the turn made, in order (the session's new frontier). */
+  readonly toolCallIds: readonly string[];
+  /** Protocol-specific fields of the turn's log line. */
+  logFields(): Record<string, unknown>;
   /** Feed one worker event. Throws an ApiError for a worker error event or a protocol violation. */
   push(event: GenerateEvent): RenderedEvent[] | Promise<RenderedEvent[]>;
   /** The worker's stream ended; throws unless the turn stopped. */
@@ -48,11 +53,6 @@ export const SSE_HEADERS: Record<string, string> = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
 };
-
-export function cacheHeader(prompt: PromptProcessed): string {
-  const miss = prompt.missReason || "none";
-  return `decision=${prompt.decision || "unknown"}; miss=${miss}; cached=${prompt.cachedTokens}; prompt=${prompt.promptTokens}`;
-}
 
 export async function respondJson<R extends TurnRenderer>(
   call: GenerateCall,
@@ -158,7 +158,7 @@ async function pump<R extends TurnRenderer>(
     }
   } catch (error) {
     if (!clientGone && !call.cancelled) {
-      await write(renderer.streamError(toApiError(error))).catch(() => undefined);
+      await write(renderer.streamError(toApiError(error, { requestId: options.requestId }))).catch(() => undefined);
     }
   } finally {
     if (timer !== undefined) clearTimeout(timer);

@@ -1,8 +1,8 @@
 /** Worker failures (error events and RPC errors) → Anthropic API errors, decided by code only. */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type WorkerError, WorkerErrorCode } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { ApiError } from "./anthropic/errors.ts";
-import { checkNever } from "./anthropic/events.ts";
+import { checkNever } from "../shared/check-never.ts";
+import { ApiError } from "./errors.ts";
 
 /** Structured codes on the ApiErrors that mean "this worker cannot serve the session: move it". */
 export const FAILOVER_CODES = { unreachable: "worker_unavailable", draining: "worker_draining" } as const;

@@ -15,7 +15,8 @@ const SESSION_BYTES = 16;
 const NONCE_BYTES = 6;
 const MAC_BYTES = 12;
 const PAYLOAD_BYTES = 1 + SESSION_BYTES + NONCE_BYTES;
-const ID_PATTERN = /^(toolu|msg|resp|call|fc|rs|sig)_([A-Za-z0-9_-]{47})$/;
+const ID_KINDS: readonly IdKind[] = ["toolu", "msg", "resp", "call", "fc", "rs", "sig"];
+const ID_PATTERN = new RegExp(`^(${ID_KINDS.join("|")})_([A-Za-z0-9_-]{47})$`);
 
 const encoder = new TextEncoder();
 const keyCache = new Map<string, Promise<CryptoKey>>();
@@ -36,6 +37,10 @@ async function mac(secret: string, kind: IdKind, tenant: string, payload: Uint8A
   message.set(payload, header.length);
   const signature = await crypto.subtle.sign("HMAC", await hmacKey(secret), message);
   return new Uint8Array(signature, 0, MAC_BYTES);
+}
+
+export function isIdKind(value: string): value is IdKind {
+  return (ID_KINDS as readonly string[]).includes(value);
 }
 
 /** A new random session id (32 hex chars). */

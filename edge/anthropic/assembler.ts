@@ -8,9 +8,10 @@ import {
   type Stop,
   StopReason,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { checkNever } from "../../shared/check-never.ts";
+import { ApiError } from "../errors.ts";
 import { workerErrorToApiError } from "../worker-errors.ts";
-import { ApiError } from "./errors.ts";
-import { type AnthropicStreamEvent, type AnthropicUsage, checkNever, type StopReasonName } from "./events.ts";
+import type { AnthropicStreamEvent, AnthropicUsage, StopReasonName } from "./events.ts";
 
 type OpenBlock = { index: number; kind: "text" | "thinking" } | { index: number; kind: "tool_use"; toolIndex: number };
 

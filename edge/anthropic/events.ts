@@ -59,7 +59,3 @@ export interface AnthropicMessage {
   stop_sequence: string | null;
   usage: AnthropicUsage;
 }
-
-export function checkNever(value: never, what: string): never {
-  throw new Error(`unhandled ${what}: ${JSON.stringify(value)}`);
-}

@@ -6,9 +6,7 @@ import {
   type Conversation,
   ConversationSchema,
   type GenerateRequest,
-  GenerateRequestSchema,
   MessageSchema,
-  Protocol,
   Role,
   type SamplingParams,
   SamplingParamsSchema,
@@ -18,6 +16,7 @@ import {
   ToolChoiceSchema,
   ToolDefinitionSchema,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { generateRequestFor, type SessionTarget, type TurnIdKinds } from "../generate-request.ts";
 import type {
   InputBlock,
   Role as InputRole,
@@ -27,33 +26,11 @@ import type {
   ToolResultPart,
 } from "./types.ts";
 
-export interface SessionTarget {
-  requestId: string;
-  tenantId: string;
-  sessionId: string;
-  epoch: number;
-}
+/** Anthropic messages and tool calls: `msg_…` / `toolu_…`. */
+export const ANTHROPIC_ID_KINDS: TurnIdKinds = { message: "msg", toolCall: "toolu" };
 
 export function toGenerateRequest(request: MessagesRequest, target: SessionTarget): GenerateRequest {
-  return generateRequestFor(target, Protocol.ANTHROPIC_MESSAGES, toConversation(request), toSampling(request));
-}
-
-/** The GenerateRequest for a session target, in either protocol. */
-export function generateRequestFor(
-  target: SessionTarget,
-  protocol: Protocol,
-  conversation: Conversation,
-  sampling: SamplingParams,
-): GenerateRequest {
-  return create(GenerateRequestSchema, {
-    requestId: target.requestId,
-    tenantId: target.tenantId,
-    sessionId: target.sessionId,
-    epoch: BigInt(target.epoch),
-    protocol,
-    conversation,
-    sampling,
-  });
+  return generateRequestFor(target, ANTHROPIC_ID_KINDS, toConversation(request), toSampling(request));
 }
 
 export function toConversation(request: MessagesRequest): Conversation {

@@ -1,6 +1,8 @@
 /** Folds Anthropic stream events into the non-streaming message JSON (one source of truth for both). */
-import { ApiError } from "./errors.ts";
-import { type AnthropicMessage, type AnthropicStreamEvent, checkNever, type OutputBlock } from "./events.ts";
+
+import { checkNever } from "../../shared/check-never.ts";
+import { ApiError } from "../errors.ts";
+import type { AnthropicMessage, AnthropicStreamEvent, OutputBlock } from "./events.ts";
 
 export class MessageAccumulator {
   #message: AnthropicMessage | undefined;

@@ -1,6 +1,7 @@
 /** Anthropic events → SSE bytes. */
 import { encodeSseJson } from "../../shared/sse.ts";
-import type { ApiError } from "./errors.ts";
+import type { ApiError } from "../errors.ts";
+import { anthropicErrorBody } from "./errors.ts";
 import type { AnthropicStreamEvent } from "./events.ts";
 
 export function encodeAnthropicEvent(event: AnthropicStreamEvent): string {
@@ -9,7 +10,7 @@ export function encodeAnthropicEvent(event: AnthropicStreamEvent): string {
 
 /** Anthropic's in-stream error event (after the response has started). */
 export function encodeAnthropicError(error: ApiError, requestId: string): string {
-  return encodeSseJson("error", error.body(requestId));
+  return encodeSseJson("error", anthropicErrorBody(error, requestId));
 }
 
 export const SSE_PING = encodeAnthropicEvent({ type: "ping" });

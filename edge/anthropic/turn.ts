@@ -1,8 +1,8 @@
 /** The Anthropic TurnRenderer: the stream assembler, its SSE encoding and the JSON accumulator. */
 import type { GenerateEvent, PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { ApiError } from "../errors.ts";
 import type { RenderedEvent, TurnRenderer } from "../turn-driver.ts";
 import { TurnAssembler } from "./assembler.ts";
-import type { ApiError } from "./errors.ts";
 import { MessageAccumulator } from "./render-json.ts";
 import { encodeAnthropicError, encodeAnthropicEvent, SSE_PING } from "./sse.ts";
 
@@ -24,6 +24,14 @@ export class AnthropicTurn implements TurnRenderer {
 
   get stopped(): boolean {
     return this.assembler.stopped;
+  }
+
+  get toolCallIds(): readonly string[] {
+    return this.assembler.toolUseIds;
+  }
+
+  logFields(): Record<string, unknown> {
+    return { stop: this.assembler.stopReason ?? "incomplete", tools: this.assembler.toolUseIds.length };
   }
 
   push(event: GenerateEvent): RenderedEvent[] {

@@ -11,7 +11,7 @@ import {
   optional,
   type Path,
   required,
-} from "./check.ts";
+} from "../check.ts";
 import type { InputBlock, InputMessage, ToolResultPart } from "./types.ts";
 
 const ROLES = ["user", "assistant", "system"] as const;

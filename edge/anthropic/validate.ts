@@ -18,7 +18,7 @@ import {
   type Path,
   required,
   uniqueToolName,
-} from "./check.ts";
+} from "../check.ts";
 import type { MessagesRequest, ThinkingSpec, ToolChoiceSpec, ToolSpec } from "./types.ts";
 import { validateMessages } from "./validate-content.ts";
 

@@ -2,11 +2,11 @@
 import { create } from "@bufbuild/protobuf";
 import { CountTokensRequestSchema } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { LIMITS } from "../../shared/limits.ts";
-import { ApiError } from "../anthropic/errors.ts";
 import { toConversation } from "../anthropic/normalize.ts";
 import { validateMessagesRequest } from "../anthropic/validate.ts";
 import { authenticate } from "../auth.ts";
 import type { RequestContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
 import { jsonResponse, readJsonBody } from "../http.ts";
 import { poolView, routableUrls } from "../pool/pool-client.ts";
 import { pickWorker } from "../routing.ts";

@@ -2,25 +2,14 @@
 import { LIMITS } from "../../shared/limits.ts";
 import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
 import { toGenerateRequest } from "../anthropic/normalize.ts";
+import { collectRoutingIds } from "../anthropic/routing-ids.ts";
 import { AnthropicTurn } from "../anthropic/turn.ts";
 import { validateMessagesRequest } from "../anthropic/validate.ts";
 import { authenticate } from "../auth.ts";
 import type { RequestContext } from "../context.ts";
-import { GenerateCall } from "../generate-call.ts";
 import { readJsonBody } from "../http.ts";
-import { log } from "../log.ts";
-import { serveWithFailover } from "../pool/serve-with-failover.ts";
-import { collectRoutingIds } from "../routing.ts";
-import {
-  type ResolvedSession,
-  recordTurn,
-  releaseSession,
-  resolveSession,
-  routeHeader,
-  turnLogFields,
-} from "../session-route.ts";
-import { respondJson, respondStream, type TurnOptions } from "../turn-driver.ts";
-import { workerClient } from "../worker-client.ts";
+import { serveTurn } from "../serve-turn.ts";
+import { resolveSession } from "../session-route.ts";
 
 export async function handleMessages(request: Request, rc: RequestContext): Promise<Response> {
   const { env, config, requestId } = rc;
@@ -35,40 +24,12 @@ export async function handleMessages(request: Request, rc: RequestContext): Prom
     hint: request.headers.get("x-claude-code-session-id"),
     prefix,
   });
-  const attempt = (session: ResolvedSession): Promise<Response> => {
-    generate.sessionId = session.sessionId;
-    generate.epoch = BigInt(session.epoch);
-    const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
-    const started = Date.now();
-    const turn = new AnthropicTurn(body.model, requestId);
-    const options: TurnOptions<AnthropicTurn> = {
-      requestId,
-      keepAliveMs: config.keepAliveMs,
-      headerWaitMs: config.headerWaitMs,
-      headers: { "x-frontier-route": routeHeader(session) },
-      waitUntil: rc.waitUntil,
-      onDone: async ({ assembler }) => {
-        const prompt = assembler.prompt;
-        log("anthropic turn", {
-          ...turnLogFields(session, requestId, prompt),
-          stream: body.stream,
-          stop: assembler.stopReason ?? "incomplete",
-          tools: assembler.toolUseIds.length,
-          ms: Date.now() - started,
-        });
-        if (assembler.stopped && prompt) {
-          await recordTurn(env, session, {
-            tenant,
-            requestId,
-            messageId: prompt.messageId,
-            toolUseIds: assembler.toolUseIds,
-          });
-        } else {
-          await releaseSession(env, session, tenant, requestId);
-        }
-      },
-    };
-    return body.stream ? respondStream(call, turn, options) : respondJson(call, turn, options);
-  };
-  return serveWithFailover(env, config, resolved, { tenant, requestId, prefix }, attempt);
+  return serveTurn(request, rc, resolved, {
+    protocol: "anthropic",
+    tenant,
+    generate,
+    stream: body.stream,
+    prefix,
+    renderer: () => new AnthropicTurn(body.model, requestId),
+  });
 }

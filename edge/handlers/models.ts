@@ -1,7 +1,8 @@
 /** GET /v1/models and GET /v1/models/:id, from the configured MODEL_IDS. */
-import { ApiError } from "../anthropic/errors.ts";
+
 import { authenticate } from "../auth.ts";
 import type { RequestContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
 import { jsonResponse } from "../http.ts";
 
 /** A fixed timestamp: the models are whatever the workers serve, not dated releases. */

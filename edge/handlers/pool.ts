@@ -5,8 +5,9 @@
  *   POST /admin/workers/:id/drain      drain a worker (by id or URL) and report it empty
  * Tokens are configured as SHA-256 digests and compared in constant time.
  */
-import { ApiError } from "../anthropic/errors.ts";
+
 import type { RequestContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
 import { jsonResponse, readJsonBody } from "../http.ts";
 import { bearerMatches } from "../pool/bearer.ts";
 import { drainWorker } from "../pool/drain-worker.ts";

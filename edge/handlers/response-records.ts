@@ -1,8 +1,8 @@
 /** GET and DELETE /v1/responses/{id}: stored records, found through the session the ID names. */
 import { verifyId } from "../../shared/ids.ts";
-import { ApiError } from "../anthropic/errors.ts";
 import { authenticate } from "../auth.ts";
 import type { RequestContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
 import { jsonResponse } from "../http.ts";
 
 export async function handleGetResponse(request: Request, rc: RequestContext, id: string): Promise<Response> {

@@ -7,10 +7,9 @@
 import { verifyId } from "../../shared/ids.ts";
 import { LIMITS } from "../../shared/limits.ts";
 import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
-import { ApiError } from "../anthropic/errors.ts";
 import { authenticate } from "../auth.ts";
 import type { RequestContext } from "../context.ts";
-import { GenerateCall } from "../generate-call.ts";
+import { ApiError } from "../errors.ts";
 import { readJsonBody } from "../http.ts";
 import { log } from "../log.ts";
 import { toGenerateRequest } from "../openai/normalize.ts";
@@ -18,19 +17,10 @@ import { collectResponsesRoutingIds } from "../openai/routing-ids.ts";
 import { ResponsesTurn } from "../openai/stream.ts";
 import type { InputItem } from "../openai/types.ts";
 import { validateResponsesRequest } from "../openai/validate.ts";
-import { serveWithFailover } from "../pool/serve-with-failover.ts";
 import type { StoredResponse } from "../response-store-do.ts";
 import type { IdCandidate } from "../routing.ts";
-import {
-  type ResolvedSession,
-  recordTurn,
-  releaseSession,
-  resolveSession,
-  routeHeader,
-  turnLogFields,
-} from "../session-route.ts";
-import { respondJson, respondStream, type TurnOptions } from "../turn-driver.ts";
-import { workerClient } from "../worker-client.ts";
+import { serveTurn } from "../serve-turn.ts";
+import { resolveSession } from "../session-route.ts";
 
 export async function handleCreateResponse(request: Request, rc: RequestContext): Promise<Response> {
   const { env, config, requestId } = rc;
@@ -54,51 +44,31 @@ export async function handleCreateResponse(request: Request, rc: RequestContext)
     hint: body.prompt_cache_key ?? null,
     prefix,
   });
-  const attempt = (session: ResolvedSession): Promise<Response> => {
-    generate.sessionId = session.sessionId;
-    generate.epoch = BigInt(session.epoch);
-    const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
-    const started = Date.now();
-    const turn = new ResponsesTurn(body, {
-      idSecret: config.idSecret,
-      tenant,
-      sessionId: session.sessionId,
-      createdAt: Math.floor(started / 1000),
-    });
-    // A record continues its parent's chain only inside one session; a branch stores its whole history.
-    const sameSession = pinned !== undefined && pinned.sessionId === session.sessionId;
-    const options: TurnOptions<ResponsesTurn> = {
-      requestId,
-      keepAliveMs: config.keepAliveMs,
-      headerWaitMs: config.headerWaitMs,
-      headers: { "x-frontier-route": routeHeader(session), "x-request-id": requestId },
-      waitUntil: rc.waitUntil,
-      onDone: async (done) => {
-        const prompt = done.prompt;
-        log("responses turn", {
-          ...turnLogFields(session, requestId, prompt),
-          stream: body.stream,
-          status: done.response.status,
-          calls: done.callIds.length,
-          ms: Date.now() - started,
-        });
-        if (!done.stopped || !prompt) {
-          await releaseSession(env, session, tenant, requestId);
-          return;
-        }
-        await recordTurn(env, session, { tenant, requestId, messageId: prompt.messageId, toolUseIds: done.callIds });
-        if (body.store) {
-          await storeResponse(rc, session.sessionId, tenant, {
-            response: done.response,
-            input: sameSession ? body.input : items,
-            parentId: sameSession ? (body.previous_response_id ?? null) : null,
-          });
-        }
-      },
-    };
-    return body.stream ? respondStream(call, turn, options) : respondJson(call, turn, options);
-  };
-  return serveWithFailover(env, config, resolved, { tenant, requestId, prefix }, attempt);
+  return serveTurn(request, rc, resolved, {
+    protocol: "responses",
+    tenant,
+    generate,
+    stream: body.stream,
+    prefix,
+    headers: { "x-request-id": requestId },
+    renderer: (session) =>
+      new ResponsesTurn(body, {
+        idSecret: config.idSecret,
+        tenant,
+        sessionId: session.sessionId,
+        createdAt: Math.floor(Date.now() / 1000),
+      }),
+    afterRecord: async (session, done) => {
+      if (!body.store) return;
+      // A record continues its parent's chain only inside one session; a branch stores its whole history.
+      const sameSession = pinned !== undefined && pinned.sessionId === session.sessionId;
+      await storeResponse(rc, session.sessionId, tenant, {
+        response: done.response,
+        input: sameSession ? body.input : items,
+        parentId: sameSession ? (body.previous_response_id ?? null) : null,
+      });
+    },
+  });
 }
 
 /** The stored conversation up to `id`, or a 404 naming it (unknown, forged, another tenant's, expired). */

@@ -3,20 +3,20 @@
  * with `x-request-id`. The same ApiError drives both protocols; only the rendering differs.
  */
 import { encodeSseJson } from "../../shared/sse.ts";
-import type { AnthropicErrorType, ApiError } from "../anthropic/errors.ts";
+import type { ApiError, ErrorType } from "../errors.ts";
 
 export interface OpenAiErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 
 /** OpenAI's type names where they differ from Anthropic's. */
-const TYPE_NAMES: Partial<Record<AnthropicErrorType, string>> = {
+const TYPE_NAMES: Partial<Record<ErrorType, string>> = {
   api_error: "server_error",
   request_too_large: "invalid_request_error",
   rate_limit_error: "rate_limit_exceeded",
 };
 
-const DEFAULT_CODES: Partial<Record<AnthropicErrorType, string>> = {
+const DEFAULT_CODES: Partial<Record<ErrorType, string>> = {
   authentication_error: "invalid_api_key",
   request_too_large: "request_too_large",
   overloaded_error: "server_overloaded",

@@ -13,7 +13,6 @@ import {
   type GenerateRequest,
   type Message,
   MessageSchema,
-  Protocol,
   Role,
   SamplingParamsSchema,
   ThinkingMode,
@@ -22,8 +21,11 @@ import {
   ToolChoiceSchema,
   ToolDefinitionSchema,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { generateRequestFor, type SessionTarget } from "../anthropic/normalize.ts";
+import { generateRequestFor, type SessionTarget, type TurnIdKinds } from "../generate-request.ts";
 import type { InputItem, ResponsesRequest, ToolChoice } from "./types.ts";
+
+/** Responses and their function calls: `resp_…` / `call_…`. */
+export const RESPONSES_ID_KINDS: TurnIdKinds = { message: "resp", toolCall: "call" };
 
 const THINKING_BUDGETS: Record<string, number> = { low: 1024, medium: 4096, high: 16_384, xhigh: 32_768 };
 
@@ -38,7 +40,7 @@ export function toGenerateRequest(
     temperature: request.temperature,
     topP: request.top_p,
   });
-  return generateRequestFor(target, Protocol.OPENAI_RESPONSES, toConversation(request, items), sampling);
+  return generateRequestFor(target, RESPONSES_ID_KINDS, toConversation(request, items), sampling);
 }
 
 export function toConversation(request: ResponsesRequest, items: readonly InputItem[]): Conversation {

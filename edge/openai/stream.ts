@@ -13,7 +13,7 @@ import {
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type IdKind, mintId } from "../../shared/ids.ts";
 import { encodeSseJson } from "../../shared/sse.ts";
-import { ApiError } from "../anthropic/errors.ts";
+import { ApiError } from "../errors.ts";
 import type { RenderedEvent, TurnRenderer } from "../turn-driver.ts";
 import { workerErrorToApiError } from "../worker-errors.ts";
 import { encodeOpenAiStreamError, openAiErrorBody } from "./errors.ts";
@@ -50,6 +50,14 @@ export class ResponsesTurn implements TurnRenderer {
 
   get stopped(): boolean {
     return this.#stopped;
+  }
+
+  get toolCallIds(): readonly string[] {
+    return this.callIds;
+  }
+
+  logFields(): Record<string, unknown> {
+    return { status: this.response.status, calls: this.callIds.length };
   }
 
   async push(event: GenerateEvent): Promise<RenderedEvent[]> {

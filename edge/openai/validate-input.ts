@@ -1,6 +1,6 @@
 /** Validation of a Responses request's `input` (a string or a list of items) into typed items. */
 import { LIMITS } from "../../shared/limits.ts";
-import { asArray, asEnum, asObject, asString, fail, optional, type Path, required } from "../anthropic/check.ts";
+import { asArray, asEnum, asObject, asString, fail, optional, type Path, required } from "../check.ts";
 import type { InputItem, InputRole } from "./types.ts";
 
 const ROLES: readonly InputRole[] = ["user", "assistant", "system", "developer"];

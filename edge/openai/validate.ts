@@ -19,7 +19,7 @@ import {
   type Path,
   required,
   uniqueToolName,
-} from "../anthropic/check.ts";
+} from "../check.ts";
 import type { FunctionTool, ResponsesRequest, ToolChoice } from "./types.ts";
 import { validateInput } from "./validate-input.ts";
 

@@ -5,9 +5,10 @@
  * checkpoint. Sessions parked earlier on the drained worker move lazily: it refuses their next turn
  * (DRAINING) and the edge fails them over.
  */
-import { ApiError } from "../anthropic/errors.ts";
+
 import type { EdgeConfig } from "../config.ts";
 import type { Env } from "../env.ts";
+import { ApiError } from "../errors.ts";
 import { log } from "../log.ts";
 import { workerClient } from "../worker-client.ts";
 import { rpcErrorToApiError } from "../worker-errors.ts";

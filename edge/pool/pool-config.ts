@@ -1,5 +1,5 @@
 /** The pool part of the edge configuration: regions, their static members, and the pool/admin tokens. */
-import { ConfigError, isHttpUrl, positiveInt } from "../config.ts";
+import { ConfigError, isHttpUrl, positiveInt } from "../config-values.ts";
 
 export interface PoolVars {
   /** JSON: region → { location_hint?, workers?: [gRPC-Web URLs] } (static pool members per region). */

@@ -1,7 +1,7 @@
 /** The heartbeat body a GPU worker sends (gpu-worker/pool/heartbeat.ts), parsed into a WorkerReport. */
 import { isPrefixFingerprint } from "../../shared/prefix-fingerprint.ts";
-import { asArray, asBoolean, asInteger, asObject, asString, fail, required } from "../anthropic/check.ts";
-import { isHttpUrl } from "../config.ts";
+import { asArray, asBoolean, asInteger, asObject, asString, fail, required } from "../check.ts";
+import { isHttpUrl } from "../config-values.ts";
 import type { WorkerReport } from "./pool-do.ts";
 
 const COUNT = { min: 0, max: 1_000_000 };

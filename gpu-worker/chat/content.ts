@@ -1,5 +1,7 @@
 /** Block-level rendering shared by the formats. */
+
 import type { ContentBlock, Message, ToolResultBlock } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { checkNever } from "../../shared/check-never.ts";
 import type { PromptBuilder } from "./prompt-builder.ts";
 
 /** A rendered piece: template text (its control tokens parsed) or client text (never parsed). */
@@ -59,7 +61,7 @@ export function contextText(block: ContentBlock): string | undefined {
     case undefined:
       return undefined;
     default:
-      return checkNever(b);
+      return checkNever(b, "content block");
   }
 }
 
@@ -99,8 +101,4 @@ export function toolResultText(result: ToolResultBlock): string {
 /** A tool_use block's input as given, `{}` when empty. */
 export function toolInputText(inputJson: string): string {
   return inputJson.trim() === "" ? "{}" : inputJson;
-}
-
-export function checkNever(value: never): never {
-  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
 }

@@ -3,18 +3,19 @@ import {
   type Conversation,
   type GenerateEvent,
   type GenerateRequest,
-  Protocol,
   Role,
   StopReason,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { type IdKind, isSessionId, mintId } from "../../shared/ids.ts";
+import { type IdKind, isIdKind, isSessionId, mintId } from "../../shared/ids.ts";
 import { signThinking } from "../../shared/thinking-signature.ts";
 import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
+import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.ts";
 import { headerDigest, messageDigest } from "../continuation/digest.ts";
 import type { SampledTurnRecord } from "../continuation/frontier.ts";
 import { type ContinuationPlan, planContinuation } from "../continuation/plan-continuation.ts";
 import type { SpanTokenMemory } from "../continuation/span-token-memory.ts";
+import { withStoredPrefix } from "../continuation/stored-prefix.ts";
 import { type TurnMemory, visibleTextKey } from "../continuation/turn-memory.ts";
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
@@ -35,11 +36,14 @@ export interface TurnDeps {
   config: WorkerConfig;
 }
 
-/** The kinds of the IDs a turn mints: Anthropic's msg_/toolu_ or the Responses API's resp_/call_. */
-function idKinds(protocol: Protocol): { message: IdKind; toolCall: IdKind } {
-  return protocol === Protocol.OPENAI_RESPONSES
-    ? { message: "resp", toolCall: "call" }
-    : { message: "msg", toolCall: "toolu" };
+/** The kinds of the IDs this turn mints, as the edge named them for its protocol. */
+function idKinds(request: GenerateRequest): { message: IdKind; toolCall: IdKind } {
+  const message = request.idKinds?.message ?? "";
+  const toolCall = request.idKinds?.toolCall ?? "";
+  if (!isIdKind(message) || !isIdKind(toolCall)) {
+    throw WorkerFailure.invalid(`id_kinds must name ID kinds, got "${message}"/"${toolCall}"`, "id_kinds");
+  }
+  return { message, toolCall };
 }
 
 /** Default output budget when a request leaves it to the worker. */
@@ -57,7 +61,7 @@ export async function* runTurn(
 ): AsyncGenerator<GenerateEvent> {
   const { engine, format, config } = deps;
   const conversation = checkConversation(request);
-  const ids = idKinds(request.protocol);
+  const ids = idKinds(request);
   if (!isSessionId(request.sessionId))
     throw WorkerFailure.invalid("session_id must be 32 hex characters", "session_id");
   const session = await deps.sessions.lease(request.tenantId, request.sessionId);
@@ -93,8 +97,8 @@ export async function* runTurn(
       value: {
         promptTokens,
         cachedTokens: plan.keep,
-        decision: plan.decision,
-        missReason: plan.missReason,
+        decision: decisionToWire(plan.decision),
+        missReason: missReasonToWire(plan.missReason),
         messageId: await mintId(config.idSecret, ids.message, request.tenantId, request.sessionId),
       },
     });
@@ -200,29 +204,6 @@ export function rememberTurn(deps: Pick<TurnDeps, "memory" | "spans">, tenant: s
   if (turn.spanText) deps.spans.remember(tenant, turn.spanText, turn.spanTokens);
 }
 
-/** Ladder step "disk checkpoint": a stored prefix longer than what the live KV offers. */
-async function withStoredPrefix(
-  checkpoints: SessionCheckpoints,
-  tenant: string,
-  plan: ContinuationPlan,
-  sequence: LeasedSession["sequence"],
-  tokenize: (segments: readonly PromptSegment[]) => Token[],
-): Promise<ContinuationPlan> {
-  const restored = await checkpoints.restorePrefix(tenant, plan.rendered, sequence, plan.keep, tokenize);
-  if (restored === undefined) return plan;
-  if (restored === "failed") {
-    // The failed load cleared the sequence: whatever the live KV offered is gone.
-    return {
-      ...plan,
-      keep: 0,
-      append: tokenize(plan.rendered.segments),
-      decision: "cold",
-      missReason: "checkpoint-corrupt",
-    };
-  }
-  return { ...plan, keep: restored.keep, append: restored.append, decision: "checkpoint" };
-}
-
 function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTokens: number): void {
   const fields = {
     cached: plan.keep,
@@ -231,11 +212,11 @@ function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTok
     request: request.requestId,
   };
   if (plan.decision === "live-tool-ids") {
-    log("anthropic live continuation", { match: "tool-output-ids", ids: plan.matchedIds, ...fields });
+    log("live continuation", { match: "tool-output-ids", ids: plan.matchedIds, ...fields });
   } else if (plan.decision === "cold") {
     log("live kv cache miss", { reason: plan.missReason, decision: "cold", ...fields });
   } else {
-    log("anthropic live continuation", { match: plan.decision, miss: plan.missReason || undefined, ...fields });
+    log("live continuation", { match: plan.decision, miss: plan.missReason || undefined, ...fields });
   }
 }
 

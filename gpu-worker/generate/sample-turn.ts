@@ -1,5 +1,6 @@
 import type { EngineSequence, SampleOptions } from "../../native/engine-types.ts";
 import { type GenerateEvent, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { checkNever } from "../../shared/check-never.ts";
 import type { OutputEvent, OutputParser } from "../chat/types.ts";
 import { generateEvent } from "./events.ts";
 import { StopMatcher } from "./stop-matcher.ts";
@@ -88,7 +89,7 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
           break;
         }
         default:
-          checkNever(event);
+          checkNever(event, "output event");
       }
     }
   };
@@ -120,8 +121,4 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
   }
   if (turn.stopReason === StopReason.END_TURN && turn.toolCalls.length > 0) turn.stopReason = StopReason.TOOL_USE;
   return turn;
-}
-
-function checkNever(value: never): never {
-  throw new Error(`unhandled output event ${JSON.stringify(value)}`);
 }

@@ -95,7 +95,7 @@ describe("Claude Code CLI (-p) against the local stack", () => {
     const decisions = readFileSync(logFile, "utf8")
       .slice(logBefore)
       .split("\n")
-      .filter((l) => / (anthropic live continuation|live kv cache miss) /.test(l));
+      .filter((l) => / (live continuation|live kv cache miss) /.test(l));
     const report = decisions.join("\n");
     expect(
       decisions.some((l) => / match=tool-output-ids ids=2 /.test(l)),

@@ -90,7 +90,7 @@ describe("native gRPC (h2c) against the worker", () => {
         requestId: "t2",
         tenantId: "local",
         sessionId: "0123456789abcdef0123456789abcdef",
-        protocol: "PROTOCOL_ANTHROPIC_MESSAGES",
+        idKinds: { message: "msg", toolCall: "toolu" },
         conversation,
         sampling: { maxTokens: 8, temperature: 0 },
       },

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { decisionWord, missWord } from "../../edge/cache-decision.ts";
 import { ChatMlFormat } from "../../gpu-worker/chat/chatml.ts";
 import { CheckpointStore } from "../../gpu-worker/checkpoints/checkpoint-store.ts";
 import { loadConfig } from "../../gpu-worker/config.ts";
@@ -18,6 +19,7 @@ import type { Engine } from "../../native/engine-types.ts";
 import {
   type ConversationSchema,
   GenerateRequestSchema,
+  MissReason,
   Role,
   StopReason,
   ToolChoiceMode,
@@ -71,6 +73,7 @@ export class WorkerHarness {
       requestId: `t-${Math.random().toString(36).slice(2, 8)}`,
       tenantId: tenant,
       sessionId,
+      idKinds: { message: "msg", toolCall: "toolu" },
       conversation,
       sampling: { maxTokens, temperature: 0 },
     });
@@ -88,8 +91,8 @@ export class WorkerHarness {
       const e = event.event;
       if (e.case === "prompt")
         Object.assign(out, {
-          decision: e.value.decision,
-          missReason: e.value.missReason,
+          decision: decisionWord(e.value.decision),
+          missReason: e.value.missReason === MissReason.NONE ? "" : missWord(e.value.missReason),
           promptTokens: e.value.promptTokens,
           cachedTokens: e.value.cachedTokens,
         });

@@ -1,6 +1,12 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { Role, StopReason, WorkerErrorCode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import {
+  CacheDecision,
+  MissReason,
+  Role,
+  StopReason,
+  WorkerErrorCode,
+} from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { type DecodedSseEvent, SseDecoder } from "../../shared/sse-decoder.ts";
 import { event, type FakeWorker, installFakeWorker, sleep } from "./fake-worker.ts";
@@ -16,8 +22,8 @@ const prompt = (messageId: string, cached = 0) =>
     value: {
       promptTokens: 50,
       cachedTokens: cached,
-      decision: cached ? "live-token-prefix" : "cold",
-      missReason: cached ? "" : "no-live-state",
+      decision: cached ? CacheDecision.LIVE_TOKEN_PREFIX : CacheDecision.COLD,
+      missReason: cached ? MissReason.NONE : MissReason.NO_LIVE_STATE,
       messageId,
     },
   });

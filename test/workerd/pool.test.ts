@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { StopReason, WorkerErrorCode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { CacheDecision, StopReason, WorkerErrorCode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
 import { SseDecoder } from "../../shared/sse-decoder.ts";
@@ -66,7 +66,10 @@ function toolTurns(options: Parameters<typeof installFakeWorker>[1] = {}, script
     }
     const id = await mintId(SECRET, "toolu", request.tenantId, request.sessionId);
     const messageId = await mintId(SECRET, "msg", request.tenantId, request.sessionId);
-    yield event({ case: "prompt", value: { promptTokens: 9, cachedTokens: 0, decision: "cold", messageId } });
+    yield event({
+      case: "prompt",
+      value: { promptTokens: 9, cachedTokens: 0, decision: CacheDecision.COLD, messageId },
+    });
     yield event({ case: "toolCallStart", value: { index: 0, id, name: "lookup" } });
     yield event({ case: "toolCallDelta", value: { index: 0, argumentsJson: "{}" } });
     yield event({ case: "toolCallEnd", value: { index: 0 } });
@@ -190,7 +193,10 @@ describe("failover", () => {
   it("ends a stream cut by a dying worker with an overloaded_error event", async () => {
     fake = installFakeWorker(async function* ({ request }) {
       const messageId = await mintId(SECRET, "msg", request.tenantId, request.sessionId);
-      yield event({ case: "prompt", value: { promptTokens: 9, cachedTokens: 0, decision: "cold", messageId } });
+      yield event({
+        case: "prompt",
+        value: { promptTokens: 9, cachedTokens: 0, decision: CacheDecision.COLD, messageId },
+      });
       yield event({ case: "textDelta", value: { text: "partial" } });
       throw new Error("worker died");
     });

@@ -1,17 +1,22 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { TurnAssembler } from "../../../edge/anthropic/assembler.ts";
-import { ApiError } from "../../../edge/anthropic/errors.ts";
 import type { AnthropicStreamEvent } from "../../../edge/anthropic/events.ts";
 import { MessageAccumulator } from "../../../edge/anthropic/render-json.ts";
-import { GenerateEventSchema, StopReason, WorkerErrorCode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { ApiError } from "../../../edge/errors.ts";
+import {
+  CacheDecision,
+  GenerateEventSchema,
+  StopReason,
+  WorkerErrorCode,
+} from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
 type Init = MessageInitShape<typeof GenerateEventSchema>["event"];
 const ev = (event: Init) => create(GenerateEventSchema, { event });
 
 const prompt = ev({
   case: "prompt",
-  value: { promptTokens: 120, cachedTokens: 100, decision: "live-ids", missReason: "", messageId: "msg_1" },
+  value: { promptTokens: 120, cachedTokens: 100, decision: CacheDecision.LIVE_TOOL_IDS, messageId: "msg_1" },
 });
 
 function run(events: ReturnType<typeof ev>[]): { out: AnthropicStreamEvent[]; assembler: TurnAssembler } {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../../edge/anthropic/errors.ts";
 import { authenticate, sha256Hex } from "../../../edge/auth.ts";
-import { ConfigError, parseConfig } from "../../../edge/config.ts";
+import { parseConfig } from "../../../edge/config.ts";
+import { ConfigError } from "../../../edge/config-values.ts";
+import { ApiError } from "../../../edge/errors.ts";
 
 const LOCAL_HASH = "c383444890ea30a3256c522f6be0b5afb155931118fb6a399ef4c61c5a89784a";
 const vars = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { flattenToolResult, toGenerateRequest } from "../../../edge/anthropic/normalize.ts";
 import { validateMessagesRequest } from "../../../edge/anthropic/validate.ts";
-import { Protocol, Role, ThinkingMode, ToolChoiceMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { Role, ThinkingMode, ToolChoiceMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
 describe("normalize", () => {
   it("maps a request onto the proto conversation", () => {
@@ -41,7 +41,7 @@ describe("normalize", () => {
       { requireMaxTokens: true },
     );
     const request = toGenerateRequest(body, { requestId: "req_1", tenantId: "t", sessionId: "s", epoch: 3 });
-    expect(request.protocol).toBe(Protocol.ANTHROPIC_MESSAGES);
+    expect(request.idKinds).toMatchObject({ message: "msg", toolCall: "toolu" });
     expect(request.epoch).toBe(3n);
     const conversation = request.conversation;
     expect(conversation?.system).toEqual(["sys"]);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { collectRoutingIds } from "../../../edge/anthropic/routing-ids.ts";
 import type { InputMessage } from "../../../edge/anthropic/types.ts";
 import {
   cleanHint,
-  collectRoutingIds,
   hintDecision,
   hintSessionId,
   idCandidates,

@@ -1,6 +1,6 @@
 /** Responses input → proto conversation, routing IDs, and request validation. */
 import { describe, expect, it } from "vitest";
-import { ValidationError } from "../../../edge/anthropic/check.ts";
+import { ValidationError } from "../../../edge/check.ts";
 import { toConversation } from "../../../edge/openai/normalize.ts";
 import { collectResponsesRoutingIds } from "../../../edge/openai/routing-ids.ts";
 import { validateResponsesRequest } from "../../../edge/openai/validate.ts";

@@ -6,10 +6,15 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { accumulateResponse } from "openai/lib/responses/ResponseAccumulator";
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../../edge/anthropic/errors.ts";
+import { ApiError } from "../../../edge/errors.ts";
 import { ResponsesTurn } from "../../../edge/openai/stream.ts";
 import { validateResponsesRequest } from "../../../edge/openai/validate.ts";
-import { GenerateEventSchema, StopReason, WorkerErrorCode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import {
+  CacheDecision,
+  GenerateEventSchema,
+  StopReason,
+  WorkerErrorCode,
+} from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { newSessionId, verifyId } from "../../../shared/ids.ts";
 import { decodeSseText } from "./sse-text.ts";
 
@@ -25,7 +30,7 @@ function newTurn() {
 
 const prompt = ev({
   case: "prompt",
-  value: { promptTokens: 120, cachedTokens: 100, decision: "live-tool-ids", messageId: "resp_x" },
+  value: { promptTokens: 120, cachedTokens: 100, decision: CacheDecision.LIVE_TOOL_IDS, messageId: "resp_x" },
 });
 
 async function run(turn: ResponsesTurn, events: ReturnType<typeof ev>[]): Promise<ResponseStreamEvent[]> {

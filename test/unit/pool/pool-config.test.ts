@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../../../edge/config.ts";
+import { parseConfig } from "../../../edge/config.ts";
+import { ConfigError } from "../../../edge/config-values.ts";
 
 const base = {
   API_KEYS: "{}",

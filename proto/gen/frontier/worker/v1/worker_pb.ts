@@ -13,7 +13,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file frontier/worker/v1/worker.proto.
  */
 export const file_frontier_worker_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("Ch9mcm9udGllci93b3JrZXIvdjEvd29ya2VyLnByb3RvEhJmcm9udGllci53b3JrZXIudjEi5QEKDENvbnZlcnNhdGlvbhIOCgZzeXN0ZW0YASADKAkSLQoIbWVzc2FnZXMYAiADKAsyGy5mcm9udGllci53b3JrZXIudjEuTWVzc2FnZRIxCgV0b29scxgDIAMoCzIiLmZyb250aWVyLndvcmtlci52MS5Ub29sRGVmaW5pdGlvbhIzCgt0b29sX2Nob2ljZRgEIAEoCzIeLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlEi4KCHRoaW5raW5nGAUgASgLMhwuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nImQKB01lc3NhZ2USJgoEcm9sZRgBIAEoDjIYLmZyb250aWVyLndvcmtlci52MS5Sb2xlEjEKB2NvbnRlbnQYAiADKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udGVudEJsb2NrIqICCgxDb250ZW50QmxvY2sSLQoEdGV4dBgBIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0QmxvY2tIABI1Cgh0aGlua2luZxgCIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0Jsb2NrSAASNAoIdG9vbF91c2UYAyABKAsyIC5mcm9udGllci53b3JrZXIudjEuVG9vbFVzZUJsb2NrSAASOgoLdG9vbF9yZXN1bHQYBCABKAsyIy5mcm9udGllci53b3JrZXIudjEuVG9vbFJlc3VsdEJsb2NrSAASMQoGb3BhcXVlGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLk9wYXF1ZUJsb2NrSABCBwoFYmxvY2siGQoJVGV4dEJsb2NrEgwKBHRleHQYASABKAkiNAoNVGhpbmtpbmdCbG9jaxIQCgh0aGlua2luZxgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkiPAoMVG9vbFVzZUJsb2NrEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCSJJCg9Ub29sUmVzdWx0QmxvY2sSEwoLdG9vbF91c2VfaWQYASABKAkSDwoHY29udGVudBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCIpCgtPcGFxdWVCbG9jaxIMCgR0eXBlGAEgASgJEgwKBGpzb24YAiABKAkiTgoOVG9vbERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIZChFpbnB1dF9zY2hlbWFfanNvbhgDIAEoCSJvCgpUb29sQ2hvaWNlEjAKBG1vZGUYASABKA4yIi5mcm9udGllci53b3JrZXIudjEuVG9vbENob2ljZU1vZGUSDAoEbmFtZRgCIAEoCRIhChlkaXNhYmxlX3BhcmFsbGVsX3Rvb2xfdXNlGAMgASgIIlEKCFRoaW5raW5nEi4KBG1vZGUYASABKA4yIC5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdNb2RlEhUKDWJ1ZGdldF90b2tlbnMYAiABKA0ivgEKDlNhbXBsaW5nUGFyYW1zEhIKCm1heF90b2tlbnMYASABKA0SGAoLdGVtcGVyYXR1cmUYAiABKAJIAIgBARISCgV0b3BfcBgDIAEoAkgBiAEBEhIKBXRvcF9rGAQgASgNSAKIAQESFgoOc3RvcF9zZXF1ZW5jZXMYBSADKAkSEQoEc2VlZBgGIAEoBEgDiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkIvkBCg9HZW5lcmF0ZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCgl0ZW5hbnRfaWQYAiABKAkSEgoKc2Vzc2lvbl9pZBgDIAEoCRINCgVlcG9jaBgEIAEoBBIuCghwcm90b2NvbBgFIAEoDjIcLmZyb250aWVyLndvcmtlci52MS5Qcm90b2NvbBI2Cgxjb252ZXJzYXRpb24YBiABKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udmVyc2F0aW9uEjQKCHNhbXBsaW5nGAcgASgLMiIuZnJvbnRpZXIud29ya2VyLnYxLlNhbXBsaW5nUGFyYW1zIsEECg1HZW5lcmF0ZUV2ZW50EjUKBnByb21wdBgBIAEoCzIjLmZyb250aWVyLndvcmtlci52MS5Qcm9tcHRQcm9jZXNzZWRIABIzCgprZWVwX2FsaXZlGAIgASgLMh0uZnJvbnRpZXIud29ya2VyLnYxLktlZXBBbGl2ZUgAEjMKCnRleHRfZGVsdGEYAyABKAsyHS5mcm9udGllci53b3JrZXIudjEuVGV4dERlbHRhSAASOwoOdGhpbmtpbmdfZGVsdGEYBCABKAsyIS5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdEZWx0YUgAEjcKDHRoaW5raW5nX2VuZBgFIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0VuZEgAEjwKD3Rvb2xfY2FsbF9zdGFydBgGIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2FsbFN0YXJ0SAASPAoPdG9vbF9jYWxsX2RlbHRhGAcgASgLMiEuZnJvbnRpZXIud29ya2VyLnYxLlRvb2xDYWxsRGVsdGFIABI4Cg10b29sX2NhbGxfZW5kGAggASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLlRvb2xDYWxsRW5kSAASKAoEc3RvcBgJIAEoCzIYLmZyb250aWVyLndvcmtlci52MS5TdG9wSAASMAoFZXJyb3IYCiABKAsyHy5mcm9udGllci53b3JrZXIudjEuV29ya2VyRXJyb3JIAEIHCgVldmVudCJ6Cg9Qcm9tcHRQcm9jZXNzZWQSFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAIgASgNEhAKCGRlY2lzaW9uGAMgASgJEhMKC21pc3NfcmVhc29uGAQgASgJEhIKCm1lc3NhZ2VfaWQYBSABKAkiOwoJS2VlcEFsaXZlEhgKEHByZWZpbGxlZF90b2tlbnMYASABKA0SFAoMdG90YWxfdG9rZW5zGAIgASgNIhkKCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJIh0KDVRoaW5raW5nRGVsdGESDAoEdGV4dBgBIAEoCSIgCgtUaGlua2luZ0VuZBIRCglzaWduYXR1cmUYASABKAkiOAoNVG9vbENhbGxTdGFydBINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJIjYKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SFgoOYXJndW1lbnRzX2pzb24YAiABKAkiHAoLVG9vbENhbGxFbmQSDQoFaW5kZXgYASABKA0iSwoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgNEhUKDWNhY2hlZF90b2tlbnMYAiABKA0SFQoNb3V0cHV0X3Rva2VucxgDIAEoDSJ3CgRTdG9wEi4KBnJlYXNvbhgBIAEoDjIeLmZyb250aWVyLndvcmtlci52MS5TdG9wUmVhc29uEhUKDXN0b3Bfc2VxdWVuY2UYAiABKAkSKAoFdXNhZ2UYAyABKAsyGS5mcm9udGllci53b3JrZXIudjEuVXNhZ2UiYAoLV29ya2VyRXJyb3ISMQoEY29kZRgBIAEoDjIjLmZyb250aWVyLndvcmtlci52MS5Xb3JrZXJFcnJvckNvZGUSDwoHbWVzc2FnZRgCIAEoCRINCgVwYXJhbRgDIAEoCSJzChJDb3VudFRva2Vuc1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCgl0ZW5hbnRfaWQYAiABKAkSNgoMY29udmVyc2F0aW9uGAMgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnZlcnNhdGlvbiIrChNDb3VudFRva2Vuc1Jlc3BvbnNlEhQKDGlucHV0X3Rva2VucxgBIAEoDSIPCg1IZWFsdGhSZXF1ZXN0InQKDkhlYWx0aFJlc3BvbnNlEg0KBXJlYWR5GAEgASgIEhEKCXdvcmtlcl9pZBgCIAEoCRISCgptb2RlbF9uYW1lGAMgASgJEhYKDm1vZGVsX2lkZW50aXR5GAQgASgJEhQKDGNvbnRleHRfc2l6ZRgFIAEoDSIOCgxTdGF0c1JlcXVlc3QihQIKDVN0YXRzUmVzcG9uc2USFwoPc2VxdWVuY2VzX3RvdGFsGAEgASgNEhYKDnNlcXVlbmNlc19mcmVlGAIgASgNEhUKDWxpdmVfc2Vzc2lvbnMYAyABKA0SFwoPYWN0aXZlX3JlcXVlc3RzGAQgASgNEhcKD3F1ZXVlZF9yZXF1ZXN0cxgFIAEoDRIXCg9wYXJrZWRfc2Vzc2lvbnMYBiABKA0SEwoLY2hlY2twb2ludHMYByABKA0SGAoQY2hlY2twb2ludF9ieXRlcxgIIAEoBBIXCg9jaGVja3BvaW50X2hpdHMYCSABKAQSGQoRY2hlY2twb2ludF9taXNzZXMYCiABKAQiPgoVUmVsZWFzZVNlc3Npb25SZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJIioKFlJlbGVhc2VTZXNzaW9uUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiDgoMRHJhaW5SZXF1ZXN0IlAKEUhhbmRlZE92ZXJTZXNzaW9uEhEKCXRlbmFudF9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhQKDGNoZWNrcG9pbnRlZBgDIAEoCCJjCg1EcmFpblJlc3BvbnNlEjcKCHNlc3Npb25zGAEgAygLMiUuZnJvbnRpZXIud29ya2VyLnYxLkhhbmRlZE92ZXJTZXNzaW9uEhkKEXJlc2lkZW50X3Nlc3Npb25zGAIgASgNKlAKBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg0KCVJPTEVfVVNFUhABEhIKDlJPTEVfQVNTSVNUQU5UEAISDwoLUk9MRV9TWVNURU0QAyp7Cg5Ub29sQ2hvaWNlTW9kZRIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QABIYChRUT09MX0NIT0lDRV9NT0RFX0FOWRABEhkKFVRPT0xfQ0hPSUNFX01PREVfVE9PTBACEhkKFVRPT0xfQ0hPSUNFX01PREVfTk9ORRADKmEKDFRoaW5raW5nTW9kZRIaChZUSElOS0lOR19NT0RFX0RJU0FCTEVEEAASGQoVVEhJTktJTkdfTU9ERV9FTkFCTEVEEAESGgoWVEhJTktJTkdfTU9ERV9BREFQVElWRRACKmQKCFByb3RvY29sEhgKFFBST1RPQ09MX1VOU1BFQ0lGSUVEEAASHwobUFJPVE9DT0xfQU5USFJPUElDX01FU1NBR0VTEAESHQoZUFJPVE9DT0xfT1BFTkFJX1JFU1BPTlNFUxACKrMBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUU1RPUF9SRUFTT05fRU5EX1RVUk4QARIaChZTVE9QX1JFQVNPTl9NQVhfVE9LRU5TEAISHQoZU1RPUF9SRUFTT05fU1RPUF9TRVFVRU5DRRADEhgKFFNUT1BfUkVBU09OX1RPT0xfVVNFEAQSGQoVU1RPUF9SRUFTT05fQ0FOQ0VMTEVEEAUq1wIKD1dvcmtlckVycm9yQ29kZRIhCh1XT1JLRVJfRVJST1JfQ09ERV9VTlNQRUNJRklFRBAAEh4KGldPUktFUl9FUlJPUl9DT0RFX0lOVEVSTkFMEAESJQohV09SS0VSX0VSUk9SX0NPREVfSU5WQUxJRF9SRVFVRVNUEAISIAocV09SS0VSX0VSUk9SX0NPREVfT1ZFUkxPQURFRBADEiYKIldPUktFUl9FUlJPUl9DT0RFX0NPTlRFWFRfVE9PX0xPTkcQBBIpCiVXT1JLRVJfRVJST1JfQ09ERV9VTktOT1dOX1RPT0xfVVNFX0lEEAUSIgoeV09SS0VSX0VSUk9SX0NPREVfU0VTU0lPTl9CVVNZEAYSHgoaV09SS0VSX0VSUk9SX0NPREVfRFJBSU5JTkcQBxIhCh1XT1JLRVJfRVJST1JfQ09ERV9TVEFMRV9FUE9DSBAIMpsECg1Xb3JrZXJTZXJ2aWNlElQKCEdlbmVyYXRlEiMuZnJvbnRpZXIud29ya2VyLnYxLkdlbmVyYXRlUmVxdWVzdBohLmZyb250aWVyLndvcmtlci52MS5HZW5lcmF0ZUV2ZW50MAESXgoLQ291bnRUb2tlbnMSJi5mcm9udGllci53b3JrZXIudjEuQ291bnRUb2tlbnNSZXF1ZXN0GicuZnJvbnRpZXIud29ya2VyLnYxLkNvdW50VG9rZW5zUmVzcG9uc2USTwoGSGVhbHRoEiEuZnJvbnRpZXIud29ya2VyLnYxLkhlYWx0aFJlcXVlc3QaIi5mcm9udGllci53b3JrZXIudjEuSGVhbHRoUmVzcG9uc2USTAoFU3RhdHMSIC5mcm9udGllci53b3JrZXIudjEuU3RhdHNSZXF1ZXN0GiEuZnJvbnRpZXIud29ya2VyLnYxLlN0YXRzUmVzcG9uc2USZwoOUmVsZWFzZVNlc3Npb24SKS5mcm9udGllci53b3JrZXIudjEuUmVsZWFzZVNlc3Npb25SZXF1ZXN0GiouZnJvbnRpZXIud29ya2VyLnYxLlJlbGVhc2VTZXNzaW9uUmVzcG9uc2USTAoFRHJhaW4SIC5mcm9udGllci53b3JrZXIudjEuRHJhaW5SZXF1ZXN0GiEuZnJvbnRpZXIud29ya2VyLnYxLkRyYWluUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("Ch9mcm9udGllci93b3JrZXIvdjEvd29ya2VyLnByb3RvEhJmcm9udGllci53b3JrZXIudjEi5QEKDENvbnZlcnNhdGlvbhIOCgZzeXN0ZW0YASADKAkSLQoIbWVzc2FnZXMYAiADKAsyGy5mcm9udGllci53b3JrZXIudjEuTWVzc2FnZRIxCgV0b29scxgDIAMoCzIiLmZyb250aWVyLndvcmtlci52MS5Ub29sRGVmaW5pdGlvbhIzCgt0b29sX2Nob2ljZRgEIAEoCzIeLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlEi4KCHRoaW5raW5nGAUgASgLMhwuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nImQKB01lc3NhZ2USJgoEcm9sZRgBIAEoDjIYLmZyb250aWVyLndvcmtlci52MS5Sb2xlEjEKB2NvbnRlbnQYAiADKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udGVudEJsb2NrIqICCgxDb250ZW50QmxvY2sSLQoEdGV4dBgBIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0QmxvY2tIABI1Cgh0aGlua2luZxgCIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0Jsb2NrSAASNAoIdG9vbF91c2UYAyABKAsyIC5mcm9udGllci53b3JrZXIudjEuVG9vbFVzZUJsb2NrSAASOgoLdG9vbF9yZXN1bHQYBCABKAsyIy5mcm9udGllci53b3JrZXIudjEuVG9vbFJlc3VsdEJsb2NrSAASMQoGb3BhcXVlGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLk9wYXF1ZUJsb2NrSABCBwoFYmxvY2siGQoJVGV4dEJsb2NrEgwKBHRleHQYASABKAkiNAoNVGhpbmtpbmdCbG9jaxIQCgh0aGlua2luZxgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkiPAoMVG9vbFVzZUJsb2NrEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCSJJCg9Ub29sUmVzdWx0QmxvY2sSEwoLdG9vbF91c2VfaWQYASABKAkSDwoHY29udGVudBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCIpCgtPcGFxdWVCbG9jaxIMCgR0eXBlGAEgASgJEgwKBGpzb24YAiABKAkiTgoOVG9vbERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIZChFpbnB1dF9zY2hlbWFfanNvbhgDIAEoCSJvCgpUb29sQ2hvaWNlEjAKBG1vZGUYASABKA4yIi5mcm9udGllci53b3JrZXIudjEuVG9vbENob2ljZU1vZGUSDAoEbmFtZRgCIAEoCRIhChlkaXNhYmxlX3BhcmFsbGVsX3Rvb2xfdXNlGAMgASgIIlEKCFRoaW5raW5nEi4KBG1vZGUYASABKA4yIC5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdNb2RlEhUKDWJ1ZGdldF90b2tlbnMYAiABKA0ivgEKDlNhbXBsaW5nUGFyYW1zEhIKCm1heF90b2tlbnMYASABKA0SGAoLdGVtcGVyYXR1cmUYAiABKAJIAIgBARISCgV0b3BfcBgDIAEoAkgBiAEBEhIKBXRvcF9rGAQgASgNSAKIAQESFgoOc3RvcF9zZXF1ZW5jZXMYBSADKAkSEQoEc2VlZBgGIAEoBEgDiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkIi0KB0lkS2luZHMSDwoHbWVzc2FnZRgBIAEoCRIRCgl0b29sX2NhbGwYAiABKAki/gEKD0dlbmVyYXRlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRISCgpzZXNzaW9uX2lkGAMgASgJEg0KBWVwb2NoGAQgASgEEi0KCGlkX2tpbmRzGAggASgLMhsuZnJvbnRpZXIud29ya2VyLnYxLklkS2luZHMSNgoMY29udmVyc2F0aW9uGAYgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnZlcnNhdGlvbhI0CghzYW1wbGluZxgHIAEoCzIiLmZyb250aWVyLndvcmtlci52MS5TYW1wbGluZ1BhcmFtc0oECAUQBiLBBAoNR2VuZXJhdGVFdmVudBI1CgZwcm9tcHQYASABKAsyIy5mcm9udGllci53b3JrZXIudjEuUHJvbXB0UHJvY2Vzc2VkSAASMwoKa2VlcF9hbGl2ZRgCIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5LZWVwQWxpdmVIABIzCgp0ZXh0X2RlbHRhGAMgASgLMh0uZnJvbnRpZXIud29ya2VyLnYxLlRleHREZWx0YUgAEjsKDnRoaW5raW5nX2RlbHRhGAQgASgLMiEuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nRGVsdGFIABI3Cgx0aGlua2luZ19lbmQYBSABKAsyHy5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdFbmRIABI8Cg90b29sX2NhbGxfc3RhcnQYBiABKAsyIS5mcm9udGllci53b3JrZXIudjEuVG9vbENhbGxTdGFydEgAEjwKD3Rvb2xfY2FsbF9kZWx0YRgHIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2FsbERlbHRhSAASOAoNdG9vbF9jYWxsX2VuZBgIIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2FsbEVuZEgAEigKBHN0b3AYCSABKAsyGC5mcm9udGllci53b3JrZXIudjEuU3RvcEgAEjAKBWVycm9yGAogASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLldvcmtlckVycm9ySABCBwoFZXZlbnQiyQEKD1Byb21wdFByb2Nlc3NlZBIVCg1wcm9tcHRfdG9rZW5zGAEgASgNEhUKDWNhY2hlZF90b2tlbnMYAiABKA0SEgoKbWVzc2FnZV9pZBgFIAEoCRIzCghkZWNpc2lvbhgGIAEoDjIhLmZyb250aWVyLndvcmtlci52MS5DYWNoZURlY2lzaW9uEjMKC21pc3NfcmVhc29uGAcgASgOMh4uZnJvbnRpZXIud29ya2VyLnYxLk1pc3NSZWFzb25KBAgDEARKBAgEEAUiOwoJS2VlcEFsaXZlEhgKEHByZWZpbGxlZF90b2tlbnMYASABKA0SFAoMdG90YWxfdG9rZW5zGAIgASgNIhkKCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJIh0KDVRoaW5raW5nRGVsdGESDAoEdGV4dBgBIAEoCSIgCgtUaGlua2luZ0VuZBIRCglzaWduYXR1cmUYASABKAkiOAoNVG9vbENhbGxTdGFydBINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJIjYKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SFgoOYXJndW1lbnRzX2pzb24YAiABKAkiHAoLVG9vbENhbGxFbmQSDQoFaW5kZXgYASABKA0iSwoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgNEhUKDWNhY2hlZF90b2tlbnMYAiABKA0SFQoNb3V0cHV0X3Rva2VucxgDIAEoDSJ3CgRTdG9wEi4KBnJlYXNvbhgBIAEoDjIeLmZyb250aWVyLndvcmtlci52MS5TdG9wUmVhc29uEhUKDXN0b3Bfc2VxdWVuY2UYAiABKAkSKAoFdXNhZ2UYAyABKAsyGS5mcm9udGllci53b3JrZXIudjEuVXNhZ2UiYAoLV29ya2VyRXJyb3ISMQoEY29kZRgBIAEoDjIjLmZyb250aWVyLndvcmtlci52MS5Xb3JrZXJFcnJvckNvZGUSDwoHbWVzc2FnZRgCIAEoCRINCgVwYXJhbRgDIAEoCSJzChJDb3VudFRva2Vuc1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCgl0ZW5hbnRfaWQYAiABKAkSNgoMY29udmVyc2F0aW9uGAMgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnZlcnNhdGlvbiIrChNDb3VudFRva2Vuc1Jlc3BvbnNlEhQKDGlucHV0X3Rva2VucxgBIAEoDSIPCg1IZWFsdGhSZXF1ZXN0InQKDkhlYWx0aFJlc3BvbnNlEg0KBXJlYWR5GAEgASgIEhEKCXdvcmtlcl9pZBgCIAEoCRISCgptb2RlbF9uYW1lGAMgASgJEhYKDm1vZGVsX2lkZW50aXR5GAQgASgJEhQKDGNvbnRleHRfc2l6ZRgFIAEoDSIOCgxTdGF0c1JlcXVlc3QihQIKDVN0YXRzUmVzcG9uc2USFwoPc2VxdWVuY2VzX3RvdGFsGAEgASgNEhYKDnNlcXVlbmNlc19mcmVlGAIgASgNEhUKDWxpdmVfc2Vzc2lvbnMYAyABKA0SFwoPYWN0aXZlX3JlcXVlc3RzGAQgASgNEhcKD3F1ZXVlZF9yZXF1ZXN0cxgFIAEoDRIXCg9wYXJrZWRfc2Vzc2lvbnMYBiABKA0SEwoLY2hlY2twb2ludHMYByABKA0SGAoQY2hlY2twb2ludF9ieXRlcxgIIAEoBBIXCg9jaGVja3BvaW50X2hpdHMYCSABKAQSGQoRY2hlY2twb2ludF9taXNzZXMYCiABKAQiPgoVUmVsZWFzZVNlc3Npb25SZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJIioKFlJlbGVhc2VTZXNzaW9uUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiDgoMRHJhaW5SZXF1ZXN0IlAKEUhhbmRlZE92ZXJTZXNzaW9uEhEKCXRlbmFudF9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhQKDGNoZWNrcG9pbnRlZBgDIAEoCCJjCg1EcmFpblJlc3BvbnNlEjcKCHNlc3Npb25zGAEgAygLMiUuZnJvbnRpZXIud29ya2VyLnYxLkhhbmRlZE92ZXJTZXNzaW9uEhkKEXJlc2lkZW50X3Nlc3Npb25zGAIgASgNIowCCgxXb3JrZXJSZXBvcnQSCgoCaWQYASABKAkSDgoGcmVnaW9uGAIgASgJEgsKA3VybBgDIAEoCRIMCgRib290GAQgASgJEhYKDm1vZGVsX2lkZW50aXR5GAUgASgJEhcKD3NlcXVlbmNlc190b3RhbBgGIAEoDRIWCg5zZXF1ZW5jZXNfZnJlZRgHIAEoDRITCgtxdWV1ZV9kZXB0aBgIIAEoDRIXCg9hY3RpdmVfcmVxdWVzdHMYCSABKA0SGQoRcmVzaWRlbnRfc2Vzc2lvbnMYCiABKA0SEAoIcHJlZml4ZXMYCyADKAkSEAoIZHJhaW5pbmcYDCABKAgSDwoHbGVhdmluZxgNIAEoCCpQCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACEg8KC1JPTEVfU1lTVEVNEAMqewoOVG9vbENob2ljZU1vZGUSGQoVVE9PTF9DSE9JQ0VfTU9ERV9BVVRPEAASGAoUVE9PTF9DSE9JQ0VfTU9ERV9BTlkQARIZChVUT09MX0NIT0lDRV9NT0RFX1RPT0wQAhIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAyphCgxUaGlua2luZ01vZGUSGgoWVEhJTktJTkdfTU9ERV9ESVNBQkxFRBAAEhkKFVRISU5LSU5HX01PREVfRU5BQkxFRBABEhoKFlRISU5LSU5HX01PREVfQURBUFRJVkUQAirUAQoNQ2FjaGVEZWNpc2lvbhIeChpDQUNIRV9ERUNJU0lPTl9VTlNQRUNJRklFRBAAEiAKHENBQ0hFX0RFQ0lTSU9OX0xJVkVfVE9PTF9JRFMQARIjCh9DQUNIRV9ERUNJU0lPTl9MSVZFX1RFWFRfUFJFRklYEAISJAogQ0FDSEVfREVDSVNJT05fTElWRV9UT0tFTl9QUkVGSVgQAxIdChlDQUNIRV9ERUNJU0lPTl9DSEVDS1BPSU5UEAQSFwoTQ0FDSEVfREVDSVNJT05fQ09MRBAFKvwBCgpNaXNzUmVhc29uEhQKEE1JU1NfUkVBU09OX05PTkUQABIdChlNSVNTX1JFQVNPTl9OT19MSVZFX1NUQVRFEAESGAoUTUlTU19SRUFTT05fS1ZfTU9WRUQQAhIcChhNSVNTX1JFQVNPTl9JRFNfTk9UX0xJVkUQAxIeChpNSVNTX1JFQVNPTl9ISVNUT1JZX0VESVRFRBAEEh0KGU1JU1NfUkVBU09OX1RFWFRfTUlTTUFUQ0gQBRIeChpNSVNTX1JFQVNPTl9UT0tFTl9NSVNNQVRDSBAGEiIKHk1JU1NfUkVBU09OX0NIRUNLUE9JTlRfQ09SUlVQVBAHKrMBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUU1RPUF9SRUFTT05fRU5EX1RVUk4QARIaChZTVE9QX1JFQVNPTl9NQVhfVE9LRU5TEAISHQoZU1RPUF9SRUFTT05fU1RPUF9TRVFVRU5DRRADEhgKFFNUT1BfUkVBU09OX1RPT0xfVVNFEAQSGQoVU1RPUF9SRUFTT05fQ0FOQ0VMTEVEEAUq1wIKD1dvcmtlckVycm9yQ29kZRIhCh1XT1JLRVJfRVJST1JfQ09ERV9VTlNQRUNJRklFRBAAEh4KGldPUktFUl9FUlJPUl9DT0RFX0lOVEVSTkFMEAESJQohV09SS0VSX0VSUk9SX0NPREVfSU5WQUxJRF9SRVFVRVNUEAISIAocV09SS0VSX0VSUk9SX0NPREVfT1ZFUkxPQURFRBADEiYKIldPUktFUl9FUlJPUl9DT0RFX0NPTlRFWFRfVE9PX0xPTkcQBBIpCiVXT1JLRVJfRVJST1JfQ09ERV9VTktOT1dOX1RPT0xfVVNFX0lEEAUSIgoeV09SS0VSX0VSUk9SX0NPREVfU0VTU0lPTl9CVVNZEAYSHgoaV09SS0VSX0VSUk9SX0NPREVfRFJBSU5JTkcQBxIhCh1XT1JLRVJfRVJST1JfQ09ERV9TVEFMRV9FUE9DSBAIMpsECg1Xb3JrZXJTZXJ2aWNlElQKCEdlbmVyYXRlEiMuZnJvbnRpZXIud29ya2VyLnYxLkdlbmVyYXRlUmVxdWVzdBohLmZyb250aWVyLndvcmtlci52MS5HZW5lcmF0ZUV2ZW50MAESXgoLQ291bnRUb2tlbnMSJi5mcm9udGllci53b3JrZXIudjEuQ291bnRUb2tlbnNSZXF1ZXN0GicuZnJvbnRpZXIud29ya2VyLnYxLkNvdW50VG9rZW5zUmVzcG9uc2USTwoGSGVhbHRoEiEuZnJvbnRpZXIud29ya2VyLnYxLkhlYWx0aFJlcXVlc3QaIi5mcm9udGllci53b3JrZXIudjEuSGVhbHRoUmVzcG9uc2USTAoFU3RhdHMSIC5mcm9udGllci53b3JrZXIudjEuU3RhdHNSZXF1ZXN0GiEuZnJvbnRpZXIud29ya2VyLnYxLlN0YXRzUmVzcG9uc2USZwoOUmVsZWFzZVNlc3Npb24SKS5mcm9udGllci53b3JrZXIudjEuUmVsZWFzZVNlc3Npb25SZXF1ZXN0GiouZnJvbnRpZXIud29ya2VyLnYxLlJlbGVhc2VTZXNzaW9uUmVzcG9uc2USTAoFRHJhaW4SIC5mcm9udGllci53b3JrZXIudjEuRHJhaW5SZXF1ZXN0GiEuZnJvbnRpZXIud29ya2VyLnYxLkRyYWluUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * @generated from message frontier.worker.v1.Conversation
@@ -368,6 +368,31 @@ export const SamplingParamsSchema: GenMessage<SamplingParams> = /*@__PURE__*/
   messageDesc(file_frontier_worker_v1_worker, 11);
 
 /**
+ * The kinds of the IDs the worker mints for a turn (`shared/ids.ts` names them). The edge picks
+ * them per protocol (msg_/toolu_, resp_/call_, ...): the worker knows no protocol.
+ *
+ * @generated from message frontier.worker.v1.IdKinds
+ */
+export type IdKinds = Message$1<"frontier.worker.v1.IdKinds"> & {
+  /**
+   * @generated from field: string message = 1;
+   */
+  message: string;
+
+  /**
+   * @generated from field: string tool_call = 2;
+   */
+  toolCall: string;
+};
+
+/**
+ * Describes the message frontier.worker.v1.IdKinds.
+ * Use `create(IdKindsSchema)` to create a new message.
+ */
+export const IdKindsSchema: GenMessage<IdKinds> = /*@__PURE__*/
+  messageDesc(file_frontier_worker_v1_worker, 12);
+
+/**
  * @generated from message frontier.worker.v1.GenerateRequest
  */
 export type GenerateRequest = Message$1<"frontier.worker.v1.GenerateRequest"> & {
@@ -396,9 +421,9 @@ export type GenerateRequest = Message$1<"frontier.worker.v1.GenerateRequest"> & 
   epoch: bigint;
 
   /**
-   * @generated from field: frontier.worker.v1.Protocol protocol = 5;
+   * @generated from field: frontier.worker.v1.IdKinds id_kinds = 8;
    */
-  protocol: Protocol;
+  idKinds?: IdKinds | undefined;
 
   /**
    * @generated from field: frontier.worker.v1.Conversation conversation = 6;
@@ -416,7 +441,7 @@ export type GenerateRequest = Message$1<"frontier.worker.v1.GenerateRequest"> & 
  * Use `create(GenerateRequestSchema)` to create a new message.
  */
 export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 12);
+  messageDesc(file_frontier_worker_v1_worker, 13);
 
 /**
  * @generated from message frontier.worker.v1.GenerateEvent
@@ -493,7 +518,7 @@ export type GenerateEvent = Message$1<"frontier.worker.v1.GenerateEvent"> & {
  * Use `create(GenerateEventSchema)` to create a new message.
  */
 export const GenerateEventSchema: GenMessage<GenerateEvent> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 13);
+  messageDesc(file_frontier_worker_v1_worker, 14);
 
 /**
  * Sent once, after the cache decision and before prefill starts.
@@ -516,23 +541,23 @@ export type PromptProcessed = Message$1<"frontier.worker.v1.PromptProcessed"> & 
   cachedTokens: number;
 
   /**
-   * How the prompt was built, e.g. "live-token-prefix", "cold".
-   *
-   * @generated from field: string decision = 3;
-   */
-  decision: string;
-
-  /**
-   * Why a cache was not (fully) used, e.g. "no-live-state"; empty on a full hit.
-   *
-   * @generated from field: string miss_reason = 4;
-   */
-  missReason: string;
-
-  /**
    * @generated from field: string message_id = 5;
    */
   messageId: string;
+
+  /**
+   * How the prompt was built (the continuation ladder's rung).
+   *
+   * @generated from field: frontier.worker.v1.CacheDecision decision = 6;
+   */
+  decision: CacheDecision;
+
+  /**
+   * Why a cache was not (fully) used; MISS_REASON_NONE on a full hit.
+   *
+   * @generated from field: frontier.worker.v1.MissReason miss_reason = 7;
+   */
+  missReason: MissReason;
 };
 
 /**
@@ -540,7 +565,7 @@ export type PromptProcessed = Message$1<"frontier.worker.v1.PromptProcessed"> & 
  * Use `create(PromptProcessedSchema)` to create a new message.
  */
 export const PromptProcessedSchema: GenMessage<PromptProcessed> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 14);
+  messageDesc(file_frontier_worker_v1_worker, 15);
 
 /**
  * Sent periodically while a long prefill runs.
@@ -564,7 +589,7 @@ export type KeepAlive = Message$1<"frontier.worker.v1.KeepAlive"> & {
  * Use `create(KeepAliveSchema)` to create a new message.
  */
 export const KeepAliveSchema: GenMessage<KeepAlive> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 15);
+  messageDesc(file_frontier_worker_v1_worker, 16);
 
 /**
  * @generated from message frontier.worker.v1.TextDelta
@@ -581,7 +606,7 @@ export type TextDelta = Message$1<"frontier.worker.v1.TextDelta"> & {
  * Use `create(TextDeltaSchema)` to create a new message.
  */
 export const TextDeltaSchema: GenMessage<TextDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 16);
+  messageDesc(file_frontier_worker_v1_worker, 17);
 
 /**
  * @generated from message frontier.worker.v1.ThinkingDelta
@@ -598,7 +623,7 @@ export type ThinkingDelta = Message$1<"frontier.worker.v1.ThinkingDelta"> & {
  * Use `create(ThinkingDeltaSchema)` to create a new message.
  */
 export const ThinkingDeltaSchema: GenMessage<ThinkingDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 17);
+  messageDesc(file_frontier_worker_v1_worker, 18);
 
 /**
  * @generated from message frontier.worker.v1.ThinkingEnd
@@ -615,7 +640,7 @@ export type ThinkingEnd = Message$1<"frontier.worker.v1.ThinkingEnd"> & {
  * Use `create(ThinkingEndSchema)` to create a new message.
  */
 export const ThinkingEndSchema: GenMessage<ThinkingEnd> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 18);
+  messageDesc(file_frontier_worker_v1_worker, 19);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallStart
@@ -642,7 +667,7 @@ export type ToolCallStart = Message$1<"frontier.worker.v1.ToolCallStart"> & {
  * Use `create(ToolCallStartSchema)` to create a new message.
  */
 export const ToolCallStartSchema: GenMessage<ToolCallStart> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 19);
+  messageDesc(file_frontier_worker_v1_worker, 20);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallDelta
@@ -664,7 +689,7 @@ export type ToolCallDelta = Message$1<"frontier.worker.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 20);
+  messageDesc(file_frontier_worker_v1_worker, 21);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallEnd
@@ -681,7 +706,7 @@ export type ToolCallEnd = Message$1<"frontier.worker.v1.ToolCallEnd"> & {
  * Use `create(ToolCallEndSchema)` to create a new message.
  */
 export const ToolCallEndSchema: GenMessage<ToolCallEnd> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 21);
+  messageDesc(file_frontier_worker_v1_worker, 22);
 
 /**
  * @generated from message frontier.worker.v1.Usage
@@ -712,7 +737,7 @@ export type Usage = Message$1<"frontier.worker.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 22);
+  messageDesc(file_frontier_worker_v1_worker, 23);
 
 /**
  * @generated from message frontier.worker.v1.Stop
@@ -741,7 +766,7 @@ export type Stop = Message$1<"frontier.worker.v1.Stop"> & {
  * Use `create(StopSchema)` to create a new message.
  */
 export const StopSchema: GenMessage<Stop> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 23);
+  messageDesc(file_frontier_worker_v1_worker, 24);
 
 /**
  * @generated from message frontier.worker.v1.WorkerError
@@ -770,7 +795,7 @@ export type WorkerError = Message$1<"frontier.worker.v1.WorkerError"> & {
  * Use `create(WorkerErrorSchema)` to create a new message.
  */
 export const WorkerErrorSchema: GenMessage<WorkerError> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 24);
+  messageDesc(file_frontier_worker_v1_worker, 25);
 
 /**
  * @generated from message frontier.worker.v1.CountTokensRequest
@@ -797,7 +822,7 @@ export type CountTokensRequest = Message$1<"frontier.worker.v1.CountTokensReques
  * Use `create(CountTokensRequestSchema)` to create a new message.
  */
 export const CountTokensRequestSchema: GenMessage<CountTokensRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 25);
+  messageDesc(file_frontier_worker_v1_worker, 26);
 
 /**
  * @generated from message frontier.worker.v1.CountTokensResponse
@@ -814,7 +839,7 @@ export type CountTokensResponse = Message$1<"frontier.worker.v1.CountTokensRespo
  * Use `create(CountTokensResponseSchema)` to create a new message.
  */
 export const CountTokensResponseSchema: GenMessage<CountTokensResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 26);
+  messageDesc(file_frontier_worker_v1_worker, 27);
 
 /**
  * @generated from message frontier.worker.v1.HealthRequest
@@ -827,7 +852,7 @@ export type HealthRequest = Message$1<"frontier.worker.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 27);
+  messageDesc(file_frontier_worker_v1_worker, 28);
 
 /**
  * @generated from message frontier.worker.v1.HealthResponse
@@ -864,7 +889,7 @@ export type HealthResponse = Message$1<"frontier.worker.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 28);
+  messageDesc(file_frontier_worker_v1_worker, 29);
 
 /**
  * @generated from message frontier.worker.v1.StatsRequest
@@ -877,7 +902,7 @@ export type StatsRequest = Message$1<"frontier.worker.v1.StatsRequest"> & {
  * Use `create(StatsRequestSchema)` to create a new message.
  */
 export const StatsRequestSchema: GenMessage<StatsRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 29);
+  messageDesc(file_frontier_worker_v1_worker, 30);
 
 /**
  * @generated from message frontier.worker.v1.StatsResponse
@@ -945,7 +970,7 @@ export type StatsResponse = Message$1<"frontier.worker.v1.StatsResponse"> & {
  * Use `create(StatsResponseSchema)` to create a new message.
  */
 export const StatsResponseSchema: GenMessage<StatsResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 30);
+  messageDesc(file_frontier_worker_v1_worker, 31);
 
 /**
  * @generated from message frontier.worker.v1.ReleaseSessionRequest
@@ -967,7 +992,7 @@ export type ReleaseSessionRequest = Message$1<"frontier.worker.v1.ReleaseSession
  * Use `create(ReleaseSessionRequestSchema)` to create a new message.
  */
 export const ReleaseSessionRequestSchema: GenMessage<ReleaseSessionRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 31);
+  messageDesc(file_frontier_worker_v1_worker, 32);
 
 /**
  * @generated from message frontier.worker.v1.ReleaseSessionResponse
@@ -984,7 +1009,7 @@ export type ReleaseSessionResponse = Message$1<"frontier.worker.v1.ReleaseSessio
  * Use `create(ReleaseSessionResponseSchema)` to create a new message.
  */
 export const ReleaseSessionResponseSchema: GenMessage<ReleaseSessionResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 32);
+  messageDesc(file_frontier_worker_v1_worker, 33);
 
 /**
  * @generated from message frontier.worker.v1.DrainRequest
@@ -997,7 +1022,7 @@ export type DrainRequest = Message$1<"frontier.worker.v1.DrainRequest"> & {
  * Use `create(DrainRequestSchema)` to create a new message.
  */
 export const DrainRequestSchema: GenMessage<DrainRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 33);
+  messageDesc(file_frontier_worker_v1_worker, 34);
 
 /**
  * @generated from message frontier.worker.v1.HandedOverSession
@@ -1026,7 +1051,7 @@ export type HandedOverSession = Message$1<"frontier.worker.v1.HandedOverSession"
  * Use `create(HandedOverSessionSchema)` to create a new message.
  */
 export const HandedOverSessionSchema: GenMessage<HandedOverSession> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 34);
+  messageDesc(file_frontier_worker_v1_worker, 35);
 
 /**
  * @generated from message frontier.worker.v1.DrainResponse
@@ -1050,7 +1075,98 @@ export type DrainResponse = Message$1<"frontier.worker.v1.DrainResponse"> & {
  * Use `create(DrainResponseSchema)` to create a new message.
  */
 export const DrainResponseSchema: GenMessage<DrainResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 35);
+  messageDesc(file_frontier_worker_v1_worker, 36);
+
+/**
+ * What a worker reports in each heartbeat to its region's pool (POST /internal/pool/heartbeat on
+ * the edge, sent as Connect/proto JSON with the pool token). The edge's placement view derives
+ * from it.
+ *
+ * @generated from message frontier.worker.v1.WorkerReport
+ */
+export type WorkerReport = Message$1<"frontier.worker.v1.WorkerReport"> & {
+  /**
+   * FRONTIER_WORKER_ID.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string region = 2;
+   */
+  region: string;
+
+  /**
+   * The gRPC-Web base URL the edge calls.
+   *
+   * @generated from field: string url = 3;
+   */
+  url: string;
+
+  /**
+   * Random per process: a restarted worker is a new member.
+   *
+   * @generated from field: string boot = 4;
+   */
+  boot: string;
+
+  /**
+   * @generated from field: string model_identity = 5;
+   */
+  modelIdentity: string;
+
+  /**
+   * @generated from field: uint32 sequences_total = 6;
+   */
+  sequencesTotal: number;
+
+  /**
+   * @generated from field: uint32 sequences_free = 7;
+   */
+  sequencesFree: number;
+
+  /**
+   * @generated from field: uint32 queue_depth = 8;
+   */
+  queueDepth: number;
+
+  /**
+   * @generated from field: uint32 active_requests = 9;
+   */
+  activeRequests: number;
+
+  /**
+   * @generated from field: uint32 resident_sessions = 10;
+   */
+  residentSessions: number;
+
+  /**
+   * Fingerprints of the system + tools prefixes it holds (shared/prefix-fingerprint.ts).
+   *
+   * @generated from field: repeated string prefixes = 11;
+   */
+  prefixes: string[];
+
+  /**
+   * @generated from field: bool draining = 12;
+   */
+  draining: boolean;
+
+  /**
+   * The worker is shutting down: remove it from placement now.
+   *
+   * @generated from field: bool leaving = 13;
+   */
+  leaving: boolean;
+};
+
+/**
+ * Describes the message frontier.worker.v1.WorkerReport.
+ * Use `create(WorkerReportSchema)` to create a new message.
+ */
+export const WorkerReportSchema: GenMessage<WorkerReport> = /*@__PURE__*/
+  messageDesc(file_frontier_worker_v1_worker, 37);
 
 /**
  * @generated from enum frontier.worker.v1.Role
@@ -1141,30 +1257,98 @@ export const ThinkingModeSchema: GenEnum<ThinkingMode> = /*@__PURE__*/
   enumDesc(file_frontier_worker_v1_worker, 2);
 
 /**
- * @generated from enum frontier.worker.v1.Protocol
+ * The rung of the continuation ladder a turn was served from.
+ *
+ * @generated from enum frontier.worker.v1.CacheDecision
  */
-export enum Protocol {
+export enum CacheDecision {
   /**
-   * @generated from enum value: PROTOCOL_UNSPECIFIED = 0;
+   * @generated from enum value: CACHE_DECISION_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
-   * @generated from enum value: PROTOCOL_ANTHROPIC_MESSAGES = 1;
+   * @generated from enum value: CACHE_DECISION_LIVE_TOOL_IDS = 1;
    */
-  ANTHROPIC_MESSAGES = 1,
+  LIVE_TOOL_IDS = 1,
 
   /**
-   * @generated from enum value: PROTOCOL_OPENAI_RESPONSES = 2;
+   * @generated from enum value: CACHE_DECISION_LIVE_TEXT_PREFIX = 2;
    */
-  OPENAI_RESPONSES = 2,
+  LIVE_TEXT_PREFIX = 2,
+
+  /**
+   * @generated from enum value: CACHE_DECISION_LIVE_TOKEN_PREFIX = 3;
+   */
+  LIVE_TOKEN_PREFIX = 3,
+
+  /**
+   * @generated from enum value: CACHE_DECISION_CHECKPOINT = 4;
+   */
+  CHECKPOINT = 4,
+
+  /**
+   * @generated from enum value: CACHE_DECISION_COLD = 5;
+   */
+  COLD = 5,
 }
 
 /**
- * Describes the enum frontier.worker.v1.Protocol.
+ * Describes the enum frontier.worker.v1.CacheDecision.
  */
-export const ProtocolSchema: GenEnum<Protocol> = /*@__PURE__*/
+export const CacheDecisionSchema: GenEnum<CacheDecision> = /*@__PURE__*/
   enumDesc(file_frontier_worker_v1_worker, 3);
+
+/**
+ * @generated from enum frontier.worker.v1.MissReason
+ */
+export enum MissReason {
+  /**
+   * @generated from enum value: MISS_REASON_NONE = 0;
+   */
+  NONE = 0,
+
+  /**
+   * @generated from enum value: MISS_REASON_NO_LIVE_STATE = 1;
+   */
+  NO_LIVE_STATE = 1,
+
+  /**
+   * @generated from enum value: MISS_REASON_KV_MOVED = 2;
+   */
+  KV_MOVED = 2,
+
+  /**
+   * @generated from enum value: MISS_REASON_IDS_NOT_LIVE = 3;
+   */
+  IDS_NOT_LIVE = 3,
+
+  /**
+   * @generated from enum value: MISS_REASON_HISTORY_EDITED = 4;
+   */
+  HISTORY_EDITED = 4,
+
+  /**
+   * @generated from enum value: MISS_REASON_TEXT_MISMATCH = 5;
+   */
+  TEXT_MISMATCH = 5,
+
+  /**
+   * @generated from enum value: MISS_REASON_TOKEN_MISMATCH = 6;
+   */
+  TOKEN_MISMATCH = 6,
+
+  /**
+   * @generated from enum value: MISS_REASON_CHECKPOINT_CORRUPT = 7;
+   */
+  CHECKPOINT_CORRUPT = 7,
+}
+
+/**
+ * Describes the enum frontier.worker.v1.MissReason.
+ */
+export const MissReasonSchema: GenEnum<MissReason> = /*@__PURE__*/
+  enumDesc(file_frontier_worker_v1_worker, 4);
 
 /**
  * @generated from enum frontier.worker.v1.StopReason
@@ -1205,7 +1389,7 @@ export enum StopReason {
  * Describes the enum frontier.worker.v1.StopReason.
  */
 export const StopReasonSchema: GenEnum<StopReason> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 4);
+  enumDesc(file_frontier_worker_v1_worker, 5);
 
 /**
  * @generated from enum frontier.worker.v1.WorkerErrorCode
@@ -1265,7 +1449,7 @@ export enum WorkerErrorCode {
  * Describes the enum frontier.worker.v1.WorkerErrorCode.
  */
 export const WorkerErrorCodeSchema: GenEnum<WorkerErrorCode> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 5);
+  enumDesc(file_frontier_worker_v1_worker, 6);
 
 /**
  * @generated from service frontier.worker.v1.WorkerService

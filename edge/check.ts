@@ -3,7 +3,7 @@
  * does (`messages.2.content.0.tool_use_id: Field required`).
  */
 
-import { LIMITS } from "../../shared/limits.ts";
+import { LIMITS } from "../shared/limits.ts";
 
 export type Path = readonly (string | number)[];
 

@@ -1,0 +1,77 @@
+/**
+ * One turn on the session's worker, whatever the protocol: call Generate, render the events through
+ * the protocol's TurnRenderer (JSON or SSE), log one line, and tell the SessionDO how the turn ended
+ * (record the frontier when it stopped, else release the lease). Failover before the first byte is
+ * transparent (pool/serve-with-failover.ts).
+ */
+import type { GenerateRequest } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { RequestContext } from "./context.ts";
+import { GenerateCall } from "./generate-call.ts";
+import { log } from "./log.ts";
+import { serveWithFailover } from "./pool/serve-with-failover.ts";
+import { type ResolvedSession, recordTurn, releaseSession, routeHeader, turnLogFields } from "./session-route.ts";
+import { respondJson, respondStream, type TurnOptions, type TurnRenderer } from "./turn-driver.ts";
+import { workerClient } from "./worker-client.ts";
+
+export interface ServeTurnOptions<R extends TurnRenderer> {
+  /** The log line's name: `${protocol} turn`. */
+  protocol: string;
+  tenant: string;
+  /** The request to send; its session fields are set per attempt. */
+  generate: GenerateRequest;
+  stream: boolean;
+  /** Fingerprint of system + tools (placement on failover). */
+  prefix: string | undefined;
+  /** A renderer for one attempt on `session`. */
+  renderer: (session: ResolvedSession) => R;
+  /** Headers besides `x-frontier-route` and `x-frontier-cache`. */
+  headers?: Record<string, string>;
+  /** After a turn that stopped was recorded (e.g. store the Responses record). */
+  afterRecord?: (session: ResolvedSession, renderer: R) => Promise<void>;
+}
+
+export function serveTurn<R extends TurnRenderer>(
+  request: Request,
+  rc: RequestContext,
+  resolved: ResolvedSession,
+  options: ServeTurnOptions<R>,
+): Promise<Response> {
+  const { env, config, requestId } = rc;
+  const { tenant, generate } = options;
+  const attempt = (session: ResolvedSession): Promise<Response> => {
+    generate.sessionId = session.sessionId;
+    generate.epoch = BigInt(session.epoch);
+    const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
+    const started = Date.now();
+    const turn: TurnOptions<R> = {
+      requestId,
+      keepAliveMs: config.keepAliveMs,
+      headerWaitMs: config.headerWaitMs,
+      headers: { ...options.headers, "x-frontier-route": routeHeader(session) },
+      waitUntil: rc.waitUntil,
+      onDone: async (renderer) => {
+        const prompt = renderer.prompt;
+        log(`${options.protocol} turn`, {
+          ...turnLogFields(session, requestId, prompt),
+          stream: options.stream,
+          ...renderer.logFields(),
+          ms: Date.now() - started,
+        });
+        if (!renderer.stopped || !prompt) {
+          await releaseSession(env, session, tenant, requestId);
+          return;
+        }
+        await recordTurn(env, session, {
+          tenant,
+          requestId,
+          messageId: prompt.messageId,
+          toolUseIds: [...renderer.toolCallIds],
+        });
+        await options.afterRecord?.(session, renderer);
+      },
+    };
+    const renderer = options.renderer(session);
+    return options.stream ? respondStream(call, renderer, turn) : respondJson(call, renderer, turn);
+  };
+  return serveWithFailover(env, config, resolved, { tenant, requestId, prefix: options.prefix }, attempt);
+}

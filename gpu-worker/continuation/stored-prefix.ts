@@ -1,0 +1,31 @@
+/** Ladder step "disk checkpoint": a stored prefix longer than what the live KV offers. */
+import type { EngineSequence, Token } from "../../native/engine-types.ts";
+import type { PromptSegment } from "../chat/types.ts";
+import type { SessionCheckpoints } from "../session/session-checkpoints.ts";
+import type { ContinuationPlan } from "./plan-continuation.ts";
+
+/**
+ * Restore the longest checkpoint of this tenant whose text is a prefix of the rendered request,
+ * when it covers more than the plan keeps; the plan then continues from it.
+ */
+export async function withStoredPrefix(
+  checkpoints: SessionCheckpoints,
+  tenant: string,
+  plan: ContinuationPlan,
+  sequence: EngineSequence,
+  tokenize: (segments: readonly PromptSegment[]) => Token[],
+): Promise<ContinuationPlan> {
+  const restored = await checkpoints.restorePrefix(tenant, plan.rendered, sequence, plan.keep, tokenize);
+  if (restored === undefined) return plan;
+  if (restored === "failed") {
+    // The failed load cleared the sequence: whatever the live KV offered is gone.
+    return {
+      ...plan,
+      keep: 0,
+      append: tokenize(plan.rendered.segments),
+      decision: "cold",
+      missReason: "checkpoint-corrupt",
+    };
+  }
+  return { ...plan, keep: restored.keep, append: restored.append, decision: "checkpoint" };
+}
