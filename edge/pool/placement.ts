@@ -4,28 +4,33 @@
  * live session, then the least loaded. Load counts the sessions a worker holds, the requests waiting
  * for a sequence and the placements made since its last heartbeat, per sequence.
  */
+import type { WorkerReport } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
 export type WorkerState = "up" | "draining" | "drained" | "down";
 
-export interface PoolWorker {
-  /** The worker's own id (`FRONTIER_WORKER_ID`), or its URL for a static member never heard from. */
-  id: string;
-  /** gRPC-Web base URL: the key the SessionDO records. */
-  url: string;
-  region: string;
+/**
+ * A pool member as placement sees it: the fields of its last heartbeat (`WorkerReport`; `id` is the
+ * URL for a static member never heard from) plus the pool's own bookkeeping.
+ */
+export interface PoolWorker
+  extends Pick<
+    WorkerReport,
+    | "id"
+    | "url"
+    | "region"
+    | "modelIdentity"
+    | "sequencesTotal"
+    | "sequencesFree"
+    | "queueDepth"
+    | "activeRequests"
+    | "residentSessions"
+    | "prefixes"
+  > {
   state: WorkerState;
   /** Configured in wrangler.toml (no heartbeat needed). */
   static: boolean;
-  modelIdentity: string;
-  sequencesTotal: number;
-  sequencesFree: number;
-  queueDepth: number;
-  activeRequests: number;
-  residentSessions: number;
   /** Sessions placed here since the last heartbeat. */
   pending: number;
-  /** Prefix fingerprints it holds checkpoints for. */
-  prefixes: string[];
   lastHeartbeat: number | null;
 }
 

@@ -7,25 +7,9 @@
  * static one for a cooldown).
  */
 import { DurableObject } from "cloudflare:workers";
+import type { WorkerReport } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { Env } from "../env.ts";
 import { type Placement, type PlacementRequest, type PoolWorker, placeSession, type WorkerState } from "./placement.ts";
-
-/** What a worker reports on each heartbeat (parsed and checked by the edge endpoint). */
-export interface WorkerReport {
-  id: string;
-  region: string;
-  url: string;
-  boot: string;
-  modelIdentity: string;
-  sequencesTotal: number;
-  sequencesFree: number;
-  queueDepth: number;
-  activeRequests: number;
-  residentSessions: number;
-  prefixes: string[];
-  draining: boolean;
-  leaving: boolean;
-}
 
 export interface PoolArgs {
   region: string;

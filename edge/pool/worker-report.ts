@@ -1,37 +1,42 @@
-/** The heartbeat body a GPU worker sends (gpu-worker/pool/heartbeat.ts), parsed into a WorkerReport. */
+/**
+ * The heartbeat body a GPU worker sends (gpu-worker/pool/heartbeat.ts): the proto's WorkerReport in
+ * proto JSON, parsed with the generated schema, then checked against the bounds the pool relies on.
+ */
+import { fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { type WorkerReport, WorkerReportSchema } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { isPrefixFingerprint } from "../../shared/prefix-fingerprint.ts";
-import { asArray, asBoolean, asInteger, asObject, asString, fail, required } from "../check.ts";
+import { asObject, fail } from "../check.ts";
 import { isHttpUrl } from "../config-values.ts";
-import type { WorkerReport } from "./pool-do.ts";
 
-const COUNT = { min: 0, max: 1_000_000 };
+const MAX_COUNT = 1_000_000;
 const MAX_PREFIXES = 64;
 
+const PATTERNS: Partial<Record<keyof WorkerReport, RegExp>> = {
+  id: /^[A-Za-z0-9._:-]{1,64}$/,
+  region: /^[a-z0-9][a-z0-9-]{0,31}$/,
+  boot: /^[A-Za-z0-9_-]{1,64}$/,
+  modelIdentity: /^[\x20-\x7e]{0,256}$/,
+};
+
+const COUNTS = ["sequencesTotal", "sequencesFree", "queueDepth", "activeRequests", "residentSessions"] as const;
+
 export function parseWorkerReport(raw: unknown): WorkerReport {
-  const body = asObject(raw, []);
-  const text = (key: string, pattern: RegExp): string => {
-    const value = asString(required(body, key, []), [key]);
-    if (!pattern.test(value)) fail([key], `Invalid value`);
-    return value;
-  };
-  const count = (key: string): number => asInteger(required(body, key, []), [key], COUNT);
-  const url = asString(required(body, "url", []), ["url"]).replace(/\/+$/, "");
-  if (!isHttpUrl(url) || url.length > 512) fail(["url"], "Input should be an http(s) URL");
-  const prefixes = asArray(body.prefixes ?? [], ["prefixes"]);
-  if (prefixes.length > MAX_PREFIXES) fail(["prefixes"], `At most ${MAX_PREFIXES} fingerprints`);
-  return {
-    id: text("id", /^[A-Za-z0-9._:-]{1,64}$/),
-    region: text("region", /^[a-z0-9][a-z0-9-]{0,31}$/),
-    url,
-    boot: text("boot", /^[A-Za-z0-9_-]{1,64}$/),
-    modelIdentity: text("model_identity", /^[\x20-\x7e]{0,256}$/),
-    sequencesTotal: count("sequences_total"),
-    sequencesFree: count("sequences_free"),
-    queueDepth: count("queue_depth"),
-    activeRequests: count("active_requests"),
-    residentSessions: count("resident_sessions"),
-    prefixes: prefixes.map((p, i) => (isPrefixFingerprint(p) ? p : fail(["prefixes", i], "Invalid fingerprint"))),
-    draining: asBoolean(body.draining ?? false, ["draining"]),
-    leaving: asBoolean(body.leaving ?? false, ["leaving"]),
-  };
+  let report: WorkerReport;
+  try {
+    report = fromJson(WorkerReportSchema, asObject(raw, []) as JsonValue);
+  } catch (error) {
+    fail([], `Invalid worker report: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  for (const [key, pattern] of Object.entries(PATTERNS)) {
+    const value = report[key as keyof WorkerReport];
+    if (typeof value !== "string" || !pattern.test(value)) fail([key], "Invalid value");
+  }
+  for (const key of COUNTS) if (report[key] > MAX_COUNT) fail([key], `Input should be at most ${MAX_COUNT}`);
+  report.url = report.url.replace(/\/+$/, "");
+  if (!isHttpUrl(report.url) || report.url.length > 512) fail(["url"], "Input should be an http(s) URL");
+  if (report.prefixes.length > MAX_PREFIXES) fail(["prefixes"], `At most ${MAX_PREFIXES} fingerprints`);
+  report.prefixes.forEach((p, i) => {
+    if (!isPrefixFingerprint(p)) fail(["prefixes", i], "Invalid fingerprint");
+  });
+  return report;
 }

@@ -1,27 +1,13 @@
 /**
  * Pool membership: the worker registers with, and heartbeats to, its region's PoolDO through the
- * edge's authenticated internal endpoint (`POST /internal/pool/heartbeat`, bearer pool token).
+ * edge's authenticated internal endpoint (`POST /internal/pool/heartbeat`, bearer pool token), the
+ * report being the proto's `WorkerReport` in proto JSON.
  * A failing edge is retried every interval; the state changes are logged once, never the token.
  */
 import { randomBytes } from "node:crypto";
+import { toJson } from "@bufbuild/protobuf";
+import { type WorkerReport, WorkerReportSchema } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { log } from "../log.ts";
-
-/** What a heartbeat reports (the edge's `WorkerReport`, in JSON). */
-export interface HeartbeatReport {
-  id: string;
-  region: string;
-  url: string;
-  boot: string;
-  model_identity: string;
-  sequences_total: number;
-  sequences_free: number;
-  queue_depth: number;
-  active_requests: number;
-  resident_sessions: number;
-  prefixes: string[];
-  draining: boolean;
-  leaving: boolean;
-}
 
 export interface HeartbeatOptions {
   edgeUrl: string;
@@ -31,7 +17,7 @@ export interface HeartbeatOptions {
 
 export interface Heartbeat {
   /** Send one report now (after a state change such as a drain). */
-  beat(extra?: Partial<HeartbeatReport>): Promise<boolean>;
+  beat(extra?: Partial<WorkerReport>): Promise<boolean>;
   /** Stop the loop; with `leaving`, tell the pool this worker is gone. */
   stop(leaving: boolean): Promise<void>;
 }
@@ -39,20 +25,20 @@ export interface Heartbeat {
 /** A random id for this process: a restarted worker is a new member (a drain does not outlive it). */
 export const BOOT_ID = randomBytes(8).toString("hex");
 
-export function startHeartbeat(options: HeartbeatOptions, report: () => HeartbeatReport): Heartbeat {
+export function startHeartbeat(options: HeartbeatOptions, report: () => WorkerReport): Heartbeat {
   const endpoint = new URL("/internal/pool/heartbeat", options.edgeUrl).href;
   let healthy: boolean | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
-  const beat = async (extra: Partial<HeartbeatReport> = {}): Promise<boolean> => {
+  const beat = async (extra: Partial<WorkerReport> = {}): Promise<boolean> => {
     let ok = false;
     let detail = "";
     try {
       const response = await fetch(endpoint, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${options.token}` },
-        body: JSON.stringify({ ...report(), ...extra }),
+        body: JSON.stringify(toJson(WorkerReportSchema, { ...report(), ...extra })),
         signal: AbortSignal.timeout(Math.max(1000, options.intervalMs)),
       });
       ok = response.ok;

@@ -4,8 +4,14 @@
  * with an epoch bump, the SSE error of a stream cut mid-way, and drain through the admin API.
  */
 import { env } from "cloudflare:workers";
+import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
-import { CacheDecision, StopReason, WorkerErrorCode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import {
+  CacheDecision,
+  StopReason,
+  WorkerErrorCode,
+  WorkerReportSchema,
+} from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
 import { SseDecoder } from "../../shared/sse-decoder.ts";
@@ -258,7 +264,7 @@ describe("drain", () => {
 });
 
 function parseReport(url: string) {
-  return {
+  return create(WorkerReportSchema, {
     id: url,
     region: "unit",
     url,
@@ -272,5 +278,5 @@ function parseReport(url: string) {
     prefixes: [],
     draining: false,
     leaving: false,
-  };
+  });
 }
