@@ -1,5 +1,5 @@
 /** A minimal streaming Anthropic client for the benchmark: measures wall time and reads usage. */
-import { decodeSseStream } from "../shared/sse-decoder.ts";
+import { decodeSseStream } from "../test/support/sse-decoder.ts";
 
 export const BENCH_KEY = "sk-frontier-local";
 

@@ -1,5 +1,5 @@
 /** A minimal streaming Responses API client for the benchmark: wall times, usage, function calls. */
-import { decodeSseStream } from "../shared/sse-decoder.ts";
+import { decodeSseStream } from "../test/support/sse-decoder.ts";
 import { BENCH_KEY } from "./edge-client.ts";
 
 export interface ResponsesTurnResult {

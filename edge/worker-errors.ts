@@ -69,8 +69,3 @@ export function rpcErrorToApiError(error: unknown): ApiError {
       return ApiError.internal("The GPU worker failed to process the request");
   }
 }
-
-/** True when the error is the cancellation we caused (client went away). */
-export function isCancellation(error: unknown, signal: AbortSignal): boolean {
-  return signal.aborted || (error instanceof ConnectError && error.code === Code.Canceled);
-}

@@ -3,12 +3,11 @@
  * WorkerService over h2c (gRPC) and HTTP/1.1 (gRPC-Web for the edge).
  * Configuration comes from FRONTIER_* environment variables (see README).
  */
-import { createEngine } from "../native/engine.ts";
-import { ensureTestModel } from "../native/model/gguf-writer.ts";
+import { createEngine, inspectModel } from "../native/engine.ts";
 import { selectChatFormat } from "./chat/select-format.ts";
 import { CheckpointStore } from "./checkpoints/checkpoint-store.ts";
 import { S3CheckpointReplica } from "./checkpoints/s3-replica.ts";
-import { loadConfig } from "./config.ts";
+import { loadConfig, type WorkerConfig } from "./config.ts";
 import { SpanTokenMemory } from "./continuation/span-token-memory.ts";
 import { TurnMemory } from "./continuation/turn-memory.ts";
 import { rememberTurn } from "./generate/run-turn.ts";
@@ -24,10 +23,19 @@ import { SessionTable } from "./session/session-table.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const modelPath = config.modelPath ?? (await ensureTestModel(config.testModelSize));
+  const modelPath = config.modelPath ?? (await generatedTestModel(config.testModelSize));
+  const format = selectChatFormat(config.chatFormat, (await inspectModel(modelPath)).chatTemplate);
   const { contextSize, sequences, threads, gpu, flashAttention, batchSize } = config;
-  const engine = await createEngine({ modelPath, contextSize, sequences, threads, gpu, flashAttention, batchSize });
-  const format = selectChatFormat(config.chatFormat, engine.model.chatTemplate);
+  const engine = await createEngine({
+    modelPath,
+    contextSize,
+    sequences,
+    threads,
+    gpu,
+    flashAttention,
+    batchSize,
+    endOfGenerationTexts: format.endOfGenerationTexts,
+  });
   const memory = new TurnMemory();
   const spans = new SpanTokenMemory();
   const replica = config.checkpointS3 ? new S3CheckpointReplica(config.checkpointS3) : undefined;
@@ -94,6 +102,12 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+/** The generated random-weight test model (the generator loads only when no model path is set). */
+async function generatedTestModel(size: WorkerConfig["testModelSize"]): Promise<string> {
+  const { ensureTestModel } = await import("../native/model/gguf-writer.ts");
+  return ensureTestModel(size);
 }
 
 main().catch((error: unknown) => {

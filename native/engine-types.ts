@@ -21,6 +21,11 @@ export interface EngineOptions {
   flashAttention: boolean;
   /** Logical batch size for prompt evaluation. */
   batchSize: number;
+  /**
+   * Control-token texts that end a generation on top of llama.cpp's own end-of-generation set
+   * (the chat format's end-of-turn markers, e.g. `<|im_end|>`).
+   */
+  endOfGenerationTexts?: readonly string[];
 }
 
 export interface ModelInfo {
@@ -37,7 +42,7 @@ export interface ModelInfo {
   chatTemplate: string | undefined;
   bosToken: Token | undefined;
   eosToken: Token | undefined;
-  /** Every end-of-generation token (eos, eot, <|im_end|>, ...). */
+  /** Every end-of-generation token (eos, eot, the chat format's end-of-turn markers, ...). */
   endOfGenerationTokens: readonly Token[];
 }
 

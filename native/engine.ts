@@ -26,18 +26,6 @@ import { GrammarCache } from "./grammar-cache.ts";
 import { type GgufSummary, validateGguf } from "./model/gguf-validate.ts";
 import { TokenBytes } from "./token-bytes.ts";
 
-/** Reasonable CPU defaults for everything but the model path. */
-export const ENGINE_DEFAULTS: Readonly<Omit<EngineOptions, "modelPath">> = Object.freeze({
-  contextSize: 4096,
-  sequences: 4,
-  threads: 1,
-  gpu: false,
-  flashAttention: false,
-  batchSize: 512,
-});
-
-/** Control-token texts that always end generation (on top of llama.cpp's own end-of-generation set). */
-const END_OF_GENERATION_TEXTS = new Set(["<|im_end|>", "<|endoftext|>", "<｜end▁of▁sentence｜>"]);
 const TOKEN_TYPE_CONTROL = 3;
 
 function checkOptions(o: EngineOptions): void {
@@ -51,7 +39,9 @@ function checkOptions(o: EngineOptions): void {
   positive("batchSize", o.batchSize);
 }
 
-function endOfGenerationTokens(model: LlamaModel, summary: GgufSummary): Token[] {
+/** llama.cpp's end-of-generation set plus the control tokens the chat format names. */
+function endOfGenerationTokens(model: LlamaModel, summary: GgufSummary, formatTexts: readonly string[]): Token[] {
+  const extra = new Set(formatTexts);
   const out = new Set<Token>();
   for (const t of [model.tokens.eos, model.tokens.eot]) if (t !== null) out.add(t);
   const types = summary.tokenTypes;
@@ -59,7 +49,7 @@ function endOfGenerationTokens(model: LlamaModel, summary: GgufSummary): Token[]
     const [token] = llamaTokens([t]);
     const control = types === undefined ? model.isSpecialToken(token) : types[t] === TOKEN_TYPE_CONTROL;
     if (!control) continue;
-    if (model.isEogToken(token) || END_OF_GENERATION_TEXTS.has(summary.tokens[t] ?? "")) out.add(t);
+    if (model.isEogToken(token) || extra.has(summary.tokens[t] ?? "")) out.add(t);
   }
   return [...out].sort((a, b) => a - b);
 }
@@ -200,6 +190,12 @@ class EngineImpl implements Engine, SequenceHost {
   }
 }
 
+/** What the worker needs to know of a model before loading it (to pick its chat format). */
+export async function inspectModel(path: string): Promise<Pick<ModelInfo, "name" | "architecture" | "chatTemplate">> {
+  const summary = await validateGguf(path);
+  return { name: summary.name, architecture: summary.architecture, chatTemplate: summary.chatTemplate };
+}
+
 /**
  * Validate the GGUF, load it and create one context of `sequences` x `contextSize` KV cells.
  * Throws InvalidModelError for a file llama.cpp must not see.
@@ -232,7 +228,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       chatTemplate: summary.chatTemplate,
       bosToken: model.tokens.bos ?? undefined,
       eosToken: model.tokens.eos ?? undefined,
-      endOfGenerationTokens: Object.freeze(endOfGenerationTokens(model, summary)),
+      endOfGenerationTokens: Object.freeze(endOfGenerationTokens(model, summary, options.endOfGenerationTexts ?? [])),
     };
     return new EngineImpl(Object.freeze(info), Object.freeze({ ...options }), llama, model, context, summary);
   } catch (err) {

@@ -1,6 +1,6 @@
 /**
- * Signatures on thinking blocks Frontier returns. A replayed thinking block whose signature
- * verifies was produced by Frontier for this tenant with exactly this text.
+ * Signatures on thinking blocks Frontier returns: an HMAC over (tenant, text), so a signature
+ * proves Frontier produced exactly this thinking for this tenant.
  */
 const encoder = new TextEncoder();
 
@@ -12,17 +12,4 @@ export async function signThinking(secret: string, tenant: string, thinking: str
   let binary = "";
   for (const b of new Uint8Array(mac)) binary += String.fromCharCode(b);
   return `frontier.v1.${btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")}`;
-}
-
-export async function verifyThinking(
-  secret: string,
-  tenant: string,
-  thinking: string,
-  signature: string,
-): Promise<boolean> {
-  const expected = await signThinking(secret, tenant, thinking);
-  if (expected.length !== signature.length) return false;
-  let diff = 0;
-  for (let i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ signature.charCodeAt(i);
-  return diff === 0;
 }

@@ -127,6 +127,7 @@ function parseToolSpan(raw: string): Omit<ToolCallEvent, "offset">[] | undefined
 export class ChatMlFormat implements ChatFormat {
   readonly name = "chatml";
   readonly endOfTurnText = IM_END;
+  readonly endOfGenerationTexts = [IM_END, "<|endoftext|>"];
   readonly #splitter = new ControlTokenSplitter(CHATML_CONTROL_TOKENS);
 
   render(conversation: Conversation, options: RenderOptions = {}): RenderedPrompt {

@@ -167,6 +167,7 @@ function parseToolSpan(raw: string): Omit<ToolCallEvent, "offset">[] | undefined
 export class DeepSeekFormat implements ChatFormat {
   readonly name = "deepseek";
   readonly endOfTurnText = EOS;
+  readonly endOfGenerationTexts = [EOS];
   readonly #splitter = new ControlTokenSplitter(DEEPSEEK_CONTROL_TOKENS);
   readonly #turnSplitter = new ControlTokenSplitter(TURN_CONTROL_TOKENS);
 

@@ -94,6 +94,8 @@ export interface ChatFormat {
   readonly name: string;
   /** The end-of-turn marker (an end-of-generation token of the model). */
   readonly endOfTurnText: string;
+  /** The control-token texts that end a generation in this format (the engine stops on them). */
+  readonly endOfGenerationTexts: readonly string[];
   render(conversation: Conversation, options?: RenderOptions): RenderedPrompt;
   createOutputParser(options: { thinkingOpen: boolean }): OutputParser;
   /**

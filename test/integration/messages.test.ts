@@ -4,8 +4,8 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, inject, it } from "vitest";
-import { decodeSseStream } from "../../shared/sse-decoder.ts";
 import { postJson, randomHint } from "../support/api.ts";
+import { decodeSseStream } from "../support/sse-decoder.ts";
 
 const edge = inject("edgeUrl");
 const messagesUrl = `${edge}/v1/messages`;

@@ -8,7 +8,7 @@ import {
   WorkerErrorCode,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
-import { type DecodedSseEvent, SseDecoder } from "../../shared/sse-decoder.ts";
+import { type DecodedSseEvent, SseDecoder } from "../support/sse-decoder.ts";
 import { event, type FakeWorker, installFakeWorker, sleep } from "./fake-worker.ts";
 import { call, messagesBody } from "./helpers.ts";
 

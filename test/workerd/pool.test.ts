@@ -14,7 +14,7 @@ import {
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
-import { SseDecoder } from "../../shared/sse-decoder.ts";
+import { SseDecoder } from "../support/sse-decoder.ts";
 import { event, type FakeWorker, installFakeWorker, WORKER_URL } from "./fake-worker.ts";
 import { call, type ErrorBody, messagesBody } from "./helpers.ts";
 

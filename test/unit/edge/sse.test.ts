@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { encodeSseComment, encodeSseEvent, encodeSseJson } from "../../../shared/sse.ts";
-import { type DecodedSseEvent, decodeSseStream, SseDecoder } from "../../../shared/sse-decoder.ts";
+import { type DecodedSseEvent, decodeSseStream, SseDecoder } from "../../support/sse-decoder.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

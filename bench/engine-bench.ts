@@ -1,11 +1,11 @@
 /**
  * Measure prefill and decode throughput of the engine on a generated model:
- * `tsx native/engine-bench.ts --size tiny|mid [--prompt 1024] [--decode 128] [--threads 1] [--flash] [--gpu]`.
+ * `tsx bench/engine-bench.ts --size tiny|mid [--prompt 1024] [--decode 128] [--threads 1] [--flash] [--gpu]`.
  */
 import { parseArgs } from "node:util";
-import { createEngine } from "./engine.ts";
-import type { Token } from "./engine-types.ts";
-import { ensureTestModel, TEST_MODEL_SPECS, type TestModelSize } from "./model/gguf-writer.ts";
+import { createEngine } from "../native/engine.ts";
+import type { Token } from "../native/engine-types.ts";
+import { ensureTestModel, TEST_MODEL_SPECS, type TestModelSize } from "../native/model/gguf-writer.ts";
 
 const { values } = parseArgs({
   options: {
