@@ -5,8 +5,6 @@ import type { ChatFormat } from "./types.ts";
 
 export type ChatFormatName = "chatml" | "deepseek" | "auto";
 
-export const CHAT_FORMAT_NAMES: readonly ChatFormatName[] = ["chatml", "deepseek", "auto"];
-
 /** `auto`: a template mentioning `<｜User｜>` is DeepSeek, `<|im_start|>` ChatML; ChatML otherwise. */
 export function selectChatFormat(name: ChatFormatName, chatTemplate: string | undefined): ChatFormat {
   switch (name) {
