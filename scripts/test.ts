@@ -7,49 +7,99 @@
  *   integration  real GPU worker process + edge in workerd over real sockets
  *   e2e          real clients: the Anthropic SDK and Claude Code's CLI
  *   bench        `npm run bench -- --quick`: proves the benchmark still runs (no timing assertions)
- * `npm test -- unit engine` runs only the named tiers.
+ * `npm test -- unit engine` runs only the named tiers. Each tier has a time limit: past it the tier
+ * is killed and reported as timed out by name, so a hang fails fast instead of eating CI's 90 minutes.
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT } from "./stack.ts";
 
 const vitest = (config: string, ...paths: string[]): string[] => ["npx", "vitest", "run", "--config", config, ...paths];
 
-const TIERS: Record<string, string[][]> = {
-  check: [["npm", "run", "--silent", "check"]],
-  unit: [vitest("vitest.node.config.ts", "test/unit")],
-  workerd: [vitest("vitest.workerd.config.ts")],
-  engine: [vitest("vitest.node.config.ts", "test/engine")],
-  integration: [vitest("vitest.integration.config.ts")],
-  e2e: [vitest("vitest.e2e.config.ts")],
-  bench: [["npx", "tsx", "bench/run.ts", "--quick", "--out", join(tmpdir(), "frontier-bench-quick.md")]],
+interface Tier {
+  commands: string[][];
+  /** Minutes the whole tier may take (several times its usual time on a 2-core machine). */
+  limitMinutes: number;
+}
+
+const TIERS: Record<string, Tier> = {
+  check: { commands: [["npm", "run", "--silent", "check"]], limitMinutes: 5 },
+  unit: { commands: [vitest("vitest.node.config.ts", "test/unit")], limitMinutes: 5 },
+  workerd: { commands: [vitest("vitest.workerd.config.ts")], limitMinutes: 8 },
+  engine: { commands: [vitest("vitest.node.config.ts", "test/engine")], limitMinutes: 10 },
+  integration: { commands: [vitest("vitest.integration.config.ts")], limitMinutes: 15 },
+  e2e: { commands: [vitest("vitest.e2e.config.ts")], limitMinutes: 15 },
+  bench: {
+    commands: [["npx", "tsx", "bench/run.ts", "--quick", "--out", join(tmpdir(), "frontier-bench-quick.md")]],
+    limitMinutes: 10,
+  },
 };
 
 const requested = process.argv.slice(2);
 const names = requested.length > 0 ? requested : Object.keys(TIERS);
-const results: { name: string; ok: boolean; seconds: number }[] = [];
+const results: { name: string; ok: boolean; timedOut: boolean; seconds: number }[] = [];
 for (const name of names) {
-  const commands = TIERS[name];
-  if (!commands) {
+  const tier = TIERS[name];
+  if (!tier) {
     process.stderr.write(`unknown tier "${name}"; tiers: ${Object.keys(TIERS).join(", ")}\n`);
     process.exit(2);
   }
   const started = Date.now();
+  const deadline = started + tier.limitMinutes * 60_000;
   let ok = true;
-  for (const [cmd, ...args] of commands) {
+  let timedOut = false;
+  for (const [cmd, ...args] of tier.commands) {
     process.stdout.write(`\n=== ${name}: ${[cmd, ...args].join(" ")}\n`);
-    const run = spawnSync(cmd as string, args, { cwd: REPO_ROOT, stdio: "inherit", env: process.env });
-    if (run.status !== 0) {
+    const run = await runCommand(cmd as string, args, deadline - Date.now());
+    if (run !== "ok") {
       ok = false;
+      timedOut = run === "timeout";
+      if (timedOut) process.stdout.write(`\n=== ${name}: timed out after ${tier.limitMinutes} min\n`);
       break;
     }
   }
-  results.push({ name, ok, seconds: Math.round((Date.now() - started) / 1000) });
+  results.push({ name, ok, timedOut, seconds: Math.round((Date.now() - started) / 1000) });
   if (!ok) break;
 }
 process.stdout.write("\n");
-for (const r of results) process.stdout.write(`${r.ok ? "ok  " : "FAIL"} ${r.name} (${r.seconds}s)\n`);
+for (const r of results) {
+  const status = r.ok ? "ok  " : r.timedOut ? "TIME" : "FAIL";
+  const over = r.timedOut ? `, over ${TIERS[r.name]?.limitMinutes} min` : "";
+  process.stdout.write(`${status} ${r.name} (${r.seconds}s${over})\n`);
+}
 const passed = results.filter((r) => r.ok).length;
 process.stdout.write(`tiers: ${passed} passed, ${names.length - passed} failed\n`);
 process.exit(results.every((r) => r.ok) && results.length === names.length ? 0 : 1);
+
+/**
+ * Run one command in its own process group with inherited stdio; past `ms`, kill the whole group
+ * (vitest forks, wrangler, worker processes), so nothing of a hung tier outlives it.
+ */
+function runCommand(cmd: string, args: string[], ms: number): Promise<"ok" | "failed" | "timeout"> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: REPO_ROOT, stdio: "inherit", env: process.env, detached: true });
+    // Its own group no longer sees the terminal's Ctrl-C: pass interrupts on.
+    const forward = (signal: NodeJS.Signals) => {
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
+    };
+    process.once("SIGINT", forward);
+    process.once("SIGTERM", forward);
+    let timedOut = false;
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      },
+      Math.max(1, ms),
+    );
+    const done = (result: "ok" | "failed" | "timeout") => {
+      clearTimeout(timer);
+      process.off("SIGINT", forward);
+      process.off("SIGTERM", forward);
+      resolve(result);
+    };
+    child.on("exit", (code) => done(timedOut ? "timeout" : code === 0 ? "ok" : "failed"));
+    child.on("error", () => done("failed"));
+  });
+}

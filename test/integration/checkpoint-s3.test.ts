@@ -5,11 +5,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { S3Client } from "../../../gpu-worker/checkpoints/s3-client.ts";
-import { S3CheckpointReplica } from "../../../gpu-worker/checkpoints/s3-replica.ts";
-import { CorruptCheckpointError } from "../../../gpu-worker/checkpoints/types.ts";
-import { S3_CREDENTIALS, startS3, type TestS3 } from "../../support/s3-server.ts";
-import { StoreFixture } from "./fixture.ts";
+import { S3Client } from "../../gpu-worker/checkpoints/s3-client.ts";
+import { S3CheckpointReplica } from "../../gpu-worker/checkpoints/s3-replica.ts";
+import { CorruptCheckpointError } from "../../gpu-worker/checkpoints/types.ts";
+import { S3_CREDENTIALS, startS3, type TestS3 } from "../support/s3-server.ts";
+import { StoreFixture } from "../unit/checkpoints/fixture.ts";
 
 let s3: TestS3;
 let client: S3Client;
