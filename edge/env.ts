@@ -1,7 +1,7 @@
 /** The Worker's bindings (wrangler.toml). */
 import type { EdgeVars } from "./config.ts";
+import type { ResponseStoreDO } from "./openai/response-store-do.ts";
 import type { PoolDO } from "./pool/pool-do.ts";
-import type { ResponseStoreDO } from "./response-store-do.ts";
 import type { SessionDO } from "./session-do.ts";
 
 export interface Env extends EdgeVars {

@@ -8,8 +8,8 @@ import { toApiError } from "./errors.ts";
 import { newRequestId } from "./http.ts";
 import { renderError, router } from "./router.ts";
 
+export { ResponseStoreDO } from "./openai/response-store-do.ts";
 export { PoolDO } from "./pool/pool-do.ts";
-export { ResponseStoreDO } from "./response-store-do.ts";
 export { SessionDO } from "./session-do.ts";
 
 export default {

@@ -7,9 +7,9 @@
  * Records are JSON split into chunks below SQLite's row limit. Another tenant sees nothing.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "./env.ts";
-import { outputAsInput } from "./openai/response-object.ts";
-import type { InputItem, ResponseObject } from "./openai/types.ts";
+import type { Env } from "../env.ts";
+import { outputAsInput } from "./response-object.ts";
+import type { InputItem, ResponseObject } from "./types.ts";
 
 const MAX_RECORDS = 10_000;
 const MAX_BYTES = 256 * 1024 * 1024;
