@@ -1,5 +1,6 @@
 /** The GPU worker's configuration, read once from the environment at start-up. */
 import type { EngineOptions } from "../native/engine-types.ts";
+import { CHAT_FORMAT_NAMES, type ChatFormatName } from "./chat/family-names.ts";
 
 export type TestPolicyName = "scripted-tools";
 
@@ -14,7 +15,9 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   /** A GGUF path; undefined means "generate and serve the test model". */
   modelPath: string | undefined;
   testModelSize: "tiny" | "mid";
-  chatFormat: "auto" | "chatml" | "deepseek";
+  chatFormat: ChatFormatName;
+  /** harmony (gpt-oss) only: the fixed date of its system block (YYYY-MM-DD). */
+  harmonyDate: string | undefined;
   /** Shared with the edge: keys the MAC of every ID Frontier mints. */
   idSecret: string;
   /** Bearer token every RPC must carry (shared with the edge). */
@@ -88,7 +91,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     gpu: oneOf(env, "FRONTIER_GPU", ["auto", "off"], "auto") === "off" ? false : "auto",
     flashAttention: oneOf(env, "FRONTIER_FLASH_ATTENTION", ["on", "off"], "off") === "on",
     batchSize: intFrom(env, "FRONTIER_BATCH_SIZE", 512),
-    chatFormat: oneOf(env, "FRONTIER_CHAT_FORMAT", ["auto", "chatml", "deepseek"], "auto"),
+    chatFormat: oneOf(env, "FRONTIER_CHAT_FORMAT", CHAT_FORMAT_NAMES, "auto"),
+    harmonyDate: env.FRONTIER_HARMONY_DATE || undefined,
     idSecret: env.FRONTIER_ID_SECRET || DEV_ID_SECRET,
     workerToken: env.FRONTIER_WORKER_TOKEN || DEV_WORKER_TOKEN,
     testPolicy: testPolicy ? "scripted-tools" : undefined,

@@ -24,7 +24,9 @@ import { SessionTable } from "./session/session-table.ts";
 async function main(): Promise<void> {
   const config = loadConfig();
   const modelPath = config.modelPath ?? (await generatedTestModel(config.testModelSize));
-  const format = selectChatFormat(config.chatFormat, (await inspectModel(modelPath)).chatTemplate);
+  const { chatTemplate, architecture } = await inspectModel(modelPath);
+  const harmony = config.harmonyDate === undefined ? {} : { currentDate: config.harmonyDate };
+  const format = selectChatFormat(config.chatFormat, { chatTemplate, architecture }, harmony);
   const { contextSize, sequences, threads, gpu, flashAttention, batchSize } = config;
   const engine = await createEngine({
     modelPath,

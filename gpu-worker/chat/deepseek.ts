@@ -8,17 +8,10 @@
  * An assistant turn without thinking renders "</think>" first, as V3.1 does. A role:system message
  * renders in place as "\n\n{text}" (DeepSeek has no system turn marker). Thinking is kept.
  */
-import {
-  type Conversation,
-  type Message,
-  Role,
-  ThinkingMode,
-  type ToolDefinition,
-} from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { Message, ToolDefinition } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import {
   contextText,
   defaultSeparator,
-  emitParts,
   type Item,
   joinItems,
   type Part,
@@ -27,29 +20,16 @@ import {
   toolResultText,
   userItems,
 } from "./content.ts";
-import { canonicalJson, isPlainObject, tryParseJson } from "./json-text.ts";
-import { StreamingOutputParser, type ToolCallEvent } from "./output-parser.ts";
-import { ControlTokenSplitter, PromptBuilder } from "./prompt-builder.ts";
-import type { ToolCallMarkup } from "./tool-grammar.ts";
-import * as grammars from "./tool-grammar.ts";
-import type {
-  ChatFormat,
-  FixedToolCall,
-  OutputParser,
-  RenderedPrompt,
-  RenderOptions,
-  ToolCallGrammarOptions,
-} from "./types.ts";
+import { CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, readDeepSeekBlock, TOOL_SEP } from "./deepseek-calls.ts";
+import { FamilyFormat, type FamilySpec } from "./family.ts";
+import { canonicalJson, tryParseJson } from "./json-text.ts";
+import { TaggedOutputParser } from "./tagged-parser.ts";
+import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "./tool-grammar.ts";
 
 const BOS = "<｜begin▁of▁sentence｜>";
 const EOS = "<｜end▁of▁sentence｜>";
 const USER = "<｜User｜>";
 const ASSISTANT = "<｜Assistant｜>";
-const CALLS_BEGIN = "<｜tool▁calls▁begin｜>";
-const CALLS_END = "<｜tool▁calls▁end｜>";
-const CALL_BEGIN = "<｜tool▁call▁begin｜>";
-const CALL_END = "<｜tool▁call▁end｜>";
-const TOOL_SEP = "<｜tool▁sep｜>";
 
 /** Control tokens the model itself samples inside an assistant turn. */
 const TURN_CONTROL_TOKENS = [CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, TOOL_SEP];
@@ -64,8 +44,8 @@ export const DEEPSEEK_TOOL_MARKUP: ToolCallMarkup = {
   callClose: `\n\`\`\`${CALL_END}`,
 };
 
-export const DEEPSEEK_THINKING_PREFILL = "<think>";
-export const DEEPSEEK_NO_THINKING_PREFILL = "</think>";
+const DEEPSEEK_THINKING_PREFILL = "<think>";
+const DEEPSEEK_NO_THINKING_PREFILL = "</think>";
 
 const TOOLS_OUTRO =
   "\nIMPORTANT: ALWAYS adhere to this exact format for tool use:\n" +
@@ -144,108 +124,45 @@ function toolResultParts(result: Parameters<typeof toolResultText>[0]): Part[] {
   return [{ template: "<tool_result>" }, { content: toolResultText(result) }, { template: "</tool_result>" }];
 }
 
-const CALL_PATTERN =
-  /<｜tool▁call▁begin｜>([^<\n]*)<｜tool▁sep｜>([^\n]*)\n```(?:json)?\n([\s\S]*?)\n```<｜tool▁call▁end｜>/g;
+const CALL_SHAPE = { head: /^<｜tool▁call▁begin｜>[^<\n]*<｜tool▁sep｜>([^\n]*)\n```(?:json)?\n/, afterArgs: "\n```" };
 
-function parseToolSpan(raw: string): Omit<ToolCallEvent, "offset">[] | undefined {
-  const inner = raw.slice(CALLS_BEGIN.length, raw.length - CALLS_END.length);
-  const calls: Omit<ToolCallEvent, "offset">[] = [];
-  let last = 0;
-  for (const m of inner.matchAll(CALL_PATTERN)) {
-    const at = m.index ?? 0;
-    if (inner.slice(last, at).trim() !== "") return undefined;
-    last = at + m[0].length;
-    const name = (m[2] ?? "").trim();
-    const args = tryParseJson(m[3] ?? "");
-    if (name === "" || args === undefined || !isPlainObject(args.value)) return undefined;
-    calls.push({ type: "tool_call", name, argumentsJson: JSON.stringify(args.value), raw: m[0] });
-  }
-  if (calls.length === 0 || inner.slice(last).trim() !== "") return undefined;
-  return calls;
-}
-
-export class DeepSeekFormat implements ChatFormat {
-  readonly name = "deepseek";
-  readonly endOfTurnText = EOS;
-  readonly endOfGenerationTexts = [EOS];
-  readonly #splitter = new ControlTokenSplitter(DEEPSEEK_CONTROL_TOKENS);
-  readonly #turnSplitter = new ControlTokenSplitter(TURN_CONTROL_TOKENS);
-
-  render(conversation: Conversation, options: RenderOptions = {}): RenderedPrompt {
-    const b = new PromptBuilder(this.#splitter);
+const DEEPSEEK: FamilySpec = {
+  name: "deepseek",
+  controlTokens: DEEPSEEK_CONTROL_TOKENS,
+  turnControlTokens: TURN_CONTROL_TOKENS,
+  endOfTurnText: EOS,
+  endOfGenerationTexts: [EOS],
+  maxCallsPerTurn: MAX_PARALLEL_CALLS,
+  markup: DEEPSEEK_TOOL_MARKUP,
+  header: (conversation) => {
     const system = conversation.system.join("\n\n");
-    b.template(BOS).content(system);
-    if (conversation.tools.length > 0) emitParts(b, toolsSectionParts(conversation.tools, system !== ""));
-    const messageOffsets: number[] = [];
-    const { messages } = conversation;
-    let open: { start: number; prefill: string } | undefined;
-    messages.forEach((message, i) => {
-      messageOffsets.push(b.length);
-      if (message.role === Role.SYSTEM) {
-        if (b.text !== BOS) b.template("\n\n");
-        b.content(systemMessageText(message));
-      } else if (message.role === Role.ASSISTANT) {
-        const start = b.length;
-        const raw = options.rawAssistantTurn?.(message, i);
-        const hasContent = raw !== undefined || message.content.some((c) => c.block.case !== undefined);
-        if (i === messages.length - 1 && !hasContent) return; // empty: plain generation
-        b.template(ASSISTANT);
-        const contentStart = b.length;
-        // Raw sampled text: only the tool-call markers the model samples become control tokens.
-        if (raw !== undefined)
-          for (const s of this.#turnSplitter.split(raw)) s.special ? b.template(s.text) : b.content(s.text);
-        else emitParts(b, joinItems(assistantItems(message), assistantSeparator));
-        if (i === messages.length - 1) open = { start, prefill: b.text.slice(contentStart) };
-        else b.template(EOS);
-      } else {
-        b.template(USER);
-        emitParts(b, joinItems(userItems(message, toolResultParts), defaultSeparator));
-      }
-    });
-    if (open !== undefined) {
-      return {
-        segments: b.segments,
-        text: b.text,
-        messageOffsets,
-        generationPrefixStart: open.start,
-        generationPrefill: open.prefill,
-        thinkingOpen: false,
-      };
-    }
-    const generationPrefixStart = b.length;
-    const thinking = (conversation.thinking?.mode ?? ThinkingMode.DISABLED) !== ThinkingMode.DISABLED;
-    const prefill = thinking ? DEEPSEEK_THINKING_PREFILL : DEEPSEEK_NO_THINKING_PREFILL;
-    b.template(ASSISTANT).template(prefill);
-    return {
-      segments: b.segments,
-      text: b.text,
-      messageOffsets,
-      generationPrefixStart,
-      generationPrefill: prefill,
-      thinkingOpen: thinking,
-    };
-  }
-
-  createOutputParser(options: { thinkingOpen: boolean }): OutputParser {
-    return new StreamingOutputParser(
-      { thinkClose: "</think>", toolOpen: CALLS_BEGIN, toolClose: CALLS_END, parseToolSpan },
+    const parts: Part[] = [{ template: BOS }, { content: system }];
+    if (conversation.tools.length > 0) parts.push(...toolsSectionParts(conversation.tools, system !== ""));
+    return parts;
+  },
+  // DeepSeek has no system turn marker: a role:system message renders in place.
+  system: (message, ctx) => {
+    const first = ctx.index === 0 && ctx.conversation.system.join("") === "" && ctx.conversation.tools.length === 0;
+    return [{ template: first ? "" : "\n\n" }, { content: systemMessageText(message) }];
+  },
+  user: (message) => [{ template: USER }, ...joinItems(userItems(message, toolResultParts), defaultSeparator)],
+  assistantHeader: () => ASSISTANT,
+  assistantBody: (message) => joinItems(assistantItems(message), assistantSeparator),
+  assistantClose: () => EOS,
+  generation: (ctx) => ({
+    header: ASSISTANT,
+    prefill: ctx.thinking ? DEEPSEEK_THINKING_PREFILL : DEEPSEEK_NO_THINKING_PREFILL,
+    thinkingOpen: ctx.thinking,
+  }),
+  parser: (options) =>
+    new TaggedOutputParser(
+      { thinkClose: "</think>", spanOpen: CALLS_BEGIN, readSpan: (span) => readDeepSeekBlock(span, CALL_SHAPE) },
       options,
-    );
-  }
+    ),
+};
 
-  toolCallGrammar(options: ToolCallGrammarOptions): string {
-    return grammars.toolCallGrammar(DEEPSEEK_TOOL_MARKUP, options);
-  }
-
-  fixedTextGrammar(text: string, thinkingOpen = false): string {
-    return grammars.fixedTextGrammar(DEEPSEEK_TOOL_MARKUP, text, thinkingOpen);
-  }
-
-  fixedToolCallsGrammar(calls: readonly FixedToolCall[], thinkingOpen: boolean): string {
-    return grammars.fixedToolCallsGrammar(DEEPSEEK_TOOL_MARKUP, calls, thinkingOpen);
-  }
-
-  plainTextGrammar(thinkingOpen: boolean): string {
-    return grammars.plainTextGrammar(DEEPSEEK_TOOL_MARKUP, thinkingOpen);
+export class DeepSeekFormat extends FamilyFormat {
+  constructor() {
+    super(DEEPSEEK);
   }
 }

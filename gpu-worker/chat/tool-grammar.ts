@@ -4,7 +4,7 @@
  */
 import { GbnfRules, gbnfLiteral } from "./gbnf.ts";
 import { JsonSchemaGrammar } from "./json-schema-grammar.ts";
-import type { FixedToolCall, ToolCallGrammarOptions } from "./types.ts";
+import type { FixedToolCall, GrammarTool, ToolCallGrammarOptions } from "./types.ts";
 
 export interface ToolCallMarkup {
   /** Sampled after an open thinking block to close it with empty reasoning. */
@@ -18,6 +18,12 @@ export interface ToolCallMarkup {
   callOpen(name: string): string;
   /** Everything of one call after its arguments JSON. */
   callClose: string;
+  /** The arguments' grammar, where they are not the JSON object itself (XML parameters). */
+  argumentsGrammar?(json: JsonSchemaGrammar, tool: GrammarTool): string;
+  /** Opens visible text where plain text is not what a turn starts with (harmony's final channel). */
+  textOpen?: string;
+  /** The arguments' text of a fixed call, where they are not its JSON verbatim. */
+  argumentsText?(argumentsJson: string): string;
 }
 
 /** Most calls a parallel forced turn may make. */
@@ -26,7 +32,10 @@ export const MAX_PARALLEL_CALLS = 3;
 /** The exact text of a turn's calls, arguments verbatim. */
 export function toolCallsText(markup: ToolCallMarkup, calls: readonly FixedToolCall[]): string {
   const body = calls
-    .map((c) => `${markup.callOpen(c.name)}${c.argumentsJson}${markup.callClose}`)
+    .map(
+      (c) =>
+        `${markup.callOpen(c.name)}${markup.argumentsText?.(c.argumentsJson) ?? c.argumentsJson}${markup.callClose}`,
+    )
     .join(markup.separator);
   return `${markup.blockOpen}${body}${markup.blockClose}`;
 }
@@ -36,7 +45,11 @@ function withThinkingClose(markup: ToolCallMarkup, thinkingOpen: boolean, body: 
 }
 
 /** One forced call (or 1..MAX_PARALLEL_CALLS) of the chosen tools, arguments following their schemas. */
-export function toolCallGrammar(markup: ToolCallMarkup, options: ToolCallGrammarOptions): string {
+export function toolCallGrammar(
+  markup: ToolCallMarkup,
+  options: ToolCallGrammarOptions,
+  maxCalls = MAX_PARALLEL_CALLS,
+): string {
   const { choice } = options;
   const byName = new Map(options.tools.map((t) => [t.name, t] as const));
   const selected = choice === "any" ? [...byName.values()] : [byName.get(choice.name)].filter((t) => t !== undefined);
@@ -50,17 +63,16 @@ export function toolCallGrammar(markup: ToolCallMarkup, options: ToolCallGrammar
   const json = new JsonSchemaGrammar(new GbnfRules());
   const rules = json.rules;
   const alternatives = selected.map((tool) => {
-    const args = json.toolArguments(tool.inputSchemaJson, `${tool.name}-args`);
+    const args = markup.argumentsGrammar?.(json, tool) ?? json.toolArguments(tool.inputSchemaJson, `${tool.name}-args`);
     return rules.add(
       `call-${tool.name}`,
       `${gbnfLiteral(markup.callOpen(tool.name))} ${args} ${gbnfLiteral(markup.callClose)}`,
     );
   });
   const call = alternatives.length === 1 ? (alternatives[0] as string) : rules.add("call", alternatives.join(" | "));
-  const least = Math.min(Math.max(options.minCalls ?? 1, 1), MAX_PARALLEL_CALLS);
-  const more = options.parallel
-    ? ` (${gbnfLiteral(markup.separator)} ${call}){${least - 1},${MAX_PARALLEL_CALLS - 1}}`
-    : "";
+  const least = Math.min(Math.max(options.minCalls ?? 1, 1), maxCalls);
+  const more =
+    options.parallel && maxCalls > 1 ? ` (${gbnfLiteral(markup.separator)} ${call}){${least - 1},${maxCalls - 1}}` : "";
   const parts = [
     markup.blockOpen === "" ? "" : gbnfLiteral(markup.blockOpen),
     `${call}${more}`,
@@ -70,6 +82,10 @@ export function toolCallGrammar(markup: ToolCallMarkup, options: ToolCallGrammar
 }
 
 export function fixedTextGrammar(markup: ToolCallMarkup, text: string, thinkingOpen: boolean): string {
+  return exactGrammar(markup, `${markup.textOpen ?? ""}${text}`, thinkingOpen);
+}
+
+function exactGrammar(markup: ToolCallMarkup, text: string, thinkingOpen: boolean): string {
   return new GbnfRules().toGrammar(gbnfLiteral(thinkingOpen ? `${markup.thinkingClose}${text}` : text));
 }
 
@@ -79,7 +95,7 @@ export function fixedToolCallsGrammar(
   thinkingOpen: boolean,
 ): string {
   if (calls.length === 0) throw new RangeError("fixedToolCallsGrammar needs at least one call");
-  return fixedTextGrammar(markup, toolCallsText(markup, calls), thinkingOpen);
+  return exactGrammar(markup, toolCallsText(markup, calls), thinkingOpen);
 }
 
 /** A short sentence: a capitalised word, up to 11 more lowercase words, then ".". */
@@ -87,5 +103,6 @@ export function plainTextGrammar(markup: ToolCallMarkup, thinkingOpen: boolean):
   const rules = new GbnfRules();
   rules.define("first-word", () => "[A-Z] [a-z]{0,7}");
   rules.define("word", () => "[a-z]{1,8}");
-  return rules.toGrammar(withThinkingClose(markup, thinkingOpen, `first-word (" " word){0,11} "."`));
+  const open = markup.textOpen === undefined ? "" : `${gbnfLiteral(markup.textOpen)} `;
+  return rules.toGrammar(withThinkingClose(markup, thinkingOpen, `${open}first-word (" " word){0,11} "."`));
 }

@@ -43,26 +43,51 @@ export interface RenderOptions {
   rawAssistantTurn?: (message: Message, index: number) => string | undefined;
 }
 
+/**
+ * What a streaming parser reports. A tool call streams as `tool_call_start` (its name is complete
+ * and names a known tool) → `tool_call_args` (JSON text; the deltas of one call concatenate to its
+ * arguments object) → `tool_call_end`. Every started call ends, and its arguments always form one
+ * JSON object: a call cut by the end of generation (`truncated`) or whose markup breaks
+ * (`malformed`) is closed there (open strings and containers closed, nothing invented after the
+ * last complete value). Markup that never reaches a known tool's name is dropped, never shown.
+ */
 export type OutputEvent =
   | { type: "text"; text: string }
   | { type: "thinking"; text: string }
   | { type: "thinking_end" }
+  | { type: "tool_call_start"; index: number; name: string }
+  | { type: "tool_call_args"; index: number; text: string }
   | {
-      type: "tool_call";
+      type: "tool_call_end";
+      index: number;
       name: string;
-      /** Compact JSON of the arguments object (`JSON.stringify` of the parsed value). */
+      /** The arguments object: exactly the concatenation of this call's `tool_call_args`. */
       argumentsJson: string;
+      status: ToolCallStatus;
       /** The exact sampled text of this call, its markup included. */
       raw: string;
       /** UTF-16 offset of `raw` in the concatenation of all text pushed to the parser. */
       offset: number;
     };
 
+/** `complete`: the markup closed and the arguments parsed; otherwise see `OutputEvent`. */
+export type ToolCallStatus = "complete" | "truncated" | "malformed";
+
 /** A streaming parser for one generation. Feed decoded text in any chunking. */
 export interface OutputParser {
   push(text: string): OutputEvent[];
-  /** End of generation: flushes held-back text; an unterminated thinking block is closed. */
+  /** End of generation: flushes held-back text; an unterminated thinking block or call is closed. */
   finish(): OutputEvent[];
+}
+
+export interface OutputParserOptions {
+  /** The prompt ends inside an open thinking block. */
+  thinkingOpen: boolean;
+  /**
+   * The request's tools: a call naming another tool is dropped, and formats whose parameters are
+   * not JSON (XML parameters) read each value by its JSON-schema type. Absent: any name is accepted.
+   */
+  tools?: readonly GrammarTool[];
 }
 
 /** What a tool-call grammar needs of a tool (a `ToolDefinition` fits). */
@@ -96,8 +121,10 @@ export interface ChatFormat {
   readonly endOfTurnText: string;
   /** The control-token texts that end a generation in this format (the engine stops on them). */
   readonly endOfGenerationTexts: readonly string[];
+  /** Most calls one generation can make (1 where a call itself ends the generation, as in harmony). */
+  readonly maxCallsPerTurn: number;
   render(conversation: Conversation, options?: RenderOptions): RenderedPrompt;
-  createOutputParser(options: { thinkingOpen: boolean }): OutputParser;
+  createOutputParser(options: OutputParserOptions): OutputParser;
   /**
    * GBNF (root rule `root`) for a forced tool-call turn in this format's exact markup.
    * After it completes only end-of-generation may follow.

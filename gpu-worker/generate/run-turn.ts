@@ -118,7 +118,7 @@ export async function* runTurn(
     const thinkingOpen = plan.rendered.thinkingOpen;
     const turn = yield* sampleTurn({
       sequence,
-      parser: format.createOutputParser({ thinkingOpen }),
+      parser: format.createOutputParser({ thinkingOpen, tools: plan.conversation.tools }),
       sampling: {
         temperature: sampling?.temperature ?? 1,
         topP: sampling?.topP ?? 1,

@@ -1,7 +1,7 @@
 import type { EngineSequence, SampleOptions } from "../../native/engine-types.ts";
 import { type GenerateEvent, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { checkNever } from "../../shared/check-never.ts";
-import type { OutputEvent, OutputParser } from "../chat/types.ts";
+import type { OutputEvent, OutputParser, ToolCallStatus } from "../chat/types.ts";
 import { generateEvent } from "./events.ts";
 import { StopMatcher } from "./stop-matcher.ts";
 import { TokenTextDecoder } from "./token-text-decoder.ts";
@@ -32,12 +32,13 @@ export interface SampledTurn {
   rawText: string;
   /** The text the client was shown (text deltas, stop sequence excluded). */
   visibleText: string;
-  toolCalls: { id: string; name: string; raw: string }[];
+  toolCalls: { id: string; name: string; raw: string; status: ToolCallStatus }[];
 }
 
 /**
  * Samples one assistant turn and turns it into protocol-neutral events: text and thinking deltas,
- * tool calls with minted IDs, and the stop reason. Stop sequences apply to visible text only.
+ * tool calls with minted IDs (start → argument deltas as the tokens arrive → end), and the stop
+ * reason. Stop sequences apply to visible text only.
  */
 export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<GenerateEvent, SampledTurn> {
   const decoder = new TokenTextDecoder(input.tokenBytes);
@@ -53,6 +54,8 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
   };
   let thinking = "";
   let stopMatched = false;
+  /** ID minted for each started call, by call index. */
+  const ids = new Map<number, string>();
 
   const translate = async function* (events: OutputEvent[]): AsyncGenerator<GenerateEvent> {
     for (const event of events) {
@@ -76,16 +79,22 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
         case "thinking_end":
           yield generateEvent({ case: "thinkingEnd", value: { signature: await input.signThinking(thinking) } });
           break;
-        case "tool_call": {
+        case "tool_call_start": {
           const held = stops.finish();
           turn.visibleText += held;
           if (held) yield generateEvent({ case: "textDelta", value: { text: held } });
-          const index = turn.toolCalls.length;
           const id = await input.mintToolUseId();
-          turn.toolCalls.push({ id, name: event.name, raw: event.raw });
-          yield generateEvent({ case: "toolCallStart", value: { index, id, name: event.name } });
-          yield generateEvent({ case: "toolCallDelta", value: { index, argumentsJson: event.argumentsJson } });
-          yield generateEvent({ case: "toolCallEnd", value: { index } });
+          ids.set(event.index, id);
+          yield generateEvent({ case: "toolCallStart", value: { index: event.index, id, name: event.name } });
+          break;
+        }
+        case "tool_call_args":
+          yield generateEvent({ case: "toolCallDelta", value: { index: event.index, argumentsJson: event.text } });
+          break;
+        case "tool_call_end": {
+          const id = ids.get(event.index) ?? (await input.mintToolUseId());
+          turn.toolCalls.push({ id, name: event.name, raw: event.raw, status: event.status });
+          yield generateEvent({ case: "toolCallEnd", value: { index: event.index } });
           break;
         }
         default:
@@ -119,6 +128,11 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
     turn.visibleText += held;
     if (held) yield generateEvent({ case: "textDelta", value: { text: held } });
   }
-  if (turn.stopReason === StopReason.END_TURN && turn.toolCalls.length > 0) turn.stopReason = StopReason.TOOL_USE;
+  // A turn is a tool turn only when every call it made is complete: a call cut by max_tokens keeps
+  // MAX_TOKENS, and one whose markup broke ends the turn as END_TURN (the client sees the call,
+  // closed, but is not asked to run it).
+  const allComplete = turn.toolCalls.every((c) => c.status === "complete");
+  if (turn.stopReason === StopReason.END_TURN && turn.toolCalls.length > 0 && allComplete)
+    turn.stopReason = StopReason.TOOL_USE;
   return turn;
 }

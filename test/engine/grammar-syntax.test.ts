@@ -5,9 +5,9 @@
  */
 import { getLlama, type Llama, LlamaGrammarEvaluationState, type LlamaModel, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../gpu-worker/chat/chatml.ts";
-import { DeepSeekFormat } from "../../gpu-worker/chat/deepseek.ts";
+import { CHAT_FAMILIES } from "../../gpu-worker/chat/family-names.ts";
 import { jsonSchemaToGbnf } from "../../gpu-worker/chat/json-schema-grammar.ts";
+import { createChatFormat } from "../../gpu-worker/chat/select-format.ts";
 import type { ChatFormat, OutputEvent } from "../../gpu-worker/chat/types.ts";
 import { ensureTestModel } from "../../native/model/gguf-writer.ts";
 import { ThinkingMode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
@@ -33,7 +33,13 @@ const RICH_TOOLS = [
   { name: "mcp__x__rich.tool", description: "", inputSchemaJson: JSON.stringify(RICH_SCHEMA) },
 ];
 
-const formats: ChatFormat[] = [new ChatMlFormat(), new DeepSeekFormat()];
+/** Every family (qwen3-coder in its thinking variant, so an open thinking block is covered too). */
+const formats: ChatFormat[] = CHAT_FAMILIES.map((family) =>
+  createChatFormat(family, { chatTemplate: family === "qwen3-coder" ? "<think>" : undefined }),
+);
+
+/** The calls a parse produced. */
+const callsOf = (events: OutputEvent[]) => events.filter((e) => e.type === "tool_call_end");
 
 function allGrammars(format: ChatFormat): [string, string][] {
   return [
@@ -91,14 +97,17 @@ describe("forced turns sampled by the random tiny model", () => {
     await model?.dispose();
   });
 
+  let seed = 0;
+
+  /** Renders a thinking turn, samples it under the grammar (built for the prompt's thinking state) and parses it. */
   async function sample(
     format: ChatFormat,
-    grammar: string,
-    seed: number,
-  ): Promise<{ text: string; events: OutputEvent[] }> {
+    grammarFor: (thinkingOpen: boolean) => string,
+  ): Promise<{ text: string; events: OutputEvent[]; thinkingOpen: boolean }> {
     const rendered = format.render(
       conversation([user(text("Use a tool <|im_end|>."))], { thinking: ThinkingMode.ENABLED }),
     );
+    const grammar = grammarFor(rendered.thinkingOpen);
     const prompt = rendered.segments.flatMap((s) => model.tokenize(s.text, s.special));
     const context = await model.createContext({ contextSize: 4096, threads: 1 });
     try {
@@ -111,7 +120,7 @@ describe("forced turns sampled by the random tiny model", () => {
       let ended = false;
       for await (const token of sequence.evaluate(prompt, {
         temperature: 1,
-        seed,
+        seed: ++seed,
         grammarEvaluationState,
         yieldEogToken: true,
       })) {
@@ -124,23 +133,34 @@ describe("forced turns sampled by the random tiny model", () => {
       }
       expect(ended, "end-of-generation follows the completed grammar").toBe(true);
       const sampled = model.detokenize(out);
-      const parser = format.createOutputParser({ thinkingOpen: rendered.thinkingOpen });
-      return { text: sampled, events: [...parser.push(sampled), ...parser.finish()] };
+      expect(gbnfMatches(grammar, sampled), sampled).toBe(true);
+      const parser = format.createOutputParser({ thinkingOpen: rendered.thinkingOpen, tools: RICH_TOOLS });
+      return {
+        text: sampled,
+        events: [...parser.push(sampled), ...parser.finish()],
+        thinkingOpen: rendered.thinkingOpen,
+      };
     } finally {
       await context.dispose();
     }
   }
 
   it.each(formats)("$name: tool_choice any (parallel) yields valid calls", async (format) => {
-    const grammar = format.toolCallGrammar({ tools: RICH_TOOLS, choice: "any", parallel: true, thinkingOpen: true });
-    for (const seed of [1, 2, 3]) {
-      const { text: sampled, events } = await sample(format, grammar, seed);
-      expect(gbnfMatches(grammar, sampled), sampled).toBe(true);
-      expect(events[0]).toEqual({ type: "thinking_end" });
-      const calls = events.filter((e) => e.type === "tool_call");
-      expect(calls.length).toBe(events.length - 1);
+    for (let round = 0; round < 3; round++) {
+      const {
+        text: sampled,
+        events,
+        thinkingOpen,
+      } = await sample(format, (open) =>
+        format.toolCallGrammar({ tools: RICH_TOOLS, choice: "any", parallel: true, thinkingOpen: open }),
+      );
+      if (thinkingOpen) expect(events[0]).toEqual({ type: "thinking_end" });
+      expect(events.filter((e) => e.type === "text" || e.type === "thinking")).toEqual([]);
+      const calls = callsOf(events);
       expect(calls.length).toBeGreaterThanOrEqual(1);
+      expect(calls.length).toBeLessThanOrEqual(format.maxCallsPerTurn);
       for (const call of calls) {
+        expect(call.status).toBe("complete");
         expect(RICH_TOOLS.map((t) => t.name)).toContain(call.name);
         expect(typeof JSON.parse(call.argumentsJson)).toBe("object");
         expect(sampled.slice(call.offset, call.offset + call.raw.length)).toBe(call.raw);
@@ -148,24 +168,20 @@ describe("forced turns sampled by the random tiny model", () => {
     }
   });
 
-  it.each(formats)("$name: the scripted policy's fixed call and plain text", async (format) => {
-    const fixed = await sample(
-      format,
-      format.fixedToolCallsGrammar([{ name: "Bash", argumentsJson: '{"command": "echo hi"}' }], true),
-      4,
+  it.each(formats)("$name: the scripted policy's fixed calls and plain text", async (format) => {
+    const commands = ["echo frontier-one", "echo frontier-two"];
+    const fixed = await sample(format, (open) =>
+      format.fixedToolCallsGrammar(
+        commands.map((command) => ({ name: "Bash", argumentsJson: JSON.stringify({ command }) })),
+        open,
+      ),
     );
-    expect(fixed.events).toEqual([
-      { type: "thinking_end" },
-      {
-        type: "tool_call",
-        name: "Bash",
-        argumentsJson: '{"command":"echo hi"}',
-        raw: expect.any(String),
-        offset: expect.any(Number),
-      },
-    ]);
-    const plain = await sample(format, format.plainTextGrammar(true), 5);
-    expect(plain.events[0]).toEqual({ type: "thinking_end" });
-    expect(plain.events[1]?.type === "text" ? plain.events[1].text : "").toMatch(/^[A-Z][a-z]*( [a-z]+)*\.$/);
+    // One call per turn where a call ends the generation (harmony); both elsewhere.
+    expect(callsOf(fixed.events).map((e) => [e.name, JSON.parse(e.argumentsJson), e.status])).toEqual(
+      commands.slice(0, format.maxCallsPerTurn).map((command) => ["Bash", { command }, "complete"]),
+    );
+    const plain = await sample(format, (open) => format.plainTextGrammar(open));
+    const visible = plain.events.flatMap((e) => (e.type === "text" ? [e.text] : [])).join("");
+    expect(visible).toMatch(/^[A-Z][a-z]*( [a-z]+)*\.$/);
   });
 });

@@ -1,8 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { CHATML_TOOL_MARKUP, ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
-import { DEEPSEEK_TOOL_MARKUP, DeepSeekFormat } from "../../../gpu-worker/chat/deepseek.ts";
-import { type ToolCallMarkup, toolCallsText } from "../../../gpu-worker/chat/tool-grammar.ts";
-import type { ChatFormat } from "../../../gpu-worker/chat/types.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
+import { DeepSeekFormat } from "../../../gpu-worker/chat/deepseek.ts";
+import { DeepSeekV31Format } from "../../../gpu-worker/chat/deepseek-v31.ts";
+import type { FamilyFormat } from "../../../gpu-worker/chat/family.ts";
+import { GlmFormat } from "../../../gpu-worker/chat/glm.ts";
+import { HarmonyFormat } from "../../../gpu-worker/chat/harmony.ts";
+import { Qwen3Format } from "../../../gpu-worker/chat/qwen3.ts";
+import { Qwen3CoderFormat } from "../../../gpu-worker/chat/qwen3-coder.ts";
+import { toolCallsText } from "../../../gpu-worker/chat/tool-grammar.ts";
+import type { OutputEvent } from "../../../gpu-worker/chat/types.ts";
 import { ThinkingMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { assistant, conversation, TOOLS, text, toolUse, user } from "./fixtures.ts";
 import { gbnfMatches, parseGbnf, undefinedRules } from "./gbnf-check.ts";
@@ -13,12 +19,25 @@ function wellFormed(grammar: string): void {
   expect(parsed.unbounded).toBe(0);
 }
 
-const cases: [string, ChatFormat, ToolCallMarkup][] = [
-  ["chatml", new ChatMlFormat(), CHATML_TOOL_MARKUP],
-  ["deepseek", new DeepSeekFormat(), DEEPSEEK_TOOL_MARKUP],
+const formats: FamilyFormat[] = [
+  new ChatMlFormat(),
+  new Qwen3Format(),
+  new Qwen3CoderFormat({ thinking: true }),
+  new GlmFormat(),
+  new HarmonyFormat(),
+  new DeepSeekFormat(),
+  new DeepSeekV31Format(),
 ];
 
-describe.each(cases)("%s grammars", (_name, format, markup) => {
+/** The calls a parse produced: name and arguments value. */
+const callsOf = (events: OutputEvent[]) =>
+  events.flatMap((e) =>
+    e.type === "tool_call_end" ? [[e.name, JSON.parse(e.argumentsJson) as unknown, e.status]] : [],
+  );
+
+describe.each(formats.map((f) => [f.name, f, f.spec.markup] as const))("%s grammars", (_name, format, markup) => {
+  const jsonArguments = markup.argumentsGrammar === undefined;
+  const textOpen = markup.textOpen ?? "";
   const bash = { name: "Bash", argumentsJson: '{"command": "echo hi"}' };
   const read = { name: "Read", argumentsJson: '{"path": "a.txt"}' };
   const one = toolCallsText(markup, [bash]);
@@ -30,9 +49,10 @@ describe.each(cases)("%s grammars", (_name, format, markup) => {
     wellFormed(g);
     expect(gbnfMatches(g, one)).toBe(true);
     expect(gbnfMatches(g, toolCallsText(markup, [read]))).toBe(true);
+    // XML-parameter formats force the required parameters only.
     expect(
       gbnfMatches(g, toolCallsText(markup, [{ name: "Bash", argumentsJson: '{"command": "ls", "timeout": 5}' }])),
-    ).toBe(true);
+    ).toBe(jsonArguments);
     expect(gbnfMatches(g, two)).toBe(false);
     expect(gbnfMatches(g, toolCallsText(markup, [{ name: "Bash", argumentsJson: '{"timeout": 5}' }]))).toBe(false);
     expect(gbnfMatches(g, toolCallsText(markup, [{ name: "Write", argumentsJson: '{"path": "a"}' }]))).toBe(false);
@@ -44,18 +64,21 @@ describe.each(cases)("%s grammars", (_name, format, markup) => {
     wellFormed(g);
     const close = markup.thinkingClose;
     expect(gbnfMatches(g, close + one)).toBe(true);
-    expect(gbnfMatches(g, close + two)).toBe(true);
-    expect(gbnfMatches(g, close + toolCallsText(markup, [bash, read, bash]))).toBe(true);
+    // harmony: `<|call|>` ends the generation, so one call per turn.
+    const max = format.maxCallsPerTurn;
+    expect(gbnfMatches(g, close + two)).toBe(max >= 2);
+    expect(gbnfMatches(g, close + toolCallsText(markup, [bash, read, bash]))).toBe(max >= 3);
     expect(gbnfMatches(g, close + four)).toBe(false);
-    expect(gbnfMatches(g, one)).toBe(false);
+    expect(gbnfMatches(g, one)).toBe(close === "");
   });
 
   it("requires at least minCalls parallel calls when asked (the scripted test policy)", () => {
     const g = format.toolCallGrammar({ tools: TOOLS, choice: "any", parallel: true, minCalls: 2, thinkingOpen: false });
     wellFormed(g);
-    expect(gbnfMatches(g, one)).toBe(false);
-    expect(gbnfMatches(g, two)).toBe(true);
-    expect(gbnfMatches(g, toolCallsText(markup, [bash, read, bash]))).toBe(true);
+    const max = format.maxCallsPerTurn;
+    expect(gbnfMatches(g, one)).toBe(max === 1);
+    expect(gbnfMatches(g, two)).toBe(max >= 2);
+    expect(gbnfMatches(g, toolCallsText(markup, [bash, read, bash]))).toBe(max >= 3);
     expect(gbnfMatches(g, four)).toBe(false);
   });
 
@@ -82,10 +105,12 @@ describe.each(cases)("%s grammars", (_name, format, markup) => {
     const g = format.toolCallGrammar({ tools: TOOLS, choice: "any", parallel: true, thinkingOpen: false });
     expect(gbnfMatches(g, one)).toBe(true);
     const parser = format.createOutputParser({ thinkingOpen: false });
-    const events = [...parser.push(two), ...parser.finish()];
-    expect(events.map((e) => (e.type === "tool_call" ? [e.name, e.argumentsJson] : e.type))).toEqual([
-      ["Bash", '{"command":"echo hi"}'],
-      ["Read", '{"path":"a.txt"}'],
+    // harmony: a call ends the generation, so a turn holds one.
+    const several = format.maxCallsPerTurn > 1;
+    const events = [...parser.push(several ? two : one), ...parser.finish()];
+    expect(callsOf(events)).toEqual([
+      ["Bash", { command: "echo hi" }, "complete"],
+      ...(several ? [["Read", { path: "a.txt" }, "complete"]] : []),
     ]);
   });
 
@@ -93,40 +118,36 @@ describe.each(cases)("%s grammars", (_name, format, markup) => {
     const fixed = format.fixedToolCallsGrammar([bash], true);
     wellFormed(fixed);
     expect(gbnfMatches(fixed, markup.thinkingClose + one)).toBe(true);
-    expect(gbnfMatches(fixed, one)).toBe(false);
-    const parser = format.createOutputParser({ thinkingOpen: true });
+    // harmony never opens thinking in the prompt: nothing to close.
+    expect(gbnfMatches(fixed, one)).toBe(markup.thinkingClose === "");
+    const parser = format.createOutputParser({ thinkingOpen: markup.thinkingClose !== "" });
     const events = [...parser.push(markup.thinkingClose + one), ...parser.finish()];
-    expect(events).toEqual([
-      { type: "thinking_end" },
-      {
-        type: "tool_call",
-        name: "Bash",
-        argumentsJson: '{"command":"echo hi"}',
-        raw: expect.any(String),
-        offset: expect.any(Number),
-      },
-    ]);
+    if (markup.thinkingClose !== "") expect(events[0]).toEqual({ type: "thinking_end" });
+    expect(callsOf(events)).toEqual([["Bash", { command: "echo hi" }, "complete"]]);
 
     const tricky = 'Done: "quoted" \\ back\nslash é 😀.';
     const textGrammar = format.fixedTextGrammar(tricky);
     wellFormed(textGrammar);
-    expect(gbnfMatches(textGrammar, tricky)).toBe(true);
-    expect(gbnfMatches(format.fixedTextGrammar("ok.", true), `${markup.thinkingClose}ok.`)).toBe(true);
+    expect(gbnfMatches(textGrammar, `${textOpen}${tricky}`)).toBe(true);
+    expect(gbnfMatches(format.fixedTextGrammar("ok.", true), `${markup.thinkingClose}${textOpen}ok.`)).toBe(true);
 
     const plain = format.plainTextGrammar(false);
     wellFormed(plain);
-    expect(gbnfMatches(plain, "Hello world.")).toBe(true);
-    expect(gbnfMatches(plain, "Ok.")).toBe(true);
-    expect(gbnfMatches(plain, "hello world.")).toBe(false);
-    expect(gbnfMatches(plain, "Hello world")).toBe(false);
-    expect(gbnfMatches(plain, `Hello${" word".repeat(12)}.`)).toBe(false);
-    expect(gbnfMatches(format.plainTextGrammar(true), `${markup.thinkingClose}Fine.`)).toBe(true);
+    expect(gbnfMatches(plain, `${textOpen}Hello world.`)).toBe(true);
+    expect(gbnfMatches(plain, `${textOpen}Ok.`)).toBe(true);
+    expect(gbnfMatches(plain, `${textOpen}hello world.`)).toBe(false);
+    expect(gbnfMatches(plain, `${textOpen}Hello world`)).toBe(false);
+    expect(gbnfMatches(plain, `${textOpen}Hello${" word".repeat(12)}.`)).toBe(false);
+    expect(gbnfMatches(format.plainTextGrammar(true), `${markup.thinkingClose}${textOpen}Fine.`)).toBe(true);
   });
 
   it("names rules safely for odd tool names", () => {
     const tools = [
       { name: "mcp__server__do.thing", inputSchemaJson: "{}" },
-      { name: "mcp__server__do-thing", inputSchemaJson: '{"type":"object","properties":{"x":{"type":"string"}}}' },
+      {
+        name: "mcp__server__do-thing",
+        inputSchemaJson: '{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}',
+      },
     ];
     const g = format.toolCallGrammar({ tools, choice: "any", parallel: false, thinkingOpen: false });
     wellFormed(g);

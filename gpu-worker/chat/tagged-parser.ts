@@ -1,30 +1,27 @@
 /**
- * A streaming parser for sampled output: thinking until the close tag, then text, with tool-call
- * spans buffered and parsed whole. Text streams as it arrives; only a possible partial tag (or a
- * lone high surrogate) at a chunk end and trailing newlines are held back, so any chunking of the
- * same output yields the same events (up to how text/thinking deltas are split).
+ * The streaming parser of the tag-delimited formats (every family but harmony): thinking until
+ * its close tag, then text, with tool spans read by the format's `SpanParser` as they arrive.
+ * Text streams as it arrives; only a possible partial tag (or a lone high surrogate) at a chunk
+ * end and trailing newlines are held back, so any chunking of the same output yields the same
+ * events (up to how text/thinking/argument deltas are split). Span markup never becomes text.
  *
  * Newline conventions (match the renderers): one leading "\n" of thinking and all trailing
  * newlines before the close tag are dropped; text drops leading newlines (at its start and after
  * thinking or a tool call) and trailing newlines before a tool call or at the end.
  */
-import type { OutputEvent, OutputParser } from "./types.ts";
+import { CallStream, type SpanParser, type ToolSchemas, toolSchemas } from "./call-stream.ts";
+import type { OutputEvent, OutputParser, OutputParserOptions } from "./types.ts";
 
-export type ToolCallEvent = Extract<OutputEvent, { type: "tool_call" }>;
-
-export interface ParserMarkup {
+export interface TagMarkup {
+  /** Opens thinking when it is the first thing sampled (after newlines); absent: never. */
+  thinkOpen?: string;
   thinkClose: string;
-  /** Opens a tool span (one call in ChatML, a block of calls in DeepSeek). */
-  toolOpen: string;
-  toolClose: string;
-  /**
-   * The calls in a complete span (open and close tags included); undefined when malformed.
-   * Each call's `raw` is a substring of the span; `offset` is filled in by the parser.
-   */
-  parseToolSpan(raw: string): Omit<ToolCallEvent, "offset">[] | undefined;
+  /** Opens a tool span (one call in Hermes, a block of calls in DeepSeek). */
+  spanOpen: string;
+  readSpan: SpanParser;
 }
 
-type Mode = "thinking" | "text" | "tool";
+type Mode = "thinking" | "text" | "span";
 
 /** Length of the longest proper prefix of `tag` that `text` ends with. */
 function partialTagLength(text: string, tag: string): number {
@@ -35,7 +32,7 @@ function partialTagLength(text: string, tag: string): number {
 }
 
 /** Where to cut `text` so that no partial `tag` and no lone high surrogate is emitted. */
-function safeCut(text: string, tag: string): number {
+export function safeCut(text: string, tag: string): number {
   let cut = text.length - partialTagLength(text, tag);
   const last = text.charCodeAt(cut - 1);
   if (cut > 0 && last >= 0xd800 && last <= 0xdbff) cut--;
@@ -44,8 +41,9 @@ function safeCut(text: string, tag: string): number {
 
 const TRAILING_NEWLINES = /\n+$/;
 
-export class StreamingOutputParser implements OutputParser {
-  readonly #markup: ParserMarkup;
+export class TaggedOutputParser implements OutputParser {
+  readonly #markup: TagMarkup;
+  readonly #tools: ToolSchemas;
   #mode: Mode;
   #buf = "";
   /** Chars of input consumed before `#buf`. */
@@ -53,13 +51,16 @@ export class StreamingOutputParser implements OutputParser {
   #events: OutputEvent[] = [];
   #thinkingAtStart = true;
   #thinkingHeld = "";
+  /** Nothing but newlines sampled yet: an opening think tag may still come. */
+  #outputAtStart = true;
   #textAtStart = true;
   #textHeld = "";
-  /** Newlines dropped before the current tool span, restored if the span is malformed. */
-  #droppedBeforeTool = "";
+  #calls = 0;
+  #span: CallStream | undefined;
 
-  constructor(markup: ParserMarkup, options: { thinkingOpen: boolean }) {
+  constructor(markup: TagMarkup, options: OutputParserOptions) {
     this.#markup = markup;
+    this.#tools = toolSchemas(options.tools);
     this.#mode = options.thinkingOpen ? "thinking" : "text";
   }
 
@@ -92,54 +93,51 @@ export class StreamingOutputParser implements OutputParser {
           this.#textAtStart = true;
           continue;
         }
-        if (final) {
-          this.#thinking(this.#buf, true);
-          this.#consume(this.#buf.length);
-          return;
-        }
-        const cut = safeCut(this.#buf, m.thinkClose);
-        this.#thinking(this.#buf.slice(0, cut), false);
+        const cut = final ? this.#buf.length : safeCut(this.#buf, m.thinkClose);
+        this.#thinking(this.#buf.slice(0, cut), final);
         this.#consume(cut);
         return;
       }
       if (this.#mode === "text") {
-        const at = this.#buf.indexOf(m.toolOpen);
+        if (this.#outputAtStart && m.thinkOpen !== undefined) {
+          const lead = this.#buf.match(/^\n*/)?.[0].length ?? 0;
+          const rest = this.#buf.slice(lead);
+          if (rest.startsWith(m.thinkOpen)) {
+            this.#consume(lead + m.thinkOpen.length);
+            this.#outputAtStart = false;
+            this.#mode = "thinking";
+            continue;
+          }
+          if (!final && m.thinkOpen.startsWith(rest)) return; // maybe the opening tag, still arriving
+          if (rest !== "") this.#outputAtStart = false;
+        }
+        const at = this.#buf.indexOf(m.spanOpen);
         if (at >= 0) {
-          this.#text(this.#buf.slice(0, at), "tool");
+          this.#text(this.#buf.slice(0, at), "span");
           this.#consume(at);
-          this.#mode = "tool";
+          this.#mode = "span";
+          this.#span = new CallStream(this.#tools, () => this.#calls++);
           continue;
         }
-        const cut = final ? this.#buf.length : safeCut(this.#buf, m.toolOpen);
+        // At the end too: a call that was cut inside its opening tag is markup, never text.
+        const cut = safeCut(this.#buf, m.spanOpen);
         this.#text(this.#buf.slice(0, cut), final ? "end" : "more");
-        this.#consume(cut);
+        this.#consume(final ? this.#buf.length : cut);
         return;
       }
-      // Tool span: buffered until its close tag.
-      const close = this.#buf.indexOf(m.toolClose, m.toolOpen.length);
-      if (close < 0) {
-        if (final) {
-          this.#malformed(this.#buf);
-          this.#consume(this.#buf.length);
-        }
+      // Tool span: read as it arrives, until the format's reader says it closed.
+      const span = this.#span as CallStream;
+      const reading = m.readSpan(this.#buf, this.#tools);
+      const length = reading.end ?? this.#buf.length;
+      this.#events.push(...span.update(this.#buf.slice(0, length), reading, this.#consumed, final));
+      if (reading.end === undefined) {
+        if (final) this.#consume(this.#buf.length);
         return;
       }
-      const raw = this.#buf.slice(0, close + m.toolClose.length);
-      const spanStart = this.#consumed;
-      this.#consume(raw.length);
+      this.#consume(reading.end);
       this.#mode = "text";
-      const calls = m.parseToolSpan(raw);
-      if (calls === undefined) this.#malformed(raw);
-      else {
-        let from = 0;
-        for (const call of calls) {
-          const at = raw.indexOf(call.raw, from);
-          from = at + call.raw.length;
-          this.#events.push({ ...call, offset: spanStart + at });
-        }
-        this.#droppedBeforeTool = "";
-        this.#textAtStart = true;
-      }
+      this.#textAtStart = true;
+      this.#span = undefined;
     }
   }
 
@@ -162,7 +160,7 @@ export class StreamingOutputParser implements OutputParser {
     if (closing) this.#events.push({ type: "thinking_end" });
   }
 
-  #text(chunk: string, until: "more" | "tool" | "end"): void {
+  #text(chunk: string, until: "more" | "span" | "end"): void {
     let s = this.#textHeld + chunk;
     this.#textHeld = "";
     if (this.#textAtStart) {
@@ -172,14 +170,6 @@ export class StreamingOutputParser implements OutputParser {
     const trailing = s.match(TRAILING_NEWLINES)?.[0] ?? "";
     s = s.slice(0, s.length - trailing.length);
     if (until === "more") this.#textHeld = trailing;
-    else if (until === "tool") this.#droppedBeforeTool = trailing;
     if (s !== "") this.#events.push({ type: "text", text: s });
-  }
-
-  /** A tool span that does not parse is plain text, with the newlines before it restored. */
-  #malformed(raw: string): void {
-    this.#events.push({ type: "text", text: this.#droppedBeforeTool + raw });
-    this.#droppedBeforeTool = "";
-    this.#textAtStart = false;
   }
 }

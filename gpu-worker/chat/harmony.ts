@@ -1,0 +1,162 @@
+/**
+ * gpt-oss's harmony format as its chat template renders it:
+ *   <|start|>system<|message|>{identity}\nKnowledge cutoff: …\nCurrent date: …\n\nReasoning: …\n\n# Valid channels: …<|end|>
+ *   <|start|>developer<|message|># Instructions\n\n{system}\n\n# Tools\n\n## functions\n\nnamespace functions {…}<|end|>
+ *   <|start|>user<|message|>{text}<|end|>
+ *   <|start|>assistant<|channel|>analysis<|message|>{thinking}<|end|>
+ *   <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>{args}<|call|>
+ *   <|start|>functions.NAME to=assistant<|channel|>commentary<|message|>"{result as a JSON string}"<|end|>
+ *   <|start|>assistant<|channel|>final<|message|>{text}<|end|>      (sampled as …<|return|>)
+ * The system block is fixed by configuration (`HarmonyOptions`): its date does not change per
+ * request, so the prefix stays reusable. `<|call|>` ends a generation, so a turn makes one call.
+ * Where the template rewrites history, Frontier's exact transcript wins: the template drops
+ * analysis once a final answer follows, names every tool result after the latest call, and
+ * ignores later system messages; Frontier keeps the analysis, names each result's own tool and
+ * renders a later system message in place as a developer message.
+ */
+import type { Conversation, Message } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { contextText, type Part, systemMessageText, toolInputText } from "./content.ts";
+import { FamilyFormat, type FamilySpec, type RenderContext } from "./family.ts";
+import { HarmonyOutputParser } from "./harmony-parser.ts";
+import { harmonyToolNamespace } from "./harmony-tools.ts";
+import type { ToolCallMarkup } from "./tool-grammar.ts";
+
+export interface HarmonyOptions {
+  modelIdentity: string;
+  knowledgeCutoff: string;
+  /** YYYY-MM-DD, fixed for the worker's life (the template would print today's date). */
+  currentDate: string;
+  reasoningEffort: "low" | "medium" | "high";
+}
+
+export const HARMONY_DEFAULTS: HarmonyOptions = {
+  modelIdentity: "You are ChatGPT, a large language model trained by OpenAI.",
+  knowledgeCutoff: "2024-06",
+  currentDate: new Date().toISOString().slice(0, 10),
+  reasoningEffort: "medium",
+};
+
+const START = "<|start|>";
+const END = "<|end|>";
+const MESSAGE = "<|message|>";
+const CALL = "<|call|>";
+const RETURN = "<|return|>";
+const TURN_CONTROL_TOKENS = [START, END, MESSAGE, "<|channel|>", "<|constrain|>"];
+const CONTROL_TOKENS = [...TURN_CONTROL_TOKENS, CALL, RETURN, "<|endoftext|>"];
+
+const HARMONY_TOOL_MARKUP: ToolCallMarkup = {
+  thinkingClose: "",
+  blockOpen: "",
+  blockClose: "",
+  separator: "",
+  callOpen: (name) => ` to=functions.${name}<|channel|>commentary json${MESSAGE}`,
+  callClose: "",
+  textOpen: `<|channel|>final${MESSAGE}`,
+};
+
+function header(options: HarmonyOptions, conversation: Conversation): Part[] {
+  const tools = conversation.tools;
+  const system =
+    `${options.modelIdentity}\nKnowledge cutoff: ${options.knowledgeCutoff}\nCurrent date: ${options.currentDate}\n\n` +
+    `Reasoning: ${options.reasoningEffort}\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message.` +
+    (tools.length > 0 ? "\nCalls to these tools must go to the commentary channel: 'functions'." : "");
+  const parts: Part[] = [{ template: `${START}system${MESSAGE}` }, { content: system }, { template: END }];
+  const instructions = conversation.system.join("\n\n");
+  if (instructions === "" && tools.length === 0) return parts;
+  parts.push({ template: `${START}developer${MESSAGE}` });
+  if (instructions !== "")
+    parts.push({ template: "# Instructions\n\n" }, { content: instructions }, { template: "\n\n" });
+  if (tools.length > 0) parts.push({ template: "# Tools\n\n" }, { content: harmonyToolNamespace(tools) });
+  return [...parts, { template: END }];
+}
+
+function user(message: Message, ctx: RenderContext): Part[] {
+  const parts: Part[] = [];
+  const text: string[] = [];
+  for (const block of message.content) {
+    const b = block.block;
+    if (b.case === "toolResult") {
+      const name = ctx.toolNames.get(b.value.toolUseId) ?? "unknown";
+      const content = b.value.isError ? `[error] ${b.value.content}` : b.value.content;
+      parts.push(
+        { template: `${START}functions.` },
+        { content: name },
+        { template: ` to=assistant<|channel|>commentary${MESSAGE}` },
+        { content: JSON.stringify(content) },
+        { template: END },
+      );
+    } else {
+      const value = contextText(block);
+      if (value !== undefined) text.push(value);
+    }
+  }
+  if (text.length > 0)
+    parts.push({ template: `${START}user${MESSAGE}` }, { content: text.join("\n\n") }, { template: END });
+  return parts;
+}
+
+type Item = { parts: Part[]; end: string };
+
+/** The messages of an assistant turn; the first one's `<|start|>assistant` is the turn header. */
+function items(message: Message): Item[] {
+  const out: Item[] = [];
+  const hasCalls = message.content.some((c) => c.block.case === "toolUse");
+  for (const block of message.content) {
+    const b = block.block;
+    if (b.case === "thinking") {
+      if (b.value.thinking !== "")
+        out.push({ parts: [{ template: `<|channel|>analysis${MESSAGE}` }, { content: b.value.thinking }], end: END });
+    } else if (b.case === "toolUse") {
+      out.push({
+        parts: [
+          { template: " to=functions." },
+          { content: b.value.name },
+          { template: `<|channel|>commentary json${MESSAGE}` },
+          { content: toolInputText(b.value.inputJson) },
+        ],
+        end: CALL,
+      });
+    } else {
+      const value = contextText(block);
+      if (value === undefined || value === "") continue;
+      const channel = hasCalls ? "commentary" : "final";
+      out.push({ parts: [{ template: `<|channel|>${channel}${MESSAGE}` }, { content: value }], end: END });
+    }
+  }
+  return out;
+}
+
+function spec(options: HarmonyOptions): FamilySpec {
+  return {
+    name: "harmony",
+    controlTokens: CONTROL_TOKENS,
+    turnControlTokens: TURN_CONTROL_TOKENS,
+    endOfTurnText: RETURN,
+    endOfGenerationTexts: [RETURN, CALL],
+    maxCallsPerTurn: 1,
+    markup: HARMONY_TOOL_MARKUP,
+    header: (conversation) => header(options, conversation),
+    system: (message) => [
+      { template: `${START}developer${MESSAGE}` },
+      { content: systemMessageText(message) },
+      { template: END },
+    ],
+    user,
+    assistantHeader: () => `${START}assistant`,
+    assistantBody: (message) =>
+      items(message).flatMap((item, i, all) => [
+        ...(i === 0 ? [] : [{ template: `${all[i - 1]?.end}${START}assistant` }]),
+        ...item.parts,
+      ]),
+    // History closes the last message as the template does: a call with <|call|>, any other with <|end|>.
+    assistantClose: (message) => (items(message).at(-1)?.end === CALL ? CALL : END),
+    generation: () => ({ header: `${START}assistant`, prefill: "", thinkingOpen: false }),
+    parser: (parserOptions) => new HarmonyOutputParser(parserOptions),
+  };
+}
+
+export class HarmonyFormat extends FamilyFormat {
+  constructor(options: Partial<HarmonyOptions> = {}) {
+    super(spec({ ...HARMONY_DEFAULTS, ...options }));
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * Hermes-style JSON tool calls inside ChatML, as Qwen2.5 and Qwen3 render them (shared by the
+ * `chatml` and `qwen3` families):
+ *   <|im_start|>system\n{system}\n\n# Tools ... <tools>\n{tool json}\n</tools> ...<|im_end|>\n
+ *   <|im_start|>user\n{text}<|im_end|>\n
+ *   <|im_start|>assistant\n<think>\n{thinking}\n</think>\n\n{text}\n<tool_call>\n{"name": "X", "arguments": {...}}\n</tool_call><|im_end|>\n
+ *   <|im_start|>user\n<tool_response>\n{result}\n</tool_response>\n<tool_response>\n...\n</tool_response><|im_end|>\n
+ */
+import type { Conversation, Message, ToolDefinition } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { jsonArgumentsCall, type SpanCall, type SpanReading } from "./call-stream.ts";
+import {
+  contextText,
+  defaultSeparator,
+  type Item,
+  joinItems,
+  type Part,
+  systemMessageText,
+  toolInputText,
+  toolResultText,
+  userItems,
+} from "./content.ts";
+import { canonicalJson, isPlainObject, tryParseJson } from "./json-text.ts";
+import { safeCut } from "./tagged-parser.ts";
+import type { ToolCallMarkup } from "./tool-grammar.ts";
+
+export const IM_START = "<|im_start|>";
+export const IM_END = "<|im_end|>";
+export const CHATML_CONTROL_TOKENS = [IM_START, IM_END, "<|endoftext|>"] as const;
+
+export const HERMES_TOOL_MARKUP: ToolCallMarkup = {
+  thinkingClose: "</think>\n\n",
+  blockOpen: "",
+  blockClose: "",
+  separator: "\n",
+  callOpen: (name) => `<tool_call>\n{"name": ${JSON.stringify(name)}, "arguments": `,
+  callClose: "}\n</tool_call>",
+};
+
+/** The Hermes/Qwen tools preamble around the tool signatures (also used by the llama-server peer bench). */
+export const TOOLS_INTRO =
+  "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" +
+  "You are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+export const TOOLS_OUTRO =
+  "\n</tools>\n\nFor each function call, return a json object with function name and arguments within " +
+  '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>';
+
+/** `{"type": "function", "function": {...}}` as Qwen's template prints a tool (`tool | tojson`). */
+export function hermesToolJson(tool: ToolDefinition): string {
+  const parsed = tool.inputSchemaJson.trim() === "" ? { value: {} } : tryParseJson(tool.inputSchemaJson);
+  const parameters = parsed === undefined ? tool.inputSchemaJson : canonicalJson(parsed.value);
+  const description = tool.description === "" ? "" : `, "description": ${JSON.stringify(tool.description)}`;
+  return `{"type": "function", "function": {"name": ${JSON.stringify(tool.name)}${description}, "parameters": ${parameters}}}`;
+}
+
+/** `<|im_start|>system\n{system}{tools}<|im_end|>\n`, when there is a system prompt or tools. */
+export function hermesHeader(conversation: Conversation): Part[] {
+  const system = conversation.system.join("\n\n");
+  if (system === "" && conversation.tools.length === 0) return [];
+  const parts: Part[] = [{ template: `${IM_START}system\n` }, { content: system }];
+  if (conversation.tools.length > 0) {
+    parts.push({ template: system === "" ? TOOLS_INTRO : `\n\n${TOOLS_INTRO}` });
+    for (const tool of conversation.tools) parts.push({ template: "\n" }, { content: hermesToolJson(tool) });
+    parts.push({ template: TOOLS_OUTRO });
+  }
+  parts.push({ template: `${IM_END}\n` });
+  return parts;
+}
+
+export function chatMlSystem(message: Message): Part[] {
+  return [{ template: `${IM_START}system\n` }, { content: systemMessageText(message) }, { template: `${IM_END}\n` }];
+}
+
+export function hermesUser(message: Message): Part[] {
+  const results = (result: Parameters<typeof toolResultText>[0]): Part[] => [
+    { template: "<tool_response>\n" },
+    { content: toolResultText(result) },
+    { template: "\n</tool_response>" },
+  ];
+  return [
+    { template: `${IM_START}user\n` },
+    ...joinItems(userItems(message, results), defaultSeparator),
+    { template: `${IM_END}\n` },
+  ];
+}
+
+export function hermesAssistant(message: Message): Part[] {
+  const items: Item[] = [];
+  for (const block of message.content) {
+    const b = block.block;
+    if (b.case === "thinking") {
+      if (b.value.thinking !== "") {
+        items.push({
+          kind: "thinking",
+          parts: [{ template: "<think>\n" }, { content: b.value.thinking }, { template: "\n</think>\n\n" }],
+        });
+      }
+    } else if (b.case === "text") {
+      if (b.value.text !== "") items.push({ kind: "text", parts: [{ content: b.value.text }] });
+    } else if (b.case === "toolUse") {
+      items.push({
+        kind: "call",
+        parts: [
+          { template: '<tool_call>\n{"name": ' },
+          { content: JSON.stringify(b.value.name) },
+          { template: ', "arguments": ' },
+          { content: toolInputText(b.value.inputJson) },
+          { template: HERMES_TOOL_MARKUP.callClose },
+        ],
+      });
+    } else {
+      const text = contextText(block);
+      if (text !== undefined) items.push({ kind: "other", parts: [{ content: text }] });
+    }
+  }
+  return joinItems(items, (prev, next) => (prev.kind === "thinking" ? "" : defaultSeparator(prev, next)));
+}
+
+const OPEN = "<tool_call>";
+const CLOSE = "</tool_call>";
+const HEAD = /^<tool_call>\s*\{\s*"name"\s*:\s*("(?:[^"\\\n]|\\.)*")\s*,\s*"arguments"\s*:\s*(?=\{)/;
+
+/** Reads one `<tool_call>` span: `{"name": ..., "arguments": {...}}`, the arguments streamed. */
+export function readHermesSpan(span: string): SpanReading {
+  const close = span.indexOf(CLOSE, OPEN.length);
+  const end = close < 0 ? undefined : close + CLOSE.length;
+  const body = close < 0 ? span : span.slice(0, close);
+  const head = HEAD.exec(body);
+  if (head === null) {
+    // Another key order or stringified arguments: read whole once the span closes.
+    const whole = end === undefined ? undefined : wholeCall(body.slice(OPEN.length), end);
+    return { calls: whole ? [whole] : [], end };
+  }
+  const call = jsonArgumentsCall(JSON.parse(head[1] as string) as string, body, 0, head[0].length);
+  const after = call.rawEnd === undefined ? "" : body.slice(call.rawEnd);
+  // What follows the arguments: the outer "}", then the close tag (maybe still arriving).
+  const rest = end === undefined ? after.slice(0, safeCut(after, CLOSE)) : after;
+  const restOk = /^\s*\}?\s*$/.test(rest);
+  return {
+    calls: [
+      {
+        ...call,
+        done: call.done && end !== undefined && /^\s*\}\s*$/.test(rest),
+        broken: call.broken || !restOk,
+        rawEnd: end,
+      },
+    ],
+    end,
+  };
+}
+
+function wholeCall(inner: string, end: number): SpanCall | undefined {
+  const parsed = tryParseJson(inner.trim());
+  if (parsed === undefined || !isPlainObject(parsed.value)) return undefined;
+  const { name } = parsed.value;
+  let args = parsed.value.arguments;
+  if (typeof args === "string") args = tryParseJson(args)?.value;
+  if (typeof name !== "string" || name === "" || !isPlainObject(args)) return undefined;
+  return { name, args: JSON.stringify(args), closing: "", done: true, broken: false, rawStart: 0, rawEnd: end };
+}
