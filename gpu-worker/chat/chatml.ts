@@ -21,7 +21,7 @@ import {
 import { TaggedOutputParser } from "./tagged-parser.ts";
 import { MAX_PARALLEL_CALLS } from "./tool-grammar.ts";
 
-export { CHATML_CONTROL_TOKENS, HERMES_TOOL_MARKUP as CHATML_TOOL_MARKUP, TOOLS_INTRO, TOOLS_OUTRO } from "./hermes.ts";
+export { CHATML_CONTROL_TOKENS, TOOLS_INTRO, TOOLS_OUTRO } from "./hermes.ts";
 
 const THINKING_PREFILL = "<think>\n";
 const NO_THINKING_PREFILL = "<think>\n\n</think>\n\n";
