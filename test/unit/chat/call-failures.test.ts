@@ -4,7 +4,9 @@
  *   no call, no text, no markup;
  * - cut by the end of generation after it started: `truncated`, its arguments closed where they
  *   stopped (nothing invented after the last complete value);
- * - its markup or arguments broke: `malformed`, closed the same way; the rest of the span dropped.
+ * - its markup or arguments broke: `malformed`, closed the same way; the rest of the span dropped;
+ * - well-formed but failing the tool's schema: delivered as the complete call it is (the client's
+ *   tool validation answers the model, as with any API).
  * A started call always ends, and its argument deltas always concatenate to a JSON object.
  */
 import { describe, expect, it } from "vitest";
@@ -120,5 +122,25 @@ describe.each(families.filter((f) => f.args === json))("$format.name: broken JSO
       ["malformed", { command: "ls" }],
     ]);
     expect(textOf(events)).toBe("");
+  });
+});
+
+describe.each(families)("$format.name: arguments that fail the tool's schema", (f) => {
+  it("are delivered as the complete call they are: the client's tool validation answers the model", () => {
+    // Bash requires `command`; the model sent only `timeout`. Frontier does not rewrite or withhold
+    // a well-formed call: the client rejects it in a tool_result, as with any API.
+    const args =
+      f.args === json
+        ? '{"timeout": 5}'
+        : f
+            .args("x")
+            .replace(/command/g, "timeout")
+            .replace(/\bx\b/, "5");
+    const output = `${f.open("Bash")}${args}${f.close}`;
+    const events = parse(f.format, options, [output]);
+    expectCallInvariants(output, events);
+    expect(ends(events).map((e) => [e.name, JSON.parse(e.argumentsJson), e.status])).toEqual([
+      ["Bash", { timeout: 5 }, "complete"],
+    ]);
   });
 });
