@@ -9,7 +9,9 @@ export const SCRIPTED_BASH_COMMANDS = ["echo frontier-one", "echo frontier-two"]
  * The grammar that constrains this turn, if any.
  * - `tool_choice` any / tool: a grammar built from the tools' JSON schemas forces a valid call.
  * - The test-only `scripted-tools` policy (worker configuration, never a request field): on a user
- *   turn it forces two fixed harmless `Bash` calls; after tool results, a short plain-text answer.
+ *   turn it forces two fixed harmless `Bash` calls (one where a call ends the generation, as in
+ *   harmony: `format.maxCallsPerTurn`); after tool results, a short plain-text answer. Every family
+ *   writes them in its own markup (tested per family against llama.cpp in the engine tier).
  *   With a forced `tool_choice` that allows parallel calls, it requires at least two of them.
  */
 export function grammarForTurn(
