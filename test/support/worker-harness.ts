@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { decisionWord, missWord } from "../../edge/cache-decision.ts";
 import { ChatMlFormat } from "../../gpu-worker/chat/chatml.ts";
+import type { ChatFormat } from "../../gpu-worker/chat/types.ts";
 import { CheckpointStore } from "../../gpu-worker/checkpoints/checkpoint-store.ts";
 import { loadConfig } from "../../gpu-worker/config.ts";
 import { SpanTokenMemory } from "../../gpu-worker/continuation/span-token-memory.ts";
@@ -44,7 +45,7 @@ export class WorkerHarness {
   constructor(
     readonly engine: Engine,
     readonly dir: string,
-    options: { anchorMinTokens?: number; budgetBytes?: number; maxQueue?: number } = {},
+    options: { anchorMinTokens?: number; budgetBytes?: number; maxQueue?: number; format?: ChatFormat } = {},
   ) {
     const config = { ...loadConfig({}), contextSize: 4096, batchSize: 256 };
     const memory = new TurnMemory();
@@ -60,7 +61,8 @@ export class WorkerHarness {
       (tenant, turn) => rememberTurn({ memory, spans }, tenant, turn),
     );
     const sessions = new SessionTable(engine, checkpoints, { maxQueue: options.maxQueue ?? 64 });
-    this.deps = { engine, format: new ChatMlFormat(), sessions, memory, spans, checkpoints, config };
+    const format = options.format ?? new ChatMlFormat();
+    this.deps = { engine, format, sessions, memory, spans, checkpoints, config };
   }
 
   async turn(
