@@ -93,7 +93,8 @@ class ByteBuilder {
   }
 }
 
-type MetaValue =
+/** One GGUF metadata value, tagged with how it is written. */
+export type MetaValue =
   | { t: "u32"; v: number }
   | { t: "f32"; v: number }
   | { t: "bool"; v: boolean }
@@ -135,7 +136,7 @@ function writeMeta(b: ByteBuilder, key: string, m: MetaValue): void {
   }
 }
 
-interface TensorPlan {
+export interface TensorPlan {
   name: string;
   /** ggml dims, innermost first. */
   dims: readonly number[];
@@ -144,7 +145,8 @@ interface TensorPlan {
   std: number | undefined;
 }
 
-function planTensors(s: TestModelSpec): TensorPlan[] {
+/** The tensors of a `llama` model of shape `s`; `tieOutput` omits `output.weight` (llama.cpp then reuses token_embd). */
+export function planTensors(s: TestModelSpec, tieOutput = false): TensorPlan[] {
   const w = s.weightType === "F16" ? GgmlType.F16 : GgmlType.F32;
   const headDim = s.embedding / s.heads;
   const kvDim = headDim * s.kvHeads;
@@ -152,9 +154,11 @@ function planTensors(s: TestModelSpec): TensorPlan[] {
   const plan: TensorPlan[] = [
     { name: "token_embd.weight", dims: [s.embedding, s.vocab], type: w, std: 1 },
     { name: "output_norm.weight", dims: [s.embedding], type: GgmlType.F32, std: undefined },
-    // Large-ish logits (std ~3) keep greedy choices far from ties, so F16 noise rarely flips them.
-    { name: "output.weight", dims: [s.embedding, s.vocab], type: w, std: 3 * inv(s.embedding) },
   ];
+  // Large-ish logits (std ~3) keep greedy choices far from ties, so F16 noise rarely flips them.
+  // Tied to token_embd (std 1) the logits are larger still (std ~sqrt(embedding)).
+  if (!tieOutput)
+    plan.push({ name: "output.weight", dims: [s.embedding, s.vocab], type: w, std: 3 * inv(s.embedding) });
   for (let i = 0; i < s.layers; i++) {
     const p = `blk.${i}.`;
     plan.push(
@@ -228,20 +232,11 @@ function tensorBytes(t: TensorPlan, rand: () => number): Buffer {
   return out;
 }
 
-function buildHeader(
-  size: TestModelSize,
-  spec: TestModelSpec,
-  plan: readonly TensorPlan[],
-): { header: Buffer; offsets: number[] } {
-  const vocab = buildVocab(spec.vocab);
-  const ctl = (text: string): number => {
-    const id = vocab.control.get(text);
-    if (id === undefined) throw new Error(`control token ${text} missing from the generated vocabulary`);
-    return id;
-  };
-  const meta: Array<[string, MetaValue]> = [
+/** Metadata shared by every generated `llama` model (architecture and shape). */
+export function llamaShapeMeta(name: string, spec: TestModelSpec): Array<[string, MetaValue]> {
+  return [
     ["general.architecture", { t: "str", v: "llama" }],
-    ["general.name", { t: "str", v: `frontier-test-${size}` }],
+    ["general.name", { t: "str", v: name }],
     ["general.alignment", { t: "u32", v: GGUF_DEFAULT_ALIGNMENT }],
     ["general.file_type", { t: "u32", v: spec.weightType === "F16" ? 1 : 0 }],
     ["llama.context_length", { t: "u32", v: TEST_MODEL_CONTEXT_LENGTH }],
@@ -254,6 +249,17 @@ function buildHeader(
     ["llama.rope.freq_base", { t: "f32", v: 10000 }],
     ["llama.rope.dimension_count", { t: "u32", v: spec.embedding / spec.heads }],
     ["llama.vocab_size", { t: "u32", v: spec.vocab }],
+  ];
+}
+
+function byteVocabMeta(spec: TestModelSpec): Array<[string, MetaValue]> {
+  const vocab = buildVocab(spec.vocab);
+  const ctl = (text: string): number => {
+    const id = vocab.control.get(text);
+    if (id === undefined) throw new Error(`control token ${text} missing from the generated vocabulary`);
+    return id;
+  };
+  return [
     ["tokenizer.ggml.model", { t: "str", v: "gpt2" }],
     ["tokenizer.ggml.pre", { t: "str", v: "default" }],
     ["tokenizer.ggml.tokens", { t: "strs", v: vocab.tokens }],
@@ -267,6 +273,12 @@ function buildHeader(
     ["tokenizer.ggml.add_eos_token", { t: "bool", v: false }],
     ["tokenizer.chat_template", { t: "str", v: CHATML_TEMPLATE }],
   ];
+}
+
+function buildHeader(
+  meta: ReadonlyArray<readonly [string, MetaValue]>,
+  plan: readonly TensorPlan[],
+): { header: Buffer; offsets: number[] } {
   const b = new ByteBuilder();
   b.u32(GGUF_MAGIC);
   b.u32(GGUF_VERSION);
@@ -289,16 +301,15 @@ function buildHeader(
   return { header: Buffer.from(b.bytes()), offsets };
 }
 
-/** Write a random `llama` GGUF of the given size to `path` (atomically: temp file + rename). */
-export async function writeTestModel(
+/** Write a GGUF with `meta` and seeded random tensors of `plan` to `path` (atomically: temp file + rename). */
+export async function writeGguf(
   path: string,
-  size: TestModelSize,
-  seed: number = DEFAULT_TEST_MODEL_SEED,
+  meta: ReadonlyArray<readonly [string, MetaValue]>,
+  plan: readonly TensorPlan[],
+  seed: number,
 ): Promise<void> {
-  if (endianness() !== "LE") throw new Error("writeTestModel needs a little-endian host");
-  const spec = TEST_MODEL_SPECS[size];
-  const plan = planTensors(spec);
-  const { header, offsets } = buildHeader(size, spec, plan);
+  if (endianness() !== "LE") throw new Error("writing a GGUF needs a little-endian host");
+  const { header, offsets } = buildHeader(meta, plan);
   const rand = mulberry32(seed);
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
@@ -320,6 +331,17 @@ export async function writeTestModel(
   }
   await fh.close();
   await rename(tmp, path);
+}
+
+/** Write a random `llama` GGUF of the given size to `path` (atomically: temp file + rename). */
+export async function writeTestModel(
+  path: string,
+  size: TestModelSize,
+  seed: number = DEFAULT_TEST_MODEL_SEED,
+): Promise<void> {
+  const spec = TEST_MODEL_SPECS[size];
+  const meta = [...llamaShapeMeta(`frontier-test-${size}`, spec), ...byteVocabMeta(spec)];
+  await writeGguf(path, meta, planTensors(spec), seed);
 }
 
 /** Where generated models live: `$FRONTIER_MODELS_DIR`, else `<repo>/.models`. */
