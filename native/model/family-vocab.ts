@@ -132,7 +132,18 @@ function adapt(spec: FamilySpec, json: TokenizerJson): TokenizerJson {
 export async function familyTokenizerFiles(family: FamilyName): Promise<FamilyTokenizerFiles> {
   const spec = FAMILIES[family];
   const { json, config, version } = await readPackage(spec.package);
-  return { tokenizerJson: adapt(spec, json), tokenizerConfig: config, source: `${spec.package}@${version}` };
+  // A borrowed BPE (GLM) must not keep the lender's special-token names in its config.
+  const tokenizerConfig =
+    spec.replaceAddedTokens === undefined
+      ? config
+      : {
+          tokenizer_class: config.tokenizer_class,
+          add_bos_token: spec.addBos,
+          clean_up_tokenization_spaces: false,
+          eos_token: spec.special.eos,
+          pad_token: spec.special.pad ?? null,
+        };
+  return { tokenizerJson: adapt(spec, json), tokenizerConfig, source: `${spec.package}@${version}` };
 }
 
 /** What convert_hf_to_gguf.py's does_token_look_special() says of an added token's text. */

@@ -4,6 +4,7 @@
  * before it reaches node-llama-cpp. Only the header, metadata and tensor infos are read.
  */
 import { createHash } from "node:crypto";
+import { readSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename } from "node:path";
 import { InvalidModelError } from "../engine-types.ts";
@@ -46,6 +47,8 @@ export interface GgufSummary {
   tokens: readonly string[];
   /** `tokenizer.ggml.token_type` when present. */
   tokenTypes: readonly number[] | undefined;
+  /** `tokenizer.ggml.merges` when present ("left right", highest priority first). */
+  merges: readonly string[] | undefined;
   bosToken: number | undefined;
   eosToken: number | undefined;
   eotToken: number | undefined;
@@ -58,6 +61,8 @@ export interface GgufSummary {
 class NeedMoreBytes extends Error {}
 
 interface RawHeader {
+  /** The file's first bytes, at least up to `infoEnd`. */
+  head: Buffer;
   version: number;
   kv: Map<string, GgufValue>;
   tensors: GgufTensorInfo[];
@@ -65,38 +70,59 @@ interface RawHeader {
   infoEnd: number;
 }
 
+/** Returns a longer prefix of the file: at least `minLength` bytes, or the whole file. */
+type Grow = (minLength: number) => Buffer;
+
 class Reader {
   pos = 0;
   constructor(
-    private readonly buf: Buffer,
+    private buf: Buffer,
     private readonly fileSize: number,
+    private readonly grow: Grow | undefined,
   ) {}
+  /** The bytes read so far (the file's first bytes). */
+  get bytes(): Buffer {
+    return this.buf;
+  }
   private need(n: number): number {
     const at = this.pos;
-    if (at + n > this.buf.length) {
-      if (this.buf.length < this.fileSize) throw new NeedMoreBytes();
-      throw new InvalidModelError(`file ends inside the GGUF header (at byte ${at}, needs ${n} more)`);
+    if (at + n > this.buf.length && this.buf.length < this.fileSize) {
+      if (this.grow === undefined) throw new NeedMoreBytes();
+      this.buf = this.grow(at + n);
     }
+    if (at + n > this.buf.length)
+      throw new InvalidModelError(`file ends inside the GGUF header (at byte ${at}, needs ${n} more)`);
     this.pos += n;
     return at;
   }
+  // `need` may replace `this.buf`: call it before reading `this.buf`.
   u8(): number {
-    return this.buf.readUInt8(this.need(1));
+    const at = this.need(1);
+    return this.buf.readUInt8(at);
   }
   u32(): number {
-    return this.buf.readUInt32LE(this.need(4));
+    const at = this.need(4);
+    return this.buf.readUInt32LE(at);
   }
   u64(): bigint {
-    return this.buf.readBigUInt64LE(this.need(8));
+    const at = this.need(8);
+    return this.buf.readBigUInt64LE(at);
   }
   /** A u64 used as a size or count: must fit the file. */
   size(what: string, limit: number = this.fileSize): number {
-    const v = this.u64();
-    if (v > BigInt(limit)) throw new InvalidModelError(`${what} ${v} is impossible in a ${this.fileSize}-byte file`);
-    return Number(v);
+    // Two u32 halves, not a BigInt: this runs for each of a vocabulary's ~10^6 strings.
+    const at = this.need(8);
+    const low = this.buf.readUInt32LE(at);
+    const high = this.buf.readUInt32LE(at + 4);
+    const v = high * 2 ** 32 + low;
+    if (v > limit || high >= 2 ** 21)
+      throw new InvalidModelError(
+        `${what} ${this.buf.readBigUInt64LE(at)} is impossible in a ${this.fileSize}-byte file`,
+      );
+    return v;
   }
   str(what: string): string {
-    const n = this.size(`${what} length`);
+    const n = this.size(what === "" ? "string length" : `${what} length`);
     const at = this.need(n);
     return this.buf.toString("utf8", at, at + n);
   }
@@ -136,13 +162,14 @@ class Reader {
     const elemType = this.u32();
     const count = this.size(`${what} element count`);
     const out: GgufValue[] = [];
-    for (let i = 0; i < count; i++) out.push(this.value(elemType, what, depth + 1));
+    if (elemType === GgufValueType.STRING) for (let i = 0; i < count; i++) out.push(this.str(""));
+    else for (let i = 0; i < count; i++) out.push(this.value(elemType, what, depth + 1));
     return out;
   }
 }
 
-function parseRaw(buf: Buffer, fileSize: number): RawHeader {
-  const r = new Reader(buf, fileSize);
+function parseRaw(buf: Buffer, fileSize: number, grow?: Grow): RawHeader {
+  const r = new Reader(buf, fileSize, grow);
   const magic = r.u32();
   if (magic !== GGUF_MAGIC)
     throw new InvalidModelError(`bad magic 0x${magic.toString(16).padStart(8, "0")} (not a GGUF file)`);
@@ -170,7 +197,7 @@ function parseRaw(buf: Buffer, fileSize: number): RawHeader {
     const offset = r.size(`tensor ${name} offset`, Number.MAX_SAFE_INTEGER);
     tensors.push({ name, dims, type, offset });
   }
-  return { version, kv, tensors, infoEnd: r.pos };
+  return { head: r.bytes, version, kv, tensors, infoEnd: r.pos };
 }
 
 function positiveInt(kv: ReadonlyMap<string, GgufValue>, key: string, required: boolean): number | undefined {
@@ -220,6 +247,13 @@ function validate(raw: RawHeader, path: string, fileSize: number): Omit<GgufSumm
   if (!Array.isArray(tokens) || tokens.length === 0 || !tokens.every((t): t is string => typeof t === "string"))
     throw new InvalidModelError("tokenizer.ggml.tokens must be a non-empty string array");
   const vocabSize = tokens.length;
+  // llama.cpp asserts (aborts the process) when two token texts are equal; it renames empty ones first.
+  const seen = new Set<string>();
+  for (let i = 0; i < vocabSize; i++) {
+    const text = tokens[i] === "" ? `[EMPTY_${i}]` : (tokens[i] as string);
+    if (seen.has(text)) throw new InvalidModelError(`tokenizer.ggml.tokens holds ${JSON.stringify(text)} twice`);
+    seen.add(text);
+  }
   const tokenTypes = kv.get("tokenizer.ggml.token_type");
   if (
     tokenTypes !== undefined &&
@@ -275,6 +309,7 @@ function validate(raw: RawHeader, path: string, fileSize: number): Omit<GgufSumm
     tokenizerModel,
     tokens,
     tokenTypes: tokenTypes as number[] | undefined,
+    merges: merges as string[] | undefined,
     bosToken: tokenId(kv, "tokenizer.ggml.bos_token_id", vocabSize),
     eosToken: tokenId(kv, "tokenizer.ggml.eos_token_id", vocabSize),
     eotToken: tokenId(kv, "tokenizer.ggml.eot_token_id", vocabSize),
@@ -306,29 +341,28 @@ export async function validateGguf(path: string): Promise<GgufSummary> {
   const fh = await open(path, "r");
   try {
     const { size: fileSize } = await fh.stat();
-    let want = Math.min(fileSize, 1 << 20);
-    for (;;) {
-      const buf = Buffer.alloc(want);
-      const { bytesRead } = await fh.read(buf, 0, want, 0);
-      let parsed: ReturnType<typeof validateGgufBuffer>;
-      try {
-        parsed = validateGgufBuffer(buf.subarray(0, bytesRead), bytesRead < want ? bytesRead : fileSize, path);
-      } catch (err) {
-        if (!(err instanceof NeedMoreBytes)) throw err;
-        want = Math.min(fileSize, want * 2);
-        continue;
-      }
-      const { headerBytes, ...summary } = parsed;
-      const hash = createHash("sha256").update(buf.subarray(0, headerBytes)).update(`|size=${fileSize}|`);
-      const span = fileSize - headerBytes;
-      const sample = Buffer.alloc(IDENTITY_SAMPLE_BYTES);
-      for (let i = 0; i < IDENTITY_SAMPLES && span > 0; i++) {
-        const at = headerBytes + Math.floor((span * i) / IDENTITY_SAMPLES);
-        const { bytesRead: n } = await fh.read(sample, 0, Math.min(IDENTITY_SAMPLE_BYTES, fileSize - at), at);
-        hash.update(sample.subarray(0, n));
-      }
-      return { ...summary, identity: hash.digest("hex") };
+    let head = Buffer.alloc(Math.min(fileSize, 1 << 20));
+    head = head.subarray(0, readSync(fh.fd, head, 0, head.length, 0));
+    // Metadata of a 200k-token vocabulary is ~10 MB: read on as the parser needs it (one parse).
+    const grow: Grow = (minLength) => {
+      const length = Math.min(fileSize, Math.max(minLength, head.length * 2));
+      const next = Buffer.alloc(length);
+      head.copy(next);
+      const n = readSync(fh.fd, next, head.length, length - head.length, head.length);
+      head = next.subarray(0, head.length + n);
+      return head;
+    };
+    const raw = parseRaw(head, fileSize, grow);
+    const summary = validate(raw, path, fileSize);
+    const hash = createHash("sha256").update(raw.head.subarray(0, raw.infoEnd)).update(`|size=${fileSize}|`);
+    const span = fileSize - raw.infoEnd;
+    const sample = Buffer.alloc(IDENTITY_SAMPLE_BYTES);
+    for (let i = 0; i < IDENTITY_SAMPLES && span > 0; i++) {
+      const at = raw.infoEnd + Math.floor((span * i) / IDENTITY_SAMPLES);
+      const { bytesRead: n } = await fh.read(sample, 0, Math.min(IDENTITY_SAMPLE_BYTES, fileSize - at), at);
+      hash.update(sample.subarray(0, n));
     }
+    return { ...summary, identity: hash.digest("hex") };
   } catch (err) {
     if (err instanceof InvalidModelError) throw new InvalidModelError(`${path}: ${err.message}`);
     throw err;

@@ -77,11 +77,11 @@ class ByteBuilder {
     this.length += 1;
   }
   str(s: string): void {
-    const bytes = Buffer.from(s, "utf8");
-    this.u64(bytes.length);
-    this.reserve(bytes.length);
-    bytes.copy(this.buf, this.length);
-    this.length += bytes.length;
+    const n = Buffer.byteLength(s, "utf8");
+    this.u64(n);
+    this.reserve(n);
+    this.buf.write(s, this.length, n, "utf8");
+    this.length += n;
   }
   pad(alignment: number): void {
     const n = alignUp(this.length, alignment) - this.length;
