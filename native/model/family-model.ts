@@ -22,9 +22,9 @@ import {
 } from "./gguf-writer.ts";
 
 /** Bump when the family models' bytes change, so cached files are regenerated. */
-export const FAMILY_MODEL_VERSION = 1;
+const FAMILY_MODEL_VERSION = 1;
 
-/** Sizes a family model can be generated at (`mid`: 512 wide, ~150-200 MB with these vocabularies). */
+/** Sizes a family model can be generated at (`mid`: 512 wide, ~210-260 MB with these vocabularies: for benchmarks). */
 export type FamilyModelSize = Extract<TestModelSize, "tiny" | "mid">;
 
 /** Write the `family` model of `size` to `path` (F16 matrices, output tied to token_embd). */
@@ -66,7 +66,7 @@ export async function writeFamilyModel(
 }
 
 /** Path of the cached `family` model of `size` (it may not exist yet). */
-export async function familyModelPath(family: FamilyName, size: FamilyModelSize): Promise<string> {
+async function familyModelPath(family: FamilyName, size: FamilyModelSize): Promise<string> {
   const { source } = await familyTokenizerFiles(family);
   const key = createHash("sha256")
     .update(`${FAMILY_MODEL_VERSION}|${family}|${size}|${source}|`)

@@ -28,7 +28,7 @@ export interface TokenizerJson {
 }
 
 /** A family's tokenizer files as the family sees them (GLM's and DeepSeek V3.1's adapted, see families.ts). */
-export interface FamilyTokenizerFiles {
+interface FamilyTokenizerFiles {
   tokenizerJson: TokenizerJson;
   tokenizerConfig: Record<string, unknown>;
   /** `<package>@<version>`. */

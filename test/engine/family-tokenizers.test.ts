@@ -10,7 +10,7 @@
 import { TokenizerLoader } from "@lenml/tokenizers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine } from "../../native/engine.ts";
-import type { Engine, Token } from "../../native/engine-types.ts";
+import type { Engine, SampleOptions, Token } from "../../native/engine-types.ts";
 import { FAMILIES, FAMILY_NAMES, type FamilyName } from "../../native/model/families.ts";
 import { ensureFamilyModel } from "../../native/model/family-model.ts";
 import {
@@ -23,6 +23,8 @@ import {
 } from "../../native/model/family-vocab.ts";
 import { validateGguf } from "../../native/model/gguf-validate.ts";
 import { FAMILY_CORPUS } from "./family-corpus.ts";
+
+const GREEDY: SampleOptions = { temperature: 0, topP: 1, topK: 0, minP: 0, seed: undefined, grammar: undefined };
 
 type FromPreTrained = Parameters<typeof TokenizerLoader.fromPreTrained>[0];
 type ReferenceTokenizer = ReturnType<typeof TokenizerLoader.fromPreTrained>;
@@ -196,6 +198,19 @@ for (const family of ENGINE_FAMILIES) {
       expect(summary.vocabSize).toBe(spec.paddedVocab ?? m.vocab.tokens.length);
       expect(m.engine.model.chatTemplate).toBe(await familyChatTemplate(family));
       expect(summary.fileSize).toBeLessThan(64 * 1024 * 1024);
+    });
+
+    it("runs: prefills rendered text and decodes greedily with the output tied to token_embd", async () => {
+      const seq = await m.engine.acquireSequence();
+      try {
+        await seq.append(plain("Hello, world. A short prompt for a random model."));
+        const out: Token[] = [];
+        for await (const t of seq.generate({ ...GREEDY, maxTokens: 4 })) out.push(t);
+        expect(out.length).toBeGreaterThan(0);
+        for (const t of out) expect(t).toBeLessThan(m.vocab.tokens.length);
+      } finally {
+        seq.dispose();
+      }
     });
 
     if (family === "qwen3") {
