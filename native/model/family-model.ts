@@ -5,8 +5,8 @@
  * size, the tokenizer package version and the chat template.
  */
 import { createHash } from "node:crypto";
-import { access, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { access, readdir, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { FAMILIES, type FamilyName } from "./families.ts";
 import { buildFamilyVocab, familyChatTemplate, familyTokenizerFiles } from "./family-vocab.ts";
 import { validateGguf } from "./gguf-validate.ts";
@@ -76,6 +76,15 @@ async function familyModelPath(family: FamilyName, size: FamilyModelSize): Promi
   return join(testModelsDir(), `frontier-${family}-${size}-v${FAMILY_MODEL_VERSION}-${key}.gguf`);
 }
 
+/** Delete earlier generations of the same family and size (another template or version): 20-40 MB each. */
+async function pruneStale(current: string, family: FamilyName, size: FamilyModelSize): Promise<void> {
+  const prefix = `frontier-${family}-${size}-v`;
+  for (const name of await readdir(dirname(current))) {
+    if (name.startsWith(prefix) && name.endsWith(".gguf") && name !== basename(current))
+      await rm(join(dirname(current), name), { force: true });
+  }
+}
+
 const pending = new Map<string, Promise<string>>();
 
 /**
@@ -96,6 +105,7 @@ export async function ensureFamilyModel(family: FamilyName, size: FamilyModelSiz
           await rm(path, { force: true });
           throw invalid;
         });
+        await pruneStale(path, family, size);
         return path;
       },
     );
