@@ -9,11 +9,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { FAMILIES, type FamilyName, type FamilySpec } from "./families.ts";
-
-export const TOKEN_TYPE_NORMAL = 1;
-export const TOKEN_TYPE_CONTROL = 3;
-export const TOKEN_TYPE_USER_DEFINED = 4;
-export const TOKEN_TYPE_UNUSED = 5;
+import { GgufTokenType } from "./gguf-format.ts";
 
 /** The parts of a Hugging Face tokenizer.json this module reads or rewrites (the rest passes through). */
 export interface TokenizerJson {
@@ -170,15 +166,15 @@ export function buildFamilyVocab(spec: FamilySpec, json: TokenizerJson): FamilyV
   for (const id of Object.values(json.model.vocab)) size = Math.max(size, id + 1);
   for (const t of json.added_tokens) size = Math.max(size, t.id + 1);
   const tokens = new Array<string | undefined>(size);
-  const tokenTypes = new Array<number>(size).fill(TOKEN_TYPE_UNUSED);
+  const tokenTypes = new Array<number>(size).fill(GgufTokenType.UNUSED);
   for (const [text, id] of Object.entries(json.model.vocab)) {
     tokens[id] = text;
-    tokenTypes[id] = TOKEN_TYPE_NORMAL;
+    tokenTypes[id] = GgufTokenType.NORMAL;
   }
   const added = new Map<string, number>();
   for (const t of json.added_tokens) {
     tokens[t.id] = t.content;
-    tokenTypes[t.id] = t.special || looksSpecial(t.content) ? TOKEN_TYPE_CONTROL : TOKEN_TYPE_USER_DEFINED;
+    tokenTypes[t.id] = t.special || looksSpecial(t.content) ? GgufTokenType.CONTROL : GgufTokenType.USER_DEFINED;
     added.set(t.content, t.id);
   }
   const filled = Array.from(tokens, (t, i) => t ?? `[PAD${i}]`);

@@ -37,6 +37,9 @@ export const SCALAR_SIZE: Readonly<Record<number, number>> = {
   12: 8,
 };
 
+/** `tokenizer.ggml.token_type` values (llama.cpp's llama_token_type). */
+export const GgufTokenType = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, UNUSED: 5, BYTE: 6 } as const;
+
 /** Tensor element types used by the writer. */
 export const GgmlType = { F32: 0, F16: 1 } as const;
 

@@ -4,6 +4,7 @@
  * (so every merge is valid and ranks are consistent), then the control tokens.
  */
 import { BYTE_TO_CHAR, textToByteChars } from "./byte-unicode.ts";
+import { GgufTokenType } from "./gguf-format.ts";
 
 /** Control tokens (GGUF token_type 3) appended after the merged tokens, in this order. */
 export const CONTROL_TOKENS = [
@@ -16,8 +17,8 @@ export const CONTROL_TOKENS = [
   "<｜Assistant｜>",
 ] as const;
 
-export const TOKEN_TYPE_NORMAL = 1;
-export const TOKEN_TYPE_CONTROL = 3;
+const TOKEN_TYPE_NORMAL = GgufTokenType.NORMAL;
+const TOKEN_TYPE_CONTROL = GgufTokenType.CONTROL;
 
 export interface Vocab {
   tokens: string[];
@@ -122,7 +123,7 @@ export function buildVocab(size: number): Vocab {
   if (merges.length < mergeBudget)
     throw new RangeError(`vocab size ${size} needs more merges than the generator provides`);
 
-  const tokenTypes = tokens.map(() => TOKEN_TYPE_NORMAL);
+  const tokenTypes: number[] = tokens.map(() => TOKEN_TYPE_NORMAL);
   const control = new Map<string, number>();
   for (const text of CONTROL_TOKENS) {
     control.set(text, tokens.length);

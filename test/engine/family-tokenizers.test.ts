@@ -18,9 +18,8 @@ import {
   type FamilyVocab,
   familyChatTemplate,
   familyTokenizerFiles,
-  TOKEN_TYPE_CONTROL,
-  TOKEN_TYPE_USER_DEFINED,
 } from "../../native/model/family-vocab.ts";
+import { GgufTokenType } from "../../native/model/gguf-format.ts";
 import { validateGguf } from "../../native/model/gguf-validate.ts";
 import { FAMILY_CORPUS } from "./family-corpus.ts";
 
@@ -127,7 +126,7 @@ async function load(family: FamilyName): Promise<Loaded> {
   const vocab = buildFamilyVocab(FAMILIES[family], tokenizerJson);
   const plain = {
     ...tokenizerJson,
-    added_tokens: tokenizerJson.added_tokens.filter((t) => vocab.tokenTypes[t.id] !== TOKEN_TYPE_CONTROL),
+    added_tokens: tokenizerJson.added_tokens.filter((t) => vocab.tokenTypes[t.id] !== GgufTokenType.CONTROL),
   };
   const reference = TokenizerLoader.fromPreTrained({
     tokenizerJSON: plain as unknown as FromPreTrained["tokenizerJSON"],
@@ -182,7 +181,7 @@ for (const family of ENGINE_FAMILIES) {
       for (const [text, id] of m.vocab.added) expect(m.engine.tokenize(text, { special: true }), text).toEqual([id]);
       for (const [text, id] of Object.entries(SPECIAL_IDS[family])) {
         expect(m.vocab.added.get(text), text).toBe(id);
-        const type = USER_DEFINED_IN_GGUF[family].includes(text) ? TOKEN_TYPE_USER_DEFINED : TOKEN_TYPE_CONTROL;
+        const type = USER_DEFINED_IN_GGUF[family].includes(text) ? GgufTokenType.USER_DEFINED : GgufTokenType.CONTROL;
         expect(m.vocab.tokenTypes[id], text).toBe(type);
       }
     });

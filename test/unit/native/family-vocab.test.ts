@@ -4,15 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InvalidModelError } from "../../../native/engine-types.ts";
 import { FAMILIES } from "../../../native/model/families.ts";
-import {
-  buildFamilyVocab,
-  looksSpecial,
-  TOKEN_TYPE_CONTROL,
-  TOKEN_TYPE_NORMAL,
-  TOKEN_TYPE_UNUSED,
-  TOKEN_TYPE_USER_DEFINED,
-  type TokenizerJson,
-} from "../../../native/model/family-vocab.ts";
+import { buildFamilyVocab, looksSpecial, type TokenizerJson } from "../../../native/model/family-vocab.ts";
+import { GgufTokenType } from "../../../native/model/gguf-format.ts";
 import { validateGguf } from "../../../native/model/gguf-validate.ts";
 import { llamaShapeMeta, planTensors, TEST_MODEL_SPECS, writeGguf } from "../../../native/model/gguf-writer.ts";
 
@@ -33,15 +26,15 @@ describe("buildFamilyVocab", () => {
     const vocab = buildFamilyVocab({ ...FAMILIES.qwen3, paddedVocab: 9 }, TINY);
     expect(vocab.tokens).toEqual(["a", "b", "ab", "Ċ", "<|im_start|>", "<think>", "<｜User｜>", "[PAD7]", "[PAD8]"]);
     expect(vocab.tokenTypes).toEqual([
-      TOKEN_TYPE_NORMAL,
-      TOKEN_TYPE_NORMAL,
-      TOKEN_TYPE_NORMAL,
-      TOKEN_TYPE_NORMAL,
-      TOKEN_TYPE_CONTROL, // special
-      TOKEN_TYPE_USER_DEFINED, // not special, not special-looking
-      TOKEN_TYPE_CONTROL, // not special, but looks special (<｜…｜>)
-      TOKEN_TYPE_UNUSED,
-      TOKEN_TYPE_UNUSED,
+      GgufTokenType.NORMAL,
+      GgufTokenType.NORMAL,
+      GgufTokenType.NORMAL,
+      GgufTokenType.NORMAL,
+      GgufTokenType.CONTROL, // special
+      GgufTokenType.USER_DEFINED, // not special, not special-looking
+      GgufTokenType.CONTROL, // not special, but looks special (<｜…｜>)
+      GgufTokenType.UNUSED,
+      GgufTokenType.UNUSED,
     ]);
     expect(vocab.merges).toEqual(["a b"]);
     expect(vocab.added.get("<think>")).toBe(5);
