@@ -12,6 +12,9 @@ import type { AddressInfo } from "node:net";
 import { log } from "../log.ts";
 import type { WorkerMetrics } from "./worker-metrics.ts";
 
+/** The listener's paths (the deployment files' probes and scrape configs use these). */
+export const OPS_PATHS = { metrics: "/metrics", live: "/healthz", ready: "/readyz" } as const;
+
 export interface OpsHealth {
   ready: boolean;
   workerId: string;
@@ -37,13 +40,13 @@ export async function startOpsServer(
     const path = (req.url ?? "/").split("?")[0];
     if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "text/plain", "method not allowed\n");
     switch (path) {
-      case "/healthz":
+      case OPS_PATHS.live:
         return send(res, 200, "text/plain", "ok\n");
-      case "/readyz": {
+      case OPS_PATHS.ready: {
         const state = health();
         return send(res, state.ready ? 200 : 503, "application/json", `${JSON.stringify(state)}\n`);
       }
-      case "/metrics":
+      case OPS_PATHS.metrics:
         if (!authorized(req.headers.authorization)) {
           res.setHeader("www-authenticate", 'Bearer realm="frontier-worker-metrics"');
           return send(res, 401, "text/plain", "missing or wrong metrics token\n");
