@@ -205,7 +205,9 @@ describe("deploy/container/Containerfile", () => {
     const pinned = pkg.dependencies["node-llama-cpp"];
     expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
     expect(instructions("ARG")).toContain(`NODE_LLAMA_CPP_VERSION=${pinned}`);
-    expect(file).toContain('"@node-llama-cpp/linux-x64-cuda@${NODE_LLAMA_CPP_VERSION}"');
+    const version = "$" + "{NODE_LLAMA_CPP_VERSION}";
+    expect(file).toContain(`"@node-llama-cpp/linux-x64-cuda@${version}"`);
+    expect(file).toContain(`"@node-llama-cpp/linux-x64-cuda-ext@${version}"`);
     expect(file).toContain("npm ci --omit=dev");
   });
 
@@ -244,7 +246,9 @@ function parseUnit(text: string): Record<string, Record<string, string[]>> {
     const at = line.indexOf("=");
     if (!section || at < 0) throw new Error(`bad unit line: ${line}`);
     const key = line.slice(0, at);
-    (section[key] ??= []).push(line.slice(at + 1));
+    const values = section[key] ?? [];
+    values.push(line.slice(at + 1));
+    section[key] = values;
   }
   return out;
 }
