@@ -3,6 +3,7 @@ import type { EdgeVars } from "./config.ts";
 import type { ResponseStoreDO } from "./openai/response-store-do.ts";
 import type { PoolDO } from "./pool/pool-do.ts";
 import type { SessionDO } from "./session-do.ts";
+import type { UsageDO } from "./usage/usage-do.ts";
 
 export interface Env extends EdgeVars {
   SESSIONS: DurableObjectNamespace<SessionDO>;
@@ -10,4 +11,6 @@ export interface Env extends EdgeVars {
   POOLS: DurableObjectNamespace<PoolDO>;
   /** Stored Responses API records, one object per session. */
   RESPONSES: DurableObjectNamespace<ResponseStoreDO>;
+  /** Token usage per tenant (billing), one object per tenant. */
+  USAGE: DurableObjectNamespace<UsageDO>;
 }

@@ -5,12 +5,14 @@
  * transparent (pool/serve-with-failover.ts).
  */
 import type { GenerateRequest } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { keyIdOf } from "./auth.ts";
 import type { RequestContext } from "./context.ts";
 import { GenerateCall } from "./generate-call.ts";
 import { log } from "./log.ts";
 import { serveWithFailover } from "./pool/serve-with-failover.ts";
 import { type ResolvedSession, recordTurn, releaseSession, routeHeader, turnLogFields } from "./session-route.ts";
 import { respondJson, respondStream, type TurnOptions, type TurnRenderer } from "./turn-driver.ts";
+import { recordUsage, turnUsage } from "./usage/record-usage.ts";
 import { workerClient } from "./worker-client.ts";
 
 export interface ServeTurnOptions<R extends TurnRenderer> {
@@ -61,6 +63,8 @@ export function serveTurn<R extends TurnRenderer>(
           await releaseSession(env, session, tenant, requestId);
           return;
         }
+        const usage = turnUsage(requestId, await keyIdOf(request.headers), prompt, call.stop);
+        rc.waitUntil(recordUsage(env, tenant, usage));
         await recordTurn(env, session, {
           tenant,
           requestId,

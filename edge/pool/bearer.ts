@@ -3,6 +3,15 @@
  * presented token's digest is compared in constant time. Tokens are never logged.
  */
 import { sha256Hex } from "../auth.ts";
+import type { RequestContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+
+/** Every `/admin/…` route: `Authorization: Bearer <admin token>` (its SHA-256 is ADMIN_TOKEN_SHA256). */
+export async function requireAdmin(request: Request, rc: RequestContext): Promise<void> {
+  if (!(await bearerMatches(request.headers, rc.config.adminTokenHash))) {
+    throw new ApiError("authentication_error", "A valid admin token is required (Authorization: Bearer <token>)");
+  }
+}
 
 export async function bearerMatches(headers: Headers, expectedSha256: string | undefined): Promise<boolean> {
   if (expectedSha256 === undefined) return false;
