@@ -1,5 +1,6 @@
 /** The Worker's bindings (wrangler.toml). */
 import type { EdgeVars } from "./config.ts";
+import type { EdgeMetricsDO } from "./metrics/edge-metrics-do.ts";
 import type { ResponseStoreDO } from "./openai/response-store-do.ts";
 import type { PoolDO } from "./pool/pool-do.ts";
 import type { SessionDO } from "./session-do.ts";
@@ -13,4 +14,6 @@ export interface Env extends EdgeVars {
   RESPONSES: DurableObjectNamespace<ResponseStoreDO>;
   /** Token usage per tenant (billing), one object per tenant. */
   USAGE: DurableObjectNamespace<UsageDO>;
+  /** The edge's request and turn counters (one object, "edge"). */
+  METRICS: DurableObjectNamespace<EdgeMetricsDO>;
 }

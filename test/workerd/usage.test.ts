@@ -8,6 +8,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { CacheDecision, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
+import { parsePromText, sampleSum } from "../support/prom-text.ts";
 import { event, type FakeWorker, installFakeWorker, WORKER_URL } from "./fake-worker.ts";
 import { call, LOCAL_KEY, messagesBody } from "./helpers.ts";
 
@@ -175,6 +176,11 @@ describe("usage per tenant", () => {
     for (const url of [a, b]) expect((await heartbeat(url, false)).status).toBe(200);
     const first = await send([{ role: "user", content: "failover" }]);
     const before = await usageAfter((await usage()).turns);
+    const failovers = async () => {
+      const text = await (await call("/admin/metrics", { key: ADMIN_TOKEN, bearer: true })).text();
+      return sampleSum(parsePromText(text), "frontier:edge_failovers_total", { reason: "unreachable" });
+    };
+    const failoversBefore = await failovers();
     unreachable.add(fake.urls.at(-1) ?? "");
     const response = await call("/v1/messages", {
       method: "POST",
@@ -187,6 +193,7 @@ describe("usage per tenant", () => {
     await new Promise((r) => setTimeout(r, 100));
     const settled = await usage();
     expect(settled.turns - before.turns).toBe(1);
+    expect((await failovers()) - failoversBefore).toBe(1);
     expect(after.outputTokens - before.outputTokens).toBe(moved.usage.output_tokens);
 
     const object = env.USAGE.getByName("local");
