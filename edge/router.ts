@@ -7,6 +7,7 @@ import { anthropicErrorResponse } from "./anthropic/errors.ts";
 import type { RequestContext } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
 import { handleMetrics } from "./handlers/admin-metrics.ts";
+import { handleStatusData, handleStatusPage } from "./handlers/admin-status.ts";
 import { handleUsage } from "./handlers/admin-usage.ts";
 import { handleCountTokens } from "./handlers/count-tokens.ts";
 import { handleHealth } from "./handlers/health.ts";
@@ -68,6 +69,10 @@ router
   .all("/admin/usage", notAllowed("GET"))
   .get("/admin/metrics", (request, rc) => handleMetrics(request, rc))
   .all("/admin/metrics", notAllowed("GET"))
+  .get("/admin/status", (request, rc) => handleStatusPage(request, rc))
+  .all("/admin/status", notAllowed("GET"))
+  .get("/admin/status.json", (request, rc) => handleStatusData(request, rc))
+  .all("/admin/status.json", notAllowed("GET"))
   .post("/v1/responses", (request, rc) => handleCreateResponse(request, rc))
   .all("/v1/responses", notAllowed("POST"))
   .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))

@@ -33,13 +33,26 @@ async function scrapeUntil(ready: (samples: Sample[]) => boolean): Promise<Sampl
   return scrape();
 }
 
-describe("edge /admin/metrics", () => {
-  it("refuses callers without the admin token", async () => {
-    expect((await call("/admin/metrics", { key: null })).status).toBe(401);
-    expect((await call("/admin/metrics", { key: LOCAL_KEY, bearer: true })).status).toBe(401);
-    expect((await call("/admin/metrics", { key: "not-the-admin-token", bearer: true })).status).toBe(401);
+describe("admin surfaces", () => {
+  it("refuse every caller without the admin token, and take it as Bearer or as the Basic password", async () => {
+    const basic = (password: string) => `Basic ${btoa(`admin:${password}`)}`;
+    for (const path of ["/admin/metrics", "/admin/status", "/admin/status.json", "/admin/usage", "/admin/workers"]) {
+      const none = await call(path, { key: null });
+      expect(none.status, path).toBe(401);
+      expect(none.headers.get("www-authenticate"), path).toContain("Basic");
+      expect((await call(path, { key: LOCAL_KEY, bearer: true })).status, path).toBe(401);
+      expect((await call(path, { key: null, headers: { authorization: basic("wrong") } })).status, path).toBe(401);
+      expect((await call(path, { key: ADMIN_TOKEN, bearer: true })).status, path).toBe(200);
+      expect((await call(path, { key: null, headers: { authorization: basic(ADMIN_TOKEN) } })).status, path).toBe(200);
+    }
+    expect((await call("/admin/workers/x/drain", { method: "POST", key: null })).status).toBe(401);
+    const page = await call("/admin/status", { key: ADMIN_TOKEN, bearer: true });
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
   });
+});
 
+describe("edge /admin/metrics", () => {
   it("counts requests by route and status, and turns by decision with their tokens", async () => {
     const secret = env.ID_SECRET ?? "";
     fake = installFakeWorker(async function* ({ request }) {
