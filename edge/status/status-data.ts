@@ -23,6 +23,8 @@ type WorkerSelf =
       ready: boolean;
       model: string;
       contextSize: number;
+      sequencesTotal: number;
+      sequencesFree: number;
       liveSessions: number;
       parkedSessions: number;
       activeRequests: number;
@@ -122,6 +124,8 @@ async function askWorker(rc: RequestContext, worker: PoolWorker): Promise<Worker
       ready: health.ready,
       model: health.modelName,
       contextSize: health.contextSize,
+      sequencesTotal: stats.sequencesTotal,
+      sequencesFree: stats.sequencesFree,
       liveSessions: stats.liveSessions,
       parkedSessions: stats.parkedSessions,
       activeRequests: stats.activeRequests,

@@ -87,7 +87,7 @@ function render(s) {
     row("workers", [
       pool.region + (pool.home ? " (home)" : ""), w.id, { text: w.state, className: "state-" + w.state },
       self ? (self.ready ? "yes" : "no") : w.self.error, self ? self.model : w.modelIdentity.slice(0, 16),
-      w.sequencesFree + " / " + w.sequencesTotal, self ? self.activeRequests : w.activeRequests,
+      self ? self.sequencesFree + " / " + self.sequencesTotal : w.sequencesFree + " / " + w.sequencesTotal, self ? self.activeRequests : w.activeRequests,
       self ? self.queuedRequests : w.queueDepth, self ? self.liveSessions : w.residentSessions,
       self ? self.parkedSessions : null, self ? self.checkpoints : null, self ? bytes(self.checkpointBytes) : null,
       w.heartbeatAgeMs === null ? (w.static ? "static" : "–") : (w.heartbeatAgeMs / 1000).toFixed(1) + " s ago",
