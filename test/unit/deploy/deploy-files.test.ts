@@ -55,13 +55,13 @@ function configFrom(env: Record<string, string>): WorkerConfig {
   return loadConfig(env);
 }
 
-/** Every source file these entry points load, following relative imports. */
+/** Every source file these entry points load, following relative imports (static and dynamic). */
 function importedFiles(entries: string[]): Set<string> {
   const seen = new Set<string>();
   const visit = (file: string) => {
     if (seen.has(file)) return;
     seen.add(file);
-    for (const match of readFileSync(file, "utf8").matchAll(/(?:from|import)\s+"(\.{1,2}\/[^"]+)"/g)) {
+    for (const match of readFileSync(file, "utf8").matchAll(/(?:from\s+|import\s*\(?\s*)"(\.{1,2}\/[^"]+)"/g)) {
       const target = resolve(dirname(file), match[1] ?? "");
       if (target.endsWith(".ts") && existsSync(target)) visit(target);
     }
