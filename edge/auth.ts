@@ -15,6 +15,11 @@ export async function authenticate(headers: Headers, keys: ReadonlyMap<string, s
   return tenant;
 }
 
+/** A short id of the presented key for usage records: its SHA-256, first 16 hex characters. */
+export async function keyIdOf(headers: Headers): Promise<string> {
+  return (await sha256Hex(presentedKey(headers) ?? "")).slice(0, 16);
+}
+
 function presentedKey(headers: Headers): string | undefined {
   const apiKey = headers.get("x-api-key")?.trim();
   if (apiKey) return apiKey;

@@ -1,8 +1,10 @@
 /** The Worker's bindings (wrangler.toml). */
 import type { EdgeVars } from "./config.ts";
+import type { EdgeMetricsDO } from "./metrics/edge-metrics-do.ts";
 import type { ResponseStoreDO } from "./openai/response-store-do.ts";
 import type { PoolDO } from "./pool/pool-do.ts";
 import type { SessionDO } from "./session-do.ts";
+import type { UsageDO } from "./usage/usage-do.ts";
 
 export interface Env extends EdgeVars {
   SESSIONS: DurableObjectNamespace<SessionDO>;
@@ -10,4 +12,8 @@ export interface Env extends EdgeVars {
   POOLS: DurableObjectNamespace<PoolDO>;
   /** Stored Responses API records, one object per session. */
   RESPONSES: DurableObjectNamespace<ResponseStoreDO>;
+  /** Token usage per tenant (billing), one object per tenant. */
+  USAGE: DurableObjectNamespace<UsageDO>;
+  /** The edge's request and turn counters (one object, "edge"). */
+  METRICS: DurableObjectNamespace<EdgeMetricsDO>;
 }

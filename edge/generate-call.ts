@@ -2,7 +2,7 @@
  * One server-streaming Generate call. Cancellation flows down: the client's disconnect (or an
  * explicit cancel) aborts the gRPC-Web fetch, which the worker sees as a cancelled call.
  */
-import type { GenerateEvent, GenerateRequest } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { GenerateEvent, GenerateRequest, Stop } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { WorkerClient } from "./worker-client.ts";
 import { rpcErrorToApiError } from "./worker-errors.ts";
 
@@ -10,11 +10,17 @@ export class GenerateCall {
   readonly #abort = new AbortController();
   readonly #iterator: AsyncIterator<GenerateEvent>;
   #pending: Promise<IteratorResult<GenerateEvent>> | undefined;
+  #stop: Stop | undefined;
 
   constructor(client: WorkerClient, request: GenerateRequest, clientSignal?: AbortSignal) {
     if (clientSignal?.aborted) this.#abort.abort();
     clientSignal?.addEventListener("abort", () => this.cancel(), { once: true });
     this.#iterator = client.generate(request, { signal: this.#abort.signal })[Symbol.asyncIterator]();
+  }
+
+  /** The worker's stop event (with the turn's usage), once it arrived. */
+  get stop(): Stop | undefined {
+    return this.#stop;
   }
 
   get cancelled(): boolean {
@@ -31,7 +37,9 @@ export class GenerateCall {
     this.#pending = undefined;
     try {
       const result = await pending;
-      return result.done ? undefined : result.value;
+      if (result.done) return undefined;
+      if (result.value.event.case === "stop") this.#stop = result.value.event.value;
+      return result.value;
     } catch (error) {
       throw rpcErrorToApiError(error);
     }

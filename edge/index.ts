@@ -6,15 +6,19 @@ import { loadConfig } from "./config.ts";
 import type { Env } from "./env.ts";
 import { toApiError } from "./errors.ts";
 import { newRequestId } from "./http.ts";
+import { recordRequest } from "./metrics/record.ts";
 import { renderError, router } from "./router.ts";
 
+export { EdgeMetricsDO } from "./metrics/edge-metrics-do.ts";
 export { ResponseStoreDO } from "./openai/response-store-do.ts";
 export { PoolDO } from "./pool/pool-do.ts";
 export { SessionDO } from "./session-do.ts";
+export { UsageDO } from "./usage/usage-do.ts";
 
 export default {
   async fetch(request, env, ctx): Promise<Response> {
     const requestId = newRequestId();
+    const started = Date.now();
     let response: Response;
     try {
       const config = loadConfig(env);
@@ -27,6 +31,7 @@ export default {
     } catch (error) {
       response = renderError(toApiError(error, { requestId, path: new URL(request.url).pathname }), request, requestId);
     }
+    ctx.waitUntil(recordRequest(env, request, response.status, (Date.now() - started) / 1000));
     return withRequestId(response, requestId);
   },
 } satisfies ExportedHandler<Env>;

@@ -6,6 +6,9 @@ import { type IRequest, Router } from "itty-router";
 import { anthropicErrorResponse } from "./anthropic/errors.ts";
 import type { RequestContext } from "./context.ts";
 import { ApiError, toApiError } from "./errors.ts";
+import { handleMetrics } from "./handlers/admin-metrics.ts";
+import { handleStatusData, handleStatusPage } from "./handlers/admin-status.ts";
+import { handleUsage } from "./handlers/admin-usage.ts";
 import { handleCountTokens } from "./handlers/count-tokens.ts";
 import { handleHealth } from "./handlers/health.ts";
 import { handleMessages } from "./handlers/messages.ts";
@@ -62,6 +65,14 @@ router
   .all("/admin/workers", notAllowed("GET"))
   .post("/admin/workers/:id/drain", (request, rc) => handleDrainWorker(request, rc, request.params.id ?? ""))
   .all("/admin/workers/:id/drain", notAllowed("POST"))
+  .get("/admin/usage", (request, rc) => handleUsage(request, rc))
+  .all("/admin/usage", notAllowed("GET"))
+  .get("/admin/metrics", (request, rc) => handleMetrics(request, rc))
+  .all("/admin/metrics", notAllowed("GET"))
+  .get("/admin/status", (request, rc) => handleStatusPage(request, rc))
+  .all("/admin/status", notAllowed("GET"))
+  .get("/admin/status.json", (request, rc) => handleStatusData(request, rc))
+  .all("/admin/status.json", notAllowed("GET"))
   .post("/v1/responses", (request, rc) => handleCreateResponse(request, rc))
   .all("/v1/responses", notAllowed("POST"))
   .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))

@@ -4,14 +4,20 @@
  * (record the frontier when it stopped, else release the lease). Failover before the first byte is
  * transparent (pool/serve-with-failover.ts).
  */
-import type { GenerateRequest } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { GenerateRequest, PromptProcessed } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { keyIdOf } from "./auth.ts";
+import { decisionWord, missWord } from "./cache-decision.ts";
 import type { RequestContext } from "./context.ts";
 import { GenerateCall } from "./generate-call.ts";
 import { log } from "./log.ts";
+import type { RecentTurn } from "./metrics/edge-metrics-do.ts";
+import { recordFailover, recordTurn as recordTurnMetrics } from "./metrics/record.ts";
 import { serveWithFailover } from "./pool/serve-with-failover.ts";
 import { type ResolvedSession, recordTurn, releaseSession, routeHeader, turnLogFields } from "./session-route.ts";
 import { respondJson, respondStream, type TurnOptions, type TurnRenderer } from "./turn-driver.ts";
+import { recordUsage, turnUsage } from "./usage/record-usage.ts";
 import { workerClient } from "./worker-client.ts";
+import type { FailoverReason } from "./worker-errors.ts";
 
 export interface ServeTurnOptions<R extends TurnRenderer> {
   /** The log line's name: `${protocol} turn`. */
@@ -57,10 +63,16 @@ export function serveTurn<R extends TurnRenderer>(
           ...renderer.logFields(),
           ms: Date.now() - started,
         });
+        if (prompt) {
+          const summary = turnSummary(options.protocol, session, resolved, prompt);
+          rc.waitUntil(recordTurnMetrics(env, summary, (Date.now() - started) / 1000));
+        }
         if (!renderer.stopped || !prompt) {
           await releaseSession(env, session, tenant, requestId);
           return;
         }
+        const usage = turnUsage(requestId, await keyIdOf(request.headers), prompt, call.stop);
+        rc.waitUntil(recordUsage(env, tenant, usage));
         await recordTurn(env, session, {
           tenant,
           requestId,
@@ -73,5 +85,26 @@ export function serveTurn<R extends TurnRenderer>(
     const renderer = options.renderer(session);
     return options.stream ? respondStream(call, renderer, turn) : respondJson(call, renderer, turn);
   };
-  return serveWithFailover(env, config, resolved, { tenant, requestId, prefix: options.prefix }, attempt);
+  const onFailover = (reason: FailoverReason) => rc.waitUntil(recordFailover(env, reason));
+  return serveWithFailover(env, config, resolved, { tenant, requestId, prefix: options.prefix, onFailover }, attempt);
+}
+
+/** A finished turn for the edge metrics and the status page's latest turns. */
+function turnSummary(
+  protocol: string,
+  session: ResolvedSession,
+  resolved: ResolvedSession,
+  prompt: PromptProcessed,
+): RecentTurn {
+  return {
+    at: Date.now(),
+    protocol,
+    session: session.sessionId.slice(0, 8),
+    decision: decisionWord(prompt.decision),
+    miss: missWord(prompt.missReason),
+    cached: prompt.cachedTokens,
+    prompt: prompt.promptTokens,
+    placement: resolved.placement ?? "none",
+    failover: session !== resolved,
+  };
 }

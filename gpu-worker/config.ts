@@ -48,6 +48,16 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   /** The gRPC-Web URL the edge should call; defaults to this worker's HTTP/1.1 listener. */
   advertiseUrl: string | undefined;
   heartbeatMs: number;
+  /** The operations listener (/metrics, /healthz, /readyz); undefined: off. */
+  ops: OpsListenerConfig | undefined;
+}
+
+export interface OpsListenerConfig {
+  host: string;
+  /** 0 picks a free port (tests). */
+  port: number;
+  /** Bearer token `/metrics` requires (never logged). */
+  metricsToken: string;
 }
 
 export interface CheckpointS3Config {
@@ -109,6 +119,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     region: env.FRONTIER_REGION || "local",
     advertiseUrl: httpUrl(env, "FRONTIER_ADVERTISE_URL"),
     heartbeatMs: intFrom(env, "FRONTIER_HEARTBEAT_MS", 2000) || 2000,
+    ops: opsListener(env),
+  };
+}
+
+/** FRONTIER_METRICS_PORT turns the listener on; it then needs FRONTIER_METRICS_TOKEN. */
+function opsListener(env: NodeJS.ProcessEnv): OpsListenerConfig | undefined {
+  if (env.FRONTIER_METRICS_PORT === undefined || env.FRONTIER_METRICS_PORT === "") return undefined;
+  const metricsToken = env.FRONTIER_METRICS_TOKEN ?? "";
+  if (metricsToken.length < 16) {
+    throw new Error("FRONTIER_METRICS_PORT needs FRONTIER_METRICS_TOKEN (at least 16 characters)");
+  }
+  return {
+    host: env.FRONTIER_METRICS_HOST || env.FRONTIER_WORKER_HOST || "127.0.0.1",
+    port: intFrom(env, "FRONTIER_METRICS_PORT", 0),
+    metricsToken,
   };
 }
 

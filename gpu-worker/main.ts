@@ -12,12 +12,16 @@ import { SpanTokenMemory } from "./continuation/span-token-memory.ts";
 import { TurnMemory } from "./continuation/turn-memory.ts";
 import { rememberTurn } from "./generate/run-turn.ts";
 import { log } from "./log.ts";
+import { workerGauges } from "./metrics/gauges.ts";
+import { MeteredCheckpointStorage, MeteredReplica } from "./metrics/metered-storage.ts";
+import { type OpsServer, startOpsServer } from "./metrics/ops-server.ts";
+import { type WorkerGauges, WorkerMetrics } from "./metrics/worker-metrics.ts";
 import { DrainState } from "./pool/drain.ts";
 import { type Heartbeat, startHeartbeat } from "./pool/heartbeat.ts";
 import { PrefixSet } from "./pool/prefix-set.ts";
 import { heartbeatReport } from "./pool/report.ts";
 import { startServer } from "./server.ts";
-import { createWorkerService } from "./service.ts";
+import { createWorkerService, workerHealth } from "./service.ts";
 import { SessionCheckpoints } from "./session/session-checkpoints.ts";
 import { SessionTable } from "./session/session-table.ts";
 
@@ -40,7 +44,15 @@ async function main(): Promise<void> {
   });
   const memory = new TurnMemory();
   const spans = new SpanTokenMemory();
-  const replica = config.checkpointS3 ? new S3CheckpointReplica(config.checkpointS3) : undefined;
+  // Metrics are recorded only when the operations listener that exposes them is on.
+  const metrics: WorkerMetrics | undefined = config.ops
+    ? new WorkerMetrics(
+        { modelName: engine.model.name, contextSize: config.contextSize },
+        (): WorkerGauges => workerGauges(deps),
+      )
+    : undefined;
+  const s3 = config.checkpointS3 ? new S3CheckpointReplica(config.checkpointS3) : undefined;
+  const replica = s3 && metrics ? new MeteredReplica(s3, metrics) : s3;
   const store =
     config.checkpointBudgetBytes > 0
       ? CheckpointStore.open({
@@ -53,7 +65,7 @@ async function main(): Promise<void> {
       : undefined;
   const checkpoints = store
     ? new SessionCheckpoints(
-        store,
+        metrics ? new MeteredCheckpointStorage(store, metrics) : store,
         { anchorMinTokens: config.anchorMinTokens },
         (tenant, turn) => rememberTurn({ memory, spans }, tenant, turn),
         memory,
@@ -62,9 +74,11 @@ async function main(): Promise<void> {
   const sessions = new SessionTable(engine, checkpoints, { maxQueue: config.maxQueue });
   const drain = new DrainState();
   const prefixes = new PrefixSet();
-  const deps = { engine, format, sessions, memory, spans, checkpoints, config, drain, prefixes };
+  const deps = { engine, format, sessions, memory, spans, checkpoints, config, drain, prefixes, metrics };
   const service = createWorkerService(deps);
   const server = await startServer(service, config);
+  const ops: OpsServer | undefined =
+    config.ops && metrics ? await startOpsServer(config.ops, metrics, () => workerHealth(deps)) : undefined;
   const advertiseUrl = config.advertiseUrl ?? `http://${config.host}:${server.httpPort}`;
   const heartbeat: Heartbeat | undefined = config.edgeUrl
     ? startHeartbeat({ edgeUrl: config.edgeUrl, token: config.poolToken, intervalMs: config.heartbeatMs }, () =>
@@ -77,6 +91,7 @@ async function main(): Promise<void> {
     format: format.name,
     grpc: `${config.host}:${server.grpcPort}`,
     http: `${config.host}:${server.httpPort}`,
+    ops: ops && config.ops ? `${config.ops.host}:${ops.port}` : "off",
     sequences: config.sequences,
     context: config.contextSize,
     threads: config.threads,
@@ -86,7 +101,9 @@ async function main(): Promise<void> {
     testPolicy: config.testPolicy,
   });
   // Machine-readable readiness line for the scripts that start the stack.
-  process.stdout.write(`${JSON.stringify({ ready: true, grpcPort: server.grpcPort, httpPort: server.httpPort })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ ready: true, grpcPort: server.grpcPort, httpPort: server.httpPort, opsPort: ops?.port })}\n`,
+  );
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
@@ -95,6 +112,7 @@ async function main(): Promise<void> {
     log("worker stopping", { signal });
     await heartbeat?.stop(true);
     await server.close();
+    await ops?.close();
     const saved = await sessions.saveAll();
     log("sessions saved", { count: saved });
     sessions.close();

@@ -42,9 +42,7 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
 
     async health() {
       return {
-        ready: !deps.drain.draining,
-        workerId: deps.config.workerId,
-        modelName: deps.engine.model.name,
+        ...workerHealth(deps),
         modelIdentity: deps.engine.model.identity,
         contextSize: deps.config.contextSize,
       };
@@ -76,6 +74,15 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
       return deps.drain.drain(deps.sessions);
     },
   };
+}
+
+/** The Health RPC's answer (also the operations listener's /readyz): not ready while draining. */
+export function workerHealth(deps: Pick<WorkerDeps, "drain" | "config" | "engine">): {
+  ready: boolean;
+  workerId: string;
+  modelName: string;
+} {
+  return { ready: !deps.drain.draining, workerId: deps.config.workerId, modelName: deps.engine.model.name };
 }
 
 /**

@@ -60,6 +60,8 @@ export interface SampleOptions {
 export interface EngineStats {
   sequencesTotal: number;
   sequencesFree: number;
+  /** Tokens whose KV the live sequences hold (the KV cells in use). */
+  tokensHeld: number;
 }
 
 export interface Engine {

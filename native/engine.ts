@@ -132,6 +132,7 @@ class EngineImpl implements Engine, SequenceHost {
     return {
       sequencesTotal: this.options.sequences,
       sequencesFree: this.disposed ? 0 : this.options.sequences - this.live.size,
+      tokensHeld: [...this.live].reduce((sum, seq) => sum + seq.tokens.length, 0),
     };
   }
 

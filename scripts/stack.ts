@@ -16,6 +16,8 @@ export interface WorkerHandle {
   process: ChildProcess;
   grpcUrl: string;
   httpUrl: string;
+  /** The operations listener (/metrics, /healthz, /readyz) when FRONTIER_METRICS_PORT is set. */
+  opsUrl: string | undefined;
   /** Everything the worker wrote to stderr (its decision log). */
   logs: string[];
 }
@@ -81,7 +83,7 @@ export async function startWorker(env: Record<string, string>, verbose = false):
     if (verbose) process.stderr.write(`[worker] ${line}\n`);
   });
   let startTimer: ReturnType<typeof setTimeout> | undefined;
-  const ready = await new Promise<{ grpcPort: number; httpPort: number }>((resolveReady, reject) => {
+  const ready = await new Promise<{ grpcPort: number; httpPort: number; opsPort?: number }>((resolveReady, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.on("line", (line) => {
       if (line.startsWith('{"ready":true')) resolveReady(JSON.parse(line) as { grpcPort: number; httpPort: number });
@@ -101,6 +103,7 @@ export async function startWorker(env: Record<string, string>, verbose = false):
     process: child,
     grpcUrl: `http://127.0.0.1:${ready.grpcPort}`,
     httpUrl: `http://127.0.0.1:${ready.httpPort}`,
+    opsUrl: ready.opsPort === undefined ? undefined : `http://127.0.0.1:${ready.opsPort}`,
     logs,
   };
 }

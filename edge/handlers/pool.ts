@@ -9,7 +9,7 @@
 import type { RequestContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { jsonResponse, readJsonBody } from "../http.ts";
-import { bearerMatches } from "../pool/bearer.ts";
+import { bearerMatches, requireAdmin } from "../pool/bearer.ts";
 import { drainWorker } from "../pool/drain-worker.ts";
 import { poolStub, poolView, regionNamed } from "../pool/pool-client.ts";
 import { parseWorkerReport } from "../pool/worker-report.ts";
@@ -46,10 +46,4 @@ export async function handleListWorkers(request: Request, rc: RequestContext): P
 export async function handleDrainWorker(request: Request, rc: RequestContext, key: string): Promise<Response> {
   await requireAdmin(request, rc);
   return jsonResponse(await drainWorker(rc.env, rc.config, decodeURIComponent(key), rc.requestId));
-}
-
-async function requireAdmin(request: Request, rc: RequestContext): Promise<void> {
-  if (!(await bearerMatches(request.headers, rc.config.adminTokenHash))) {
-    throw new ApiError("authentication_error", "A valid admin token is required (Authorization: Bearer <token>)");
-  }
 }

@@ -3,6 +3,40 @@
  * presented token's digest is compared in constant time. Tokens are never logged.
  */
 import { sha256Hex } from "../auth.ts";
+import type { RequestContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+
+/**
+ * Every `/admin/…` route: the admin token (its SHA-256 is ADMIN_TOKEN_SHA256) as
+ * `Authorization: Bearer <token>`, or as the password of HTTP Basic auth (any user name) so that a
+ * browser can open the status page: the 401 asks for Basic credentials.
+ */
+export async function requireAdmin(request: Request, rc: RequestContext): Promise<void> {
+  const expected = rc.config.adminTokenHash;
+  const basic = basicPassword(request.headers);
+  const ok =
+    basic === undefined
+      ? await bearerMatches(request.headers, expected)
+      : expected !== undefined && constantTimeEqual(await sha256Hex(basic), expected);
+  if (!ok) {
+    throw new ApiError("authentication_error", "A valid admin token is required (Authorization: Bearer <token>)", {
+      headers: { "www-authenticate": 'Basic realm="frontier-admin", charset="UTF-8"' },
+    });
+  }
+}
+
+/** The password of `Authorization: Basic base64(user:password)`, if that is the scheme. */
+function basicPassword(headers: Headers): string | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(headers.get("authorization") ?? "");
+  if (!match?.[1]) return undefined;
+  try {
+    const decoded = new TextDecoder().decode(Uint8Array.from(atob(match[1]), (c) => c.charCodeAt(0)));
+    const colon = decoded.indexOf(":");
+    return colon < 0 ? undefined : decoded.slice(colon + 1);
+  } catch {
+    return undefined;
+  }
+}
 
 export async function bearerMatches(headers: Headers, expectedSha256: string | undefined): Promise<boolean> {
   if (expectedSha256 === undefined) return false;

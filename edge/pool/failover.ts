@@ -16,6 +16,8 @@ export interface FailoverRequest {
   tenant: string;
   requestId: string;
   prefix?: string | undefined;
+  /** Told when the session moved (edge metrics). */
+  onFailover?: (reason: FailoverReason) => void;
 }
 
 /** The session on its new worker (holding a lease for this request), or undefined when no worker is left. */

@@ -24,6 +24,7 @@ export async function serveWithFailover(
     if (reason === undefined) throw error;
     const moved = await failover(env, config, first, request, reason);
     if (!moved) throw error;
+    request.onFailover?.(reason);
     return attempt(moved);
   }
 }

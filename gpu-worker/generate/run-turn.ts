@@ -19,6 +19,9 @@ import { withStoredPrefix } from "../continuation/stored-prefix.ts";
 import { type TurnMemory, visibleTextKey } from "../continuation/turn-memory.ts";
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
+import { finishedTurn } from "../metrics/finished-turn.ts";
+import { TurnTrace } from "../metrics/turn-trace.ts";
+import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
 import type { SessionCheckpoints } from "../session/session-checkpoints.ts";
 import type { LeasedSession, SessionTable } from "../session/session-table.ts";
 import { generateEvent } from "./events.ts";
@@ -34,6 +37,8 @@ export interface TurnDeps {
   /** The disk checkpoint store (ladder step "disk checkpoint", anchors, tool-frontier saves). */
   checkpoints: SessionCheckpoints | undefined;
   config: WorkerConfig;
+  /** Prometheus metrics (undefined: not recorded). */
+  metrics?: WorkerMetrics | undefined;
 }
 
 /** The kinds of the IDs this turn mints, as the edge named them for its protocol. */
@@ -60,11 +65,12 @@ export async function* runTurn(
   signal: AbortSignal,
 ): AsyncGenerator<GenerateEvent> {
   const { engine, format, config } = deps;
+  const trace = new TurnTrace({ onInterToken: deps.metrics?.interToken });
   const conversation = checkConversation(request);
   const ids = idKinds(request);
   if (!isSessionId(request.sessionId))
     throw WorkerFailure.invalid("session_id must be 32 hex characters", "session_id");
-  const session = await deps.sessions.lease(request.tenantId, request.sessionId);
+  const session = await trace.during("lease", () => deps.sessions.lease(request.tenantId, request.sessionId));
   let savingInBackground = false;
   try {
     const sequence = session.sequence;
@@ -80,8 +86,11 @@ export async function* runTurn(
       tokenize,
     });
     if (deps.checkpoints && plan.decision !== "live-tool-ids" && plan.decision !== "live-text-prefix") {
-      await deps.checkpoints.refresh(request.tenantId, request.sessionId);
-      plan = await withStoredPrefix(deps.checkpoints, request.tenantId, plan, sequence, tokenize);
+      const checkpoints = deps.checkpoints;
+      await trace.during("ladder", () => checkpoints.refresh(request.tenantId, request.sessionId));
+      plan = await trace.during("ladder", () =>
+        withStoredPrefix(checkpoints, request.tenantId, plan, sequence, tokenize),
+      );
     }
     const promptTokens = plan.keep + plan.append.length;
     const room = config.contextSize - 1 - promptTokens;
@@ -91,6 +100,7 @@ export async function* runTurn(
       );
     }
     const maxTokens = Math.min(request.sampling?.maxTokens || DEFAULT_MAX_TOKENS, room);
+    trace.planned();
     logDecision(request, plan, promptTokens);
     yield generateEvent({
       case: "prompt",
@@ -107,12 +117,14 @@ export async function* runTurn(
     const anchor =
       plan.decision === "cold" ? deps.checkpoints?.anchorFor(request.tenantId, plan.rendered, tokenize) : undefined;
     if (anchor && deps.checkpoints) {
+      const checkpoints = deps.checkpoints;
       yield* prefill(deps, sequence, plan.append.slice(0, anchor.tokens), signal);
-      await deps.checkpoints.saveAnchor(request.tenantId, anchor.text, sequence);
+      await trace.during("anchor", () => checkpoints.saveAnchor(request.tenantId, anchor.text, sequence));
       yield* prefill(deps, sequence, plan.append.slice(anchor.tokens), signal);
     } else {
       yield* prefill(deps, sequence, plan.append, signal);
     }
+    trace.prefilled();
 
     const sampling = request.sampling;
     const thinkingOpen = plan.rendered.thinkingOpen;
@@ -134,7 +146,9 @@ export async function* runTurn(
       isEndOfGeneration: (token) => engine.isEndOfGeneration(token),
       mintToolUseId: () => mintId(config.idSecret, ids.toolCall, request.tenantId, request.sessionId),
       signThinking: (text) => signThinking(config.idSecret, request.tenantId, text),
+      onToken: () => trace.token(),
     });
+    trace.sampled();
     if (turn.stopReason !== StopReason.CANCELLED) recordTurn(deps, session, plan, promptTokens, turn);
     if (turn.stopReason === StopReason.TOOL_USE && deps.checkpoints) {
       // Written in the background while the response finishes (the session stays leased until it
@@ -145,11 +159,17 @@ export async function* runTurn(
     }
     log("turn finished", {
       stop: StopReason[turn.stopReason],
+      decision: plan.decision,
+      prompt: promptTokens,
+      cached: plan.keep,
       output: turn.outputTokens,
       tools: turn.toolCalls.length,
       kv: sequence.tokens.length,
+      ...trace.logFields(),
+      session: request.sessionId.slice(0, 8),
       request: request.requestId,
     });
+    deps.metrics?.turnFinished(finishedTurn(plan, promptTokens, turn, trace.phases()));
     yield generateEvent({
       case: "stop",
       value: {

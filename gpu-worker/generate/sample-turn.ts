@@ -19,6 +19,8 @@ export interface SampleTurnInput {
   mintToolUseId: () => Promise<string>;
   /** Sign a finished thinking block. */
   signThinking: (thinking: string) => Promise<string>;
+  /** Called once per sampled token (the turn's phase clock). */
+  onToken?: () => void;
 }
 
 /** What the turn produced, for usage and for the worker's memory of the turn. */
@@ -110,6 +112,7 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
       break;
     }
     turn.outputTokens++;
+    input.onToken?.();
     turn.tokens.push(token);
     const text = decoder.push(token);
     turn.rawText += text;

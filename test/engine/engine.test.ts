@@ -285,7 +285,9 @@ describe("sequences", () => {
     try {
       for (let i = 0; i < SEQUENCES; i++) seqs.push(await engine.acquireSequence());
       expect(new Set(seqs.map((s) => s.index))).toEqual(new Set([0, 1, 2, 3]));
-      expect(engine.stats()).toEqual({ sequencesTotal: SEQUENCES, sequencesFree: 0 });
+      expect(engine.stats()).toEqual({ sequencesTotal: SEQUENCES, sequencesFree: 0, tokensHeld: 0 });
+      await seqs[0]?.append([1, 2, 3]);
+      expect(engine.stats().tokensHeld).toBe(3);
       await expect(engine.acquireSequence()).rejects.toThrow(NoFreeSequenceError);
       const gone = seqs.pop();
       gone?.dispose();

@@ -2,6 +2,8 @@
 export const LOCAL_API_KEY = "sk-frontier-local";
 /** A second tenant, configured only in the test stacks. */
 export const OTHER_TENANT_API_KEY = "sk-frontier-test-other-tenant";
+/** The workers' FRONTIER_METRICS_TOKEN in the test stacks. */
+export const TEST_METRICS_TOKEN = "frontier-test-metrics-token";
 
 export interface PostOptions {
   headers?: Record<string, string>;

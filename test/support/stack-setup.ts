@@ -7,13 +7,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startStack } from "../../scripts/stack.ts";
-import { LOCAL_API_KEY, OTHER_TENANT_API_KEY } from "./api.ts";
+import { LOCAL_API_KEY, OTHER_TENANT_API_KEY, TEST_METRICS_TOKEN } from "./api.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     edgeUrl: string;
     workerGrpcUrl: string;
     workerHttpUrl: string;
+    /** The worker's operations listener (/metrics, /healthz, /readyz). */
+    workerOpsUrl: string;
     /** A file receiving the worker's decision log, line by line. */
     workerLogFile: string;
   }
@@ -38,6 +40,8 @@ export async function setupStack(
       FRONTIER_CONTEXT_SIZE: "65536",
       FRONTIER_SEQUENCES: "4",
       FRONTIER_STATE_DIR: join(stateDir, "worker"),
+      FRONTIER_METRICS_PORT: "0",
+      FRONTIER_METRICS_TOKEN: TEST_METRICS_TOKEN,
       ...workerEnv,
     },
     edgeVars: { API_KEYS: JSON.stringify(await testApiKeys()) },
@@ -48,6 +52,7 @@ export async function setupStack(
   project.provide("edgeUrl", stack.edgeUrl);
   project.provide("workerGrpcUrl", worker.grpcUrl);
   project.provide("workerHttpUrl", worker.httpUrl);
+  project.provide("workerOpsUrl", worker.opsUrl ?? "");
   const logFile = join(stateDir, "worker.log");
   appendFileSync(logFile, `${worker.logs.join("\n")}\n`);
   worker.process.stderr?.on("data", (chunk: Buffer) => appendFileSync(logFile, chunk));

@@ -5,7 +5,7 @@ declare global {
     interface Env extends EdgeEnv {}
     interface GlobalProps {
       mainModule: typeof import("../../edge/index.ts");
-      durableNamespaces: "SessionDO" | "ResponseStoreDO";
+      durableNamespaces: "SessionDO" | "ResponseStoreDO" | "PoolDO" | "UsageDO";
     }
   }
 }

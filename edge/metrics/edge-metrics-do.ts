@@ -1,0 +1,86 @@
+/**
+ * EdgeMetricsDO: the edge's counters, aggregated in one Durable Object (named "edge"). A Worker has
+ * no process-wide memory to keep a Prometheus registry in — every isolate (many per location, many
+ * locations) would count its own share and vanish when evicted — so each request's observation is
+ * sent here after the response (waitUntil) and added in SQLite. It also keeps the latest turns'
+ * cache decisions for the status page. One object serialises every increment: fine for a
+ * pool-sized deployment; past a few thousand requests a second, shard it by location or move the
+ * observations to Workers Analytics Engine (README "Edge metrics").
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env.ts";
+
+/** One increment: a counter (or a histogram's `_bucket` / `_sum` / `_count` series). */
+export interface MetricIncrement {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+export type MetricSample = MetricIncrement;
+
+/** A finished turn as the status page lists it. */
+export interface RecentTurn {
+  at: number;
+  protocol: string;
+  /** First 8 hex characters of the session id. */
+  session: string;
+  decision: string;
+  miss: string;
+  cached: number;
+  prompt: number;
+  placement: string;
+  failover: boolean;
+}
+
+const RECENT_TURNS = 50;
+
+export class EdgeMetricsDO extends DurableObject<Env> {
+  readonly #sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#sql = ctx.storage.sql;
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, labels TEXT NOT NULL,
+      value REAL NOT NULL, PRIMARY KEY (name, labels))`);
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS recent_turns (seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      turn TEXT NOT NULL)`);
+  }
+
+  async add(increments: MetricIncrement[], turn?: RecentTurn): Promise<void> {
+    this.ctx.storage.transactionSync(() => {
+      for (const { name, labels, value } of increments) {
+        this.#sql.exec(
+          `INSERT INTO counters VALUES (?, ?, ?) ON CONFLICT (name, labels) DO UPDATE SET value = value + excluded.value`,
+          name,
+          canonicalLabels(labels),
+          value,
+        );
+      }
+      if (turn) {
+        this.#sql.exec("INSERT INTO recent_turns (turn) VALUES (?)", JSON.stringify(turn));
+        this.#sql.exec("DELETE FROM recent_turns WHERE seq <= (SELECT MAX(seq) FROM recent_turns) - ?", RECENT_TURNS);
+      }
+    });
+  }
+
+  async samples(): Promise<MetricSample[]> {
+    return this.#sql
+      .exec<{ name: string; labels: string; value: number }>("SELECT * FROM counters ORDER BY name, labels")
+      .toArray()
+      .map((row) => ({ name: row.name, labels: JSON.parse(row.labels) as Record<string, string>, value: row.value }));
+  }
+
+  /** The latest finished turns, newest first. */
+  async recentTurns(): Promise<RecentTurn[]> {
+    return this.#sql
+      .exec<{ turn: string }>("SELECT turn FROM recent_turns ORDER BY seq DESC")
+      .toArray()
+      .map((row) => JSON.parse(row.turn) as RecentTurn);
+  }
+}
+
+/** Labels as a stable key: sorted by name. */
+function canonicalLabels(labels: Record<string, string>): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1))));
+}

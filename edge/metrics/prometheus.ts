@@ -1,0 +1,52 @@
+/** The Prometheus text exposition format (0.0.4) for the edge's samples. */
+import { EDGE_METRICS, type EdgeMetricName, type MetricInfo } from "./catalog.ts";
+import type { MetricIncrement } from "./edge-metrics-do.ts";
+
+export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/** Increments of one histogram observation: every bucket at or above it, `_sum` and `_count`. */
+export function observation(name: EdgeMetricName, labels: Record<string, string>, value: number): MetricIncrement[] {
+  const info: MetricInfo = EDGE_METRICS[name];
+  const out: MetricIncrement[] = [];
+  for (const le of [...(info.buckets ?? []), Number.POSITIVE_INFINITY]) {
+    out.push({ name: `${name}_bucket`, labels: { ...labels, le: formatNumber(le) }, value: value <= le ? 1 : 0 });
+  }
+  out.push({ name: `${name}_sum`, labels, value }, { name: `${name}_count`, labels, value: 1 });
+  return out;
+}
+
+/** Render samples grouped by metric family, each with its HELP and TYPE. */
+export function renderPrometheus(samples: readonly MetricIncrement[]): string {
+  const families = new Map<string, MetricIncrement[]>();
+  for (const sample of samples) {
+    const family = familyOf(sample.name);
+    families.set(family, [...(families.get(family) ?? []), sample]);
+  }
+  const lines: string[] = [];
+  for (const [family, members] of [...families].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const info = (EDGE_METRICS as Record<string, MetricInfo>)[family];
+    if (info) lines.push(`# HELP ${family} ${info.help}`, `# TYPE ${family} ${info.type}`);
+    for (const s of members) lines.push(`${s.name}${renderLabels(s.labels)} ${formatNumber(s.value)}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function familyOf(name: string): string {
+  for (const suffix of ["_bucket", "_sum", "_count"]) {
+    const base = name.slice(0, -suffix.length);
+    if (name.endsWith(suffix) && (EDGE_METRICS as Record<string, MetricInfo>)[base]?.type === "histogram") return base;
+  }
+  return name;
+}
+
+function renderLabels(labels: Record<string, string>): string {
+  const entries = Object.entries(labels);
+  if (entries.length === 0) return "";
+  const escapeValue = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+  return `{${entries.map(([k, v]) => `${k}="${escapeValue(v)}"`).join(",")}}`;
+}
+
+function formatNumber(value: number): string {
+  if (value === Number.POSITIVE_INFINITY) return "+Inf";
+  return String(value);
+}
