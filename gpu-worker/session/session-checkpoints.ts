@@ -74,13 +74,18 @@ export class SessionCheckpoints {
     else if (result > 0) log("checkpoints imported", { count: result, session: sessionId.slice(0, 8) });
   }
 
-  /** Save a resident session's KV and frontier. False when it has no frontier to save. */
+  /**
+   * Save a resident session's KV and frontier; the new checkpoint's id, or undefined when it has no
+   * frontier to save. `onStateWritten` runs as soon as the engine has dumped the KV (the sequence is
+   * free again); durability (fsync, checksum, index, replica) follows before the promise resolves.
+   */
   async save(
     session: LeasedSession,
     reason: Extract<CheckpointReason, "parked" | "tool-frontier" | "shutdown">,
-  ): Promise<boolean> {
+    onStateWritten?: () => void,
+  ): Promise<string | undefined> {
     const frontier = session.frontier;
-    if (!frontier) return false;
+    if (!frontier) return undefined;
     const sequence = session.sequence;
     const meta = await this.store.write(
       {
@@ -98,16 +103,21 @@ export class SessionCheckpoints {
         },
       },
       async (path) => {
-        await sequence.saveState(path);
+        try {
+          await sequence.saveState(path);
+        } finally {
+          onStateWritten?.();
+        }
       },
     );
     log("checkpoint saved", {
       reason,
       session: session.sessionId.slice(0, 8),
+      messages: frontier.messages.length,
       tokens: meta.tokenCount,
       bytes: meta.bytes,
     });
-    return true;
+    return meta.id;
   }
 
   /** Load the session's newest checkpoint into `sequence`; its frontier, or undefined (cold). */
