@@ -13,6 +13,8 @@ const FILE_NAME = /^([0-9a-f]{32})\.(state|json)$/;
 export interface WrittenCheckpoint {
   /** State file plus payload file size. */
   readonly bytes: number;
+  /** State file size. */
+  readonly stateBytes: number;
   /** CRC-32 and size of each file, see {@link CheckpointFiles.write}. */
   readonly checksum: string;
 }
@@ -68,7 +70,7 @@ export class CheckpointFiles {
       await rename(stateTemp, this.statePath(id));
       await rename(payloadTemp, this.payloadPath(id));
       await fsyncDirectory(this.#dir);
-      return { bytes: state.bytes + payloadBytes.length, checksum };
+      return { bytes: state.bytes + payloadBytes.length, stateBytes: state.bytes, checksum };
     } catch (error) {
       await Promise.all(
         [stateTemp, payloadTemp, this.statePath(id), this.payloadPath(id)].map((p) => rm(p, { force: true })),
@@ -169,7 +171,11 @@ export class CheckpointFiles {
 }
 
 function encodePayload(payload: CheckpointPayload): Buffer {
-  return Buffer.from(JSON.stringify({ text: payload.text, tokens: payload.tokens, extra: payload.extra }), "utf8");
+  const { text, tokens, stateTokens, extra } = payload;
+  return Buffer.from(
+    JSON.stringify({ text, tokens, ...(stateTokens === undefined ? {} : { stateTokens }), extra }),
+    "utf8",
+  );
 }
 
 function decodePayload(bytes: Buffer): CheckpointPayload | undefined {
@@ -180,9 +186,12 @@ function decodePayload(bytes: Buffer): CheckpointPayload | undefined {
     return undefined;
   }
   if (typeof value !== "object" || value === null) return undefined;
-  const { text, tokens, extra } = value as Record<string, unknown>;
+  const { text, tokens, stateTokens, extra } = value as Record<string, unknown>;
   if (typeof text !== "string" || !Array.isArray(tokens) || !tokens.every(Number.isInteger)) return undefined;
-  return { text, tokens: tokens as number[], extra };
+  if (stateTokens === undefined) return { text, tokens: tokens as number[], extra };
+  if (!Number.isInteger(stateTokens) || (stateTokens as number) < 0 || (stateTokens as number) > tokens.length)
+    return undefined;
+  return { text, tokens: tokens as number[], stateTokens: stateTokens as number, extra };
 }
 
 interface FileCrc {

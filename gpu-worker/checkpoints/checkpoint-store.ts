@@ -1,6 +1,7 @@
 import { ok as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import { link } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../log.ts";
 import { CheckpointFiles } from "./checkpoint-files.ts";
@@ -88,7 +89,18 @@ export class CheckpointStore implements CheckpointStorage {
     const id = randomBytes(16).toString("hex");
     const { text, tokens } = input.payload;
     const textHash = hashText(text);
-    const written = await this.#files.write(id, input.payload, writeState);
+    const base = input.linkStateOf;
+    if (base !== undefined) this.#pins.pin(base);
+    let written: Awaited<ReturnType<CheckpointFiles["write"]>>;
+    try {
+      written = await this.#files.write(
+        id,
+        input.payload,
+        base === undefined ? writeState : (path) => this.#linkState(base, input.tenant, path),
+      );
+    } finally {
+      if (base !== undefined && this.#pins.unpin(base)) this.#files.remove(base);
+    }
     const now = this.#now();
     const meta: CheckpointMeta = {
       id,
@@ -99,7 +111,8 @@ export class CheckpointStore implements CheckpointStorage {
       textLength: text.length,
       tokenCount: tokens.length,
       toolUseIds: [...input.toolUseIds],
-      bytes: written.bytes,
+      // A shared state is charged to the checkpoint that wrote it: this one added its payload only.
+      bytes: base === undefined ? written.bytes : written.bytes - written.stateBytes,
       modelIdentity: this.#modelIdentity,
       createdAt: now,
       lastUsedAt: now,
@@ -201,6 +214,24 @@ export class CheckpointStore implements CheckpointStorage {
   }
 
   /**
+   * The verified payload of a checkpoint whose files are on local disk (a candidate for
+   * `linkStateOf`); undefined when it is not local. A damaged one is removed (and undefined).
+   */
+  async localPayload(meta: CheckpointMeta, tenant: string): Promise<CheckpointPayload | undefined> {
+    const row = this.#index.get(meta.id);
+    if (!row?.local || row.meta.tenant !== tenant) return undefined;
+    this.#pins.pin(meta.id);
+    try {
+      return (await this.#readPayload(meta.id, tenant)).payload;
+    } catch (error) {
+      if (error instanceof CorruptCheckpointError) return undefined;
+      throw error;
+    } finally {
+      if (this.#pins.unpin(meta.id)) this.#files.remove(meta.id);
+    }
+  }
+
+  /**
    * Remove a checkpoint (row now, files now or when its last load ends, the replica's copy in the
    * background). False when it was not stored.
    */
@@ -274,6 +305,18 @@ export class CheckpointStore implements CheckpointStorage {
       log("checkpoint corrupt, removed", { id, kind: error.kind });
     }
     throw error;
+  }
+
+  /** Hard-link the (pinned) state file of checkpoint `base` of `tenant` to `path`. */
+  async #linkState(base: string, tenant: string, path: string): Promise<void> {
+    const row = this.#index.get(base);
+    if (!row?.local || row.meta.tenant !== tenant || row.meta.modelIdentity !== this.#modelIdentity) {
+      throw new CorruptCheckpointError(`checkpoint ${base} is not on local disk to share its state`, {
+        checkpointId: base,
+        kind: "missing",
+      });
+    }
+    await link(this.#files.statePath(base), path);
   }
 
   #evict(protectedId: string | undefined): void {

@@ -91,8 +91,9 @@ export class CheckpointScheduler {
       };
       const landed = this.#checkpoints
         .save(session as LeasedSession, "tool-frontier", dumped)
-        .then((id) => {
-          if (id !== undefined) session.durable = { frontier: write.frontier, checkpointId: id };
+        .then((saved) => {
+          // Parking may skip its own write only when this checkpoint restores without a tail.
+          if (saved?.exact) session.durable = { frontier: write.frontier, checkpointId: saved.id };
         })
         .catch((error: unknown) => log("checkpoint write failed", { reason: "tool-frontier", error: String(error) }))
         .finally(dumped);

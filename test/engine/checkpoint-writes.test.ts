@@ -14,8 +14,8 @@ import { StopReason, ToolChoiceMode } from "../../proto/gen/frontier/worker/v1/w
 import { newSessionId, tempDir, toolResults, userTurn, WorkerHarness } from "../support/worker-harness.ts";
 
 /** Tool results, answered with another forced tool call (so every turn ends in `tool_use`). */
-const resultsThenTool = (calls: { id: string }[]) => ({
-  ...toolResults(calls),
+const resultsThenTool = (calls: { id: string }[], system?: string) => ({
+  ...toolResults(calls, system),
   toolChoice: { mode: ToolChoiceMode.ANY, disableParallelToolUse: true },
 });
 
@@ -81,6 +81,7 @@ function gated(store: CheckpointStore) {
     findByToolUseIds: (...args) => store.findByToolUseIds(...args),
     findBySession: (...args) => store.findBySession(...args),
     load: (...args) => store.load(...args),
+    localPayload: (...args) => store.localPayload(...args),
     remove: (id) => store.remove(id),
     refresh: (...args) => store.refresh(...args),
     stats: () => store.stats(),
@@ -152,6 +153,39 @@ describe("tool-frontier checkpoints never hold up the session", () => {
       const third = await after.turn("t", a, toolResults((await second).toolCalls), 6);
       expect(third.decision).toBe("live-tool-ids");
       expect(third.cachedTokens).toBeGreaterThan(first.promptTokens);
+      closeHarness(after);
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it("a tool-frontier checkpoint shares the anchor's KV; a restore prefills only the tail and continues exactly", async () => {
+    const dir = tempDir("frontier-share-");
+    try {
+      const system = "Shared system prompt. ".repeat(40);
+      const h = harness(dir.path, { anchorMinTokens: 64 });
+      // Reference: a session that continues live.
+      const ref = newSessionId();
+      const refFirst = await h.turn("t", ref, userTurn("share", system));
+      const refSecond = await h.turn("t", ref, resultsThenTool(refFirst.toolCalls, system));
+      await h.settle();
+      h.deps.sessions.drop("t", ref);
+
+      const a = newSessionId();
+      const first = await h.turn("t", a, userTurn("share", system));
+      expect(first.decision).toBe("checkpoint");
+      await h.settle();
+      const stored = h.store.findBySession("t", a);
+      // The session's checkpoint added its payload only: the KV is the anchor's, shared on disk.
+      expect(stored?.reason).toBe("tool-frontier");
+      expect(stored?.bytes).toBeLessThan((h.store.stats().bytes - (stored?.bytes ?? 0)) / 4);
+      closeHarness(h);
+
+      const after = harness(dir.path);
+      const second = await after.turn("t", a, resultsThenTool(first.toolCalls, system));
+      expect(second.decision).toBe("live-tool-ids");
+      expect(second.promptTokens - second.cachedTokens).toBe(refSecond.promptTokens - refSecond.cachedTokens);
+      expect(second.toolCalls.map((c) => c.argumentsJson)).toEqual(refSecond.toolCalls.map((c) => c.argumentsJson));
       closeHarness(after);
     } finally {
       dir.remove();
