@@ -12,6 +12,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, describe, expect, it } from "vitest";
+import { decisionWord } from "../../edge/cache-decision.ts";
 import { DEV_WORKER_TOKEN } from "../../gpu-worker/config.ts";
 import {
   type ConversationSchema,
@@ -75,7 +76,7 @@ async function generate(
   });
   const out: Outcome = { decision: "", stop: StopReason.UNSPECIFIED, toolUseIds: [], toolCalls: [], error: undefined };
   for await (const { event } of client.generate(request)) {
-    if (event.case === "prompt") out.decision = event.value.decision;
+    if (event.case === "prompt") out.decision = decisionWord(event.value.decision);
     else if (event.case === "toolCallStart")
       out.toolCalls.push({ id: event.value.id, name: event.value.name, inputJson: "" });
     else if (event.case === "toolCallDelta") {
