@@ -73,6 +73,7 @@ async function generate(
     sessionId,
     conversation,
     sampling: { maxTokens: 200, temperature: 0 },
+    idKinds: { message: "msg", toolCall: "toolu" },
   });
   const out: Outcome = { decision: "", stop: StopReason.UNSPECIFIED, toolUseIds: [], toolCalls: [], error: undefined };
   for await (const { event } of client.generate(request)) {
@@ -115,6 +116,7 @@ describe("a worker killed around its tool-frontier checkpoint write", () => {
       toolChoice: forced,
       messages: [user("alpha")],
     });
+    expect(turn.error).toBeUndefined();
     expect(turn.stop).toBe(StopReason.TOOL_USE);
     await kill(first);
 
