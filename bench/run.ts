@@ -25,6 +25,7 @@ import { parseArgs } from "node:util";
 import { ensureTestModel, TEST_MODEL_SPECS, type TestModelSize } from "../native/model/gguf-writer.ts";
 import { REPO_ROOT, type Stack, startStack } from "../scripts/stack.ts";
 import { agentLoopWorkload } from "./agent-loop.ts";
+import { checkpointWritesWorkload } from "./checkpoint-writes.ts";
 import { continuationWorkload } from "./continuation.ts";
 import { llamaServerWorkload } from "./peer-llama-server.ts";
 import { placementWorkload } from "./placement.ts";
@@ -39,6 +40,7 @@ const WORKLOADS: Workload[] = [
   sessionsWorkload,
   agentLoopWorkload,
   responsesLoopWorkload,
+  checkpointWritesWorkload,
   continuationWorkload,
   routingOverheadWorkload,
   placementWorkload,

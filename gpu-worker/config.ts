@@ -34,6 +34,8 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   anchorMinTokens: number;
   /** Requests that may wait for a free sequence before OVERLOADED. */
   maxQueue: number;
+  /** How long after a tool turn its checkpoint write starts; a sooner tool result cancels it. */
+  checkpointDelayMs: number;
   /** The checkpoint store's directory; several workers may share one (shared directory, one index). */
   checkpointDir: string;
   /** FRONTIER_CHECKPOINT_DIR was set: other workers may use the same directory. */
@@ -111,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     checkpointBudgetBytes: intFrom(env, "FRONTIER_CHECKPOINT_BUDGET_MB", 4096) * 1024 * 1024,
     anchorMinTokens: intFrom(env, "FRONTIER_ANCHOR_MIN_TOKENS", 1024),
     maxQueue: intFrom(env, "FRONTIER_MAX_QUEUE", 64),
+    checkpointDelayMs: intFrom(env, "FRONTIER_CHECKPOINT_DELAY_MS", 250),
     checkpointDir: env.FRONTIER_CHECKPOINT_DIR || `${stateDir}/checkpoints`,
     checkpointDirShared: Boolean(env.FRONTIER_CHECKPOINT_DIR),
     checkpointS3: checkpointS3(env),

@@ -71,7 +71,10 @@ async function main(): Promise<void> {
         memory,
       )
     : undefined;
-  const sessions = new SessionTable(engine, checkpoints, { maxQueue: config.maxQueue });
+  const sessions = new SessionTable(engine, checkpoints, {
+    maxQueue: config.maxQueue,
+    checkpointDelayMs: config.checkpointDelayMs,
+  });
   const drain = new DrainState();
   const prefixes = new PrefixSet();
   const deps = { engine, format, sessions, memory, spans, checkpoints, config, drain, prefixes, metrics };

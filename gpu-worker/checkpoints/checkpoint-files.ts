@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
-import { createReadStream, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { crc32 } from "node:zlib";
 import { type CheckpointPayload, CorruptCheckpointError } from "./types.ts";
 
 const STATE_SUFFIX = ".state";
@@ -13,13 +13,21 @@ const FILE_NAME = /^([0-9a-f]{32})\.(state|json)$/;
 export interface WrittenCheckpoint {
   /** State file plus payload file size. */
   readonly bytes: number;
-  /** sha256 over both files, see {@link CheckpointFiles.write}. */
+  /** State file size. */
+  readonly stateBytes: number;
+  /** CRC-32 and size of each file, see {@link CheckpointFiles.write}. */
   readonly checksum: string;
 }
 
 /**
  * The two files of each checkpoint, named by id only: `<id>.state` (the engine's KV state) and
  * `<id>.json` (the payload). Writes go to `*.tmp`, are fsynced, then renamed into place.
+ *
+ * Integrity: a CRC-32 (zlib's, ~1.4 GB/s here, against ~0.35 GB/s for the streamed SHA-256 it
+ * replaces) and the size of each file. It guards against torn, truncated and bit-flipped files, not
+ * against someone who can write the store: whoever can replace a file can replace its index row
+ * (or, for the S3 replica, its metadata object) too, so a stronger unkeyed hash would add cost, not
+ * trust. The state file is verified while the engine loads it (see `CheckpointStore.load`).
  */
 export class CheckpointFiles {
   readonly #dir: string;
@@ -42,8 +50,8 @@ export class CheckpointFiles {
 
   /**
    * Write both files of a fresh `id`: `writeState` fills the temp state file, this writes the payload,
-   * fsyncs both, records the checksum sha256(sha256(state) ‖ sha256(payload)), renames both into place
-   * and fsyncs the directory. On any failure nothing of `id` is left behind.
+   * fsyncs both, records the checksum `crc32:<state crc>:<state bytes>:<payload crc>:<payload bytes>`,
+   * renames both into place and fsyncs the directory. On any failure nothing of `id` is left behind.
    */
   async write(
     id: string,
@@ -57,12 +65,12 @@ export class CheckpointFiles {
       await fsyncFile(stateTemp);
       const payloadBytes = encodePayload(payload);
       await writeFileSynced(payloadTemp, payloadBytes);
-      const state = await digestFile(stateTemp);
-      const checksum = combineDigests(state.digest, digest(payloadBytes));
+      const state = await crcFile(stateTemp);
+      const checksum = formatChecksum(state, { crc: crc32(payloadBytes), bytes: payloadBytes.length });
       await rename(stateTemp, this.statePath(id));
       await rename(payloadTemp, this.payloadPath(id));
       await fsyncDirectory(this.#dir);
-      return { bytes: state.bytes + payloadBytes.length, checksum };
+      return { bytes: state.bytes + payloadBytes.length, stateBytes: state.bytes, checksum };
     } catch (error) {
       await Promise.all(
         [stateTemp, payloadTemp, this.statePath(id), this.payloadPath(id)].map((p) => rm(p, { force: true })),
@@ -73,7 +81,7 @@ export class CheckpointFiles {
 
   /**
    * Put both files of `id` in place from elsewhere (a replica): `fill` writes the two temp paths, then
-   * both are renamed into place. Unverified: the caller checks the checksum with {@link readVerified}.
+   * both are renamed into place. Unverified: the caller checks the checksum ({@link readPayload}, {@link verifyState}).
    */
   async adopt(id: string, fill: (temps: { state: string; payload: string }) => Promise<void>): Promise<void> {
     const temps = { state: `${this.statePath(id)}${TEMP_SUFFIX}`, payload: `${this.payloadPath(id)}${TEMP_SUFFIX}` };
@@ -88,28 +96,45 @@ export class CheckpointFiles {
   }
 
   /**
-   * Read the payload of `id` after checking both files against `checksum`. Throws
+   * Read the payload of `id`, checked against its part of `checksum`. Throws
    * {@link CorruptCheckpointError} when a file is missing, the checksum differs or the payload does
-   * not parse; the caller removes the entry.
+   * not parse; the caller removes the entry. The state file is checked by {@link verifyState}.
    */
-  async readVerified(id: string, checksum: string): Promise<CheckpointPayload> {
+  async readPayload(id: string, checksum: string): Promise<CheckpointPayload> {
+    const expected = parseChecksum(checksum);
     let payloadBytes: Buffer;
-    let state: { digest: Buffer; bytes: number };
     try {
       payloadBytes = await readFile(this.payloadPath(id));
-      state = await digestFile(this.statePath(id));
     } catch (error) {
-      if (isNotFound(error))
-        throw new CorruptCheckpointError(`checkpoint ${id}: a file is missing`, { checkpointId: id, kind: "missing" });
-      throw error;
+      throw missingOr(error, id);
     }
-    if (combineDigests(state.digest, digest(payloadBytes)) !== checksum) {
-      throw new CorruptCheckpointError(`checkpoint ${id}: checksum mismatch`, { checkpointId: id, kind: "checksum" });
+    if (!expected || payloadBytes.length !== expected.payload.bytes || crc32(payloadBytes) !== expected.payload.crc) {
+      throw new CorruptCheckpointError(`checkpoint ${id}: payload checksum mismatch`, {
+        checkpointId: id,
+        kind: "checksum",
+      });
     }
     const payload = decodePayload(payloadBytes);
     if (!payload)
       throw new CorruptCheckpointError(`checkpoint ${id}: unreadable payload`, { checkpointId: id, kind: "payload" });
     return payload;
+  }
+
+  /** Check the state file of `id` against its part of `checksum` (one sequential read). */
+  async verifyState(id: string, checksum: string): Promise<void> {
+    const expected = parseChecksum(checksum);
+    let state: FileCrc;
+    try {
+      state = await crcFile(this.statePath(id));
+    } catch (error) {
+      throw missingOr(error, id);
+    }
+    if (!expected || state.bytes !== expected.state.bytes || state.crc !== expected.state.crc) {
+      throw new CorruptCheckpointError(`checkpoint ${id}: state checksum mismatch`, {
+        checkpointId: id,
+        kind: "checksum",
+      });
+    }
   }
 
   /** Delete both files of `id` (and any temp leftovers); missing files are fine. */
@@ -146,7 +171,11 @@ export class CheckpointFiles {
 }
 
 function encodePayload(payload: CheckpointPayload): Buffer {
-  return Buffer.from(JSON.stringify({ text: payload.text, tokens: payload.tokens, extra: payload.extra }), "utf8");
+  const { text, tokens, stateTokens, extra } = payload;
+  return Buffer.from(
+    JSON.stringify({ text, tokens, ...(stateTokens === undefined ? {} : { stateTokens }), extra }),
+    "utf8",
+  );
 }
 
 function decodePayload(bytes: Buffer): CheckpointPayload | undefined {
@@ -157,28 +186,61 @@ function decodePayload(bytes: Buffer): CheckpointPayload | undefined {
     return undefined;
   }
   if (typeof value !== "object" || value === null) return undefined;
-  const { text, tokens, extra } = value as Record<string, unknown>;
+  const { text, tokens, stateTokens, extra } = value as Record<string, unknown>;
   if (typeof text !== "string" || !Array.isArray(tokens) || !tokens.every(Number.isInteger)) return undefined;
-  return { text, tokens: tokens as number[], extra };
+  if (stateTokens === undefined) return { text, tokens: tokens as number[], extra };
+  if (!Number.isInteger(stateTokens) || (stateTokens as number) < 0 || (stateTokens as number) > tokens.length)
+    return undefined;
+  return { text, tokens: tokens as number[], stateTokens: stateTokens as number, extra };
 }
 
-function digest(bytes: Buffer): Buffer {
-  return createHash("sha256").update(bytes).digest();
+interface FileCrc {
+  readonly crc: number;
+  readonly bytes: number;
 }
 
-function combineDigests(state: Buffer, payload: Buffer): string {
-  return createHash("sha256").update(state).update(payload).digest("hex");
-}
+/** Reads of 8 MiB: the default 64 KiB stream chunks made checking a 128 MB file 3x slower. */
+const READ_CHUNK = 8 * 1024 * 1024;
 
-async function digestFile(path: string): Promise<{ digest: Buffer; bytes: number }> {
-  const hash = createHash("sha256");
-  let bytes = 0;
-  for await (const chunk of createReadStream(path)) {
-    const buffer = chunk as Buffer;
-    hash.update(buffer);
-    bytes += buffer.length;
+async function crcFile(path: string): Promise<FileCrc> {
+  const handle = await open(path, "r");
+  try {
+    const buffer = Buffer.allocUnsafe(READ_CHUNK);
+    let crc = 0;
+    let bytes = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) return { crc, bytes };
+      crc = crc32(buffer.subarray(0, bytesRead), crc);
+      bytes += bytesRead;
+    }
+  } finally {
+    await handle.close();
   }
-  return { digest: hash.digest(), bytes };
+}
+
+const CHECKSUM = /^crc32:([0-9a-f]{8}):(\d+):([0-9a-f]{8}):(\d+)$/;
+
+function formatChecksum(state: FileCrc, payload: FileCrc): string {
+  const hex = (crc: number) => crc.toString(16).padStart(8, "0");
+  return `crc32:${hex(state.crc)}:${state.bytes}:${hex(payload.crc)}:${payload.bytes}`;
+}
+
+/** Undefined for any other format (a store written before this one): such an entry is unusable. */
+function parseChecksum(checksum: string): { state: FileCrc; payload: FileCrc } | undefined {
+  const match = CHECKSUM.exec(checksum);
+  if (!match) return undefined;
+  const [, stateCrc, stateBytes, payloadCrc, payloadBytes] = match;
+  return {
+    state: { crc: Number.parseInt(stateCrc ?? "", 16), bytes: Number(stateBytes) },
+    payload: { crc: Number.parseInt(payloadCrc ?? "", 16), bytes: Number(payloadBytes) },
+  };
+}
+
+function missingOr(error: unknown, id: string): unknown {
+  return isNotFound(error)
+    ? new CorruptCheckpointError(`checkpoint ${id}: a file is missing`, { checkpointId: id, kind: "missing" })
+    : error;
 }
 
 async function fsyncFile(path: string): Promise<void> {

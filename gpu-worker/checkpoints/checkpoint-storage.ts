@@ -10,7 +10,10 @@ import type { CheckpointMeta, CheckpointPayload, CheckpointStats, CheckpointWrit
 export interface CheckpointStorage {
   /** The model identity whose checkpoints this store returns. */
   readonly modelIdentity: string;
-  /** Write atomically; `writeState(tempPath)` writes the engine's KV state file. */
+  /**
+   * Write atomically; `writeState(tempPath)` writes the engine's KV state file (or, with
+   * `input.linkStateOf`, an older checkpoint's state file is shared by a hard link).
+   */
   write(input: CheckpointWriteInput, writeState: (tempPath: string) => Promise<void>): Promise<CheckpointMeta>;
   /** The longest checkpoint of `tenant` whose covered text is a prefix of `text`. */
   findLongestPrefix(tenant: string, text: string, options?: { minTokens?: number }): CheckpointMeta | undefined;
@@ -25,6 +28,8 @@ export interface CheckpointStorage {
     readState: (statePath: string, payload: CheckpointPayload) => Promise<void>,
     options?: { prefixOf?: string },
   ): Promise<CheckpointPayload>;
+  /** The verified payload of a checkpoint stored on local disk, else undefined. */
+  localPayload(meta: CheckpointMeta, tenant: string): Promise<CheckpointPayload | undefined>;
   remove(id: string): boolean;
   /**
    * Pull remote metadata (with a replica) of `tenant`'s shared-prefix checkpoints and, with

@@ -1,6 +1,7 @@
 import { ok as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
+import { link } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../log.ts";
 import { CheckpointFiles } from "./checkpoint-files.ts";
@@ -88,7 +89,18 @@ export class CheckpointStore implements CheckpointStorage {
     const id = randomBytes(16).toString("hex");
     const { text, tokens } = input.payload;
     const textHash = hashText(text);
-    const written = await this.#files.write(id, input.payload, writeState);
+    const base = input.linkStateOf;
+    if (base !== undefined) this.#pins.pin(base);
+    let written: Awaited<ReturnType<CheckpointFiles["write"]>>;
+    try {
+      written = await this.#files.write(
+        id,
+        input.payload,
+        base === undefined ? writeState : (path) => this.#linkState(base, input.tenant, path),
+      );
+    } finally {
+      if (base !== undefined && this.#pins.unpin(base)) this.#files.remove(base);
+    }
     const now = this.#now();
     const meta: CheckpointMeta = {
       id,
@@ -99,7 +111,8 @@ export class CheckpointStore implements CheckpointStorage {
       textLength: text.length,
       tokenCount: tokens.length,
       toolUseIds: [...input.toolUseIds],
-      bytes: written.bytes,
+      // A shared state is charged to the checkpoint that wrote it: this one added its payload only.
+      bytes: base === undefined ? written.bytes : written.bytes - written.stateBytes,
       modelIdentity: this.#modelIdentity,
       createdAt: now,
       lastUsedAt: now,
@@ -160,11 +173,17 @@ export class CheckpointStore implements CheckpointStorage {
 
   /**
    * Load a checkpoint found by a `find*` call. Pins it (eviction and replacement leave its files alone)
-   * until done, verifies the checksum and parses the payload BEFORE `readState(statePath, payload)` (the
-   * payload carries the tokens the engine needs), then records the use and returns the payload.
-   * A missing entry or file, a checksum mismatch or an unreadable payload removes the entry and throws
-   * {@link CorruptCheckpointError}. With `prefixOf`, a stored text that is not a prefix of it throws
-   * {@link CheckpointMismatchError} (the entry is kept) before the state is read.
+   * until done, verifies and parses the payload BEFORE `readState(statePath, payload)` (the payload
+   * carries the tokens the engine needs), and checks the state file's checksum WHILE the engine reads
+   * it (one more sequential read, overlapped with the load instead of added to it): it resolves only
+   * when both succeeded, so a caller never keeps a state that failed its check. Files just fetched
+   * from the replica crossed the network and another host's disk: they are checked before the engine
+   * reads them (the download dominates that load anyway). Then records the use
+   * and returns the payload. A missing entry or file, a checksum mismatch or an unreadable payload
+   * removes the entry and throws {@link CorruptCheckpointError} — for the state file after
+   * `readState` settled, so the caller must discard what it loaded (the sequences do on any throw).
+   * With `prefixOf`, a stored text that is not a prefix of it throws {@link CheckpointMismatchError}
+   * (the entry is kept) before the state is read.
    */
   async load(
     meta: CheckpointMeta,
@@ -176,15 +195,39 @@ export class CheckpointStore implements CheckpointStorage {
     const { id } = meta;
     this.#pins.pin(id);
     try {
-      const payload = await this.#readVerified(id, tenant);
+      const { payload, checksum, downloaded } = await this.#readPayload(id, tenant);
       if (options.prefixOf !== undefined && !options.prefixOf.startsWith(payload.text)) {
         throw new CheckpointMismatchError(id);
       }
-      await readState(this.#files.statePath(id), payload);
+      if (downloaded) await this.#files.verifyState(id, checksum).catch((error: unknown) => this.#corrupt(id, error));
+      const [verified, loaded] = await Promise.allSettled([
+        downloaded ? Promise.resolve() : this.#files.verifyState(id, checksum),
+        readState(this.#files.statePath(id), payload),
+      ]);
+      if (verified.status === "rejected") this.#corrupt(id, verified.reason);
+      if (loaded.status === "rejected") throw loaded.reason;
       this.#index.touch(id, this.#now());
       return payload;
     } finally {
       if (this.#pins.unpin(id)) this.#files.remove(id);
+    }
+  }
+
+  /**
+   * The verified payload of a checkpoint whose files are on local disk (a candidate for
+   * `linkStateOf`); undefined when it is not local. A damaged one is removed (and undefined).
+   */
+  async localPayload(meta: CheckpointMeta, tenant: string): Promise<CheckpointPayload | undefined> {
+    const row = this.#index.get(meta.id);
+    if (!row?.local || row.meta.tenant !== tenant) return undefined;
+    this.#pins.pin(meta.id);
+    try {
+      return (await this.#readPayload(meta.id, tenant)).payload;
+    } catch (error) {
+      if (error instanceof CorruptCheckpointError) return undefined;
+      throw error;
+    } finally {
+      if (this.#pins.unpin(meta.id)) this.#files.remove(meta.id);
     }
   }
 
@@ -231,7 +274,10 @@ export class CheckpointStore implements CheckpointStorage {
     this.#index.close();
   }
 
-  async #readVerified(id: string, tenant: string): Promise<CheckpointPayload> {
+  async #readPayload(
+    id: string,
+    tenant: string,
+  ): Promise<{ payload: CheckpointPayload; checksum: string; downloaded: boolean }> {
     try {
       const row = this.#index.get(id);
       if (!row) {
@@ -239,21 +285,38 @@ export class CheckpointStore implements CheckpointStorage {
       }
       assert(row.meta.tenant === tenant && row.meta.modelIdentity === this.#modelIdentity, "checkpoint not loadable");
       if (!row.local) await this.#download(row.meta);
-      const payload = await this.#files.readVerified(id, row.checksum);
+      const payload = await this.#files.readPayload(id, row.checksum);
       if (payload.text.length !== row.meta.textLength || hashText(payload.text) !== row.meta.textHash) {
         throw new CorruptCheckpointError(`checkpoint ${id}: payload text does not match its index row`, {
           checkpointId: id,
           kind: "payload",
         });
       }
-      return payload;
+      return { payload, checksum: row.checksum, downloaded: !row.local };
     } catch (error) {
-      if (error instanceof CorruptCheckpointError) {
-        this.remove(id);
-        log("checkpoint corrupt, removed", { id, kind: error.kind });
-      }
-      throw error;
+      this.#corrupt(id, error);
     }
+  }
+
+  /** Rethrow `error`; a {@link CorruptCheckpointError} first removes the entry. */
+  #corrupt(id: string, error: unknown): never {
+    if (error instanceof CorruptCheckpointError) {
+      this.remove(id);
+      log("checkpoint corrupt, removed", { id, kind: error.kind });
+    }
+    throw error;
+  }
+
+  /** Hard-link the (pinned) state file of checkpoint `base` of `tenant` to `path`. */
+  async #linkState(base: string, tenant: string, path: string): Promise<void> {
+    const row = this.#index.get(base);
+    if (!row?.local || row.meta.tenant !== tenant || row.meta.modelIdentity !== this.#modelIdentity) {
+      throw new CorruptCheckpointError(`checkpoint ${base} is not on local disk to share its state`, {
+        checkpointId: base,
+        kind: "missing",
+      });
+    }
+    await link(this.#files.statePath(base), path);
   }
 
   #evict(protectedId: string | undefined): void {

@@ -44,7 +44,11 @@ export interface CheckpointMeta {
   readonly tokenCount: number;
   /** For a tool-frontier checkpoint: the tool-use IDs it is keyed by (may be empty). */
   readonly toolUseIds: readonly string[];
-  /** State file plus payload file size. */
+  /**
+   * State file plus payload file size; for a checkpoint sharing another's state (`linkStateOf`), its
+   * payload only (the disk it added). The budget under-counts a shared state once the checkpoint
+   * that wrote it is gone while one sharing it remains.
+   */
   readonly bytes: number;
   /** The model the KV belongs to; entries of another model are never returned. */
   readonly modelIdentity: string;
@@ -63,8 +67,14 @@ export interface CheckpointMeta {
 export interface CheckpointPayload {
   /** The exact text the KV state covers (a prefix of a later request when reused). */
   readonly text: string;
-  /** The tokens the KV state holds, in order. */
+  /** The tokens the checkpoint restores, in order. */
   readonly tokens: readonly number[];
+  /**
+   * How many of `tokens` the KV state file holds (default: all). A checkpoint whose state file is
+   * an older checkpoint's (see `CheckpointWriteInput.linkStateOf`) holds fewer: a restore loads the
+   * state and prefills the rest of `tokens`.
+   */
+  readonly stateTokens?: number;
   /** Opaque JSON the worker restores with the state (frontier, exact turn memory). */
   readonly extra: unknown;
 }
@@ -81,6 +91,13 @@ export interface CheckpointWriteInput {
   readonly toolUseIds: readonly string[];
   /** Text, tokens and extra JSON stored beside the KV state. */
   readonly payload: CheckpointPayload;
+  /**
+   * Store no new KV: this checkpoint's state file is a hard link to the state file of checkpoint
+   * `linkStateOf` (same tenant; its state holds `payload.stateTokens` tokens, a prefix of
+   * `payload.tokens`). Nothing of the state is written, and the two share it on disk: removing
+   * either never frees what the other still needs. `writeState` is not called.
+   */
+  readonly linkStateOf?: string;
 }
 
 /** How to open a `CheckpointStore`. */

@@ -151,9 +151,9 @@ export async function* runTurn(
     trace.sampled();
     if (turn.stopReason !== StopReason.CANCELLED) recordTurn(deps, session, plan, promptTokens, turn);
     if (turn.stopReason === StopReason.TOOL_USE && deps.checkpoints) {
-      // Written in the background while the response finishes (the session stays leased until it
-      // lands): the most valuable checkpoint, keyed to the tool IDs, so the tool results can
-      // continue even if the live state is parked, lost or moved meanwhile.
+      // Releases the session and schedules its checkpoint off the critical path: the most valuable
+      // one, keyed to the tool IDs, so the tool results can continue even if the live state is
+      // parked, lost or moved meanwhile (a tool result arriving first cancels it and runs live).
       deps.sessions.saveInBackground(session, "tool-frontier");
       savingInBackground = true;
     }

@@ -3,7 +3,7 @@ import { Role } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { segmentsFrom } from "../chat/prompt-builder.ts";
 import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import type { CheckpointStorage } from "../checkpoints/checkpoint-storage.ts";
-import { type CheckpointReason, CorruptCheckpointError } from "../checkpoints/types.ts";
+import { type CheckpointPayload, type CheckpointReason, CorruptCheckpointError } from "../checkpoints/types.ts";
 import { toolUseIds, visibleText } from "../continuation/digest.ts";
 import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord } from "../continuation/frontier.ts";
 import { type RememberedTurn, type TurnMemory, visibleTextKey } from "../continuation/turn-memory.ts";
@@ -15,6 +15,14 @@ export interface CheckpointPolicy {
   anchorMinTokens: number;
   /** How long a lookup waits for the replica's metadata (`refresh`) before going on without it. */
   refreshTimeoutMs?: number;
+  /**
+   * A tool-frontier checkpoint shares the KV state of a stored prefix of it (the session's previous
+   * checkpoint, or the tenant's system + tools anchor) instead of writing the whole KV, as long as
+   * what a restore would re-prefill stays within max(`minTailTokens`, `maxTailFraction` × tokens)
+   * (defaults 256 and 0.25). Past it the whole KV is written, so full writes are spaced geometrically.
+   */
+  maxTailFraction?: number;
+  minTailTokens?: number;
 }
 
 /** A session's replica metadata is pulled at most this often (lease and ladder of one request share one). */
@@ -74,14 +82,32 @@ export class SessionCheckpoints {
     else if (result > 0) log("checkpoints imported", { count: result, session: sessionId.slice(0, 8) });
   }
 
-  /** Save a resident session's KV and frontier. False when it has no frontier to save. */
+  /**
+   * Save a resident session's KV and frontier: the new checkpoint's id and whether its state holds
+   * every token (`exact`; a tool-frontier checkpoint may share a stored prefix's state instead, see
+   * {@link CheckpointPolicy.maxTailFraction}), or undefined when it has no frontier to save.
+   * `onStateWritten` runs as soon as the sequence is no longer read (the engine dumped the KV, or
+   * a stored prefix's state will be shared); durability (fsync, checksum, index, replica) follows
+   * before the promise resolves.
+   */
   async save(
     session: LeasedSession,
     reason: Extract<CheckpointReason, "parked" | "tool-frontier" | "shutdown">,
-  ): Promise<boolean> {
+    onStateWritten?: () => void,
+  ): Promise<{ id: string; exact: boolean } | undefined> {
     const frontier = session.frontier;
-    if (!frontier) return false;
+    if (!frontier) {
+      onStateWritten?.();
+      return undefined;
+    }
     const sequence = session.sequence;
+    const tokens = [...sequence.tokens];
+    let shared: { id: string; stateTokens: number } | undefined;
+    try {
+      shared = reason === "tool-frontier" ? await this.#sharedState(session.tenant, frontier.text, tokens) : undefined;
+    } finally {
+      if (shared) onStateWritten?.();
+    }
     const meta = await this.store.write(
       {
         tenant: session.tenant,
@@ -90,24 +116,55 @@ export class SessionCheckpoints {
         toolUseIds: [...frontier.toolUseIds],
         payload: {
           text: frontier.text,
-          tokens: [...sequence.tokens],
+          tokens,
+          ...(shared ? { stateTokens: shared.stateTokens } : {}),
           extra: {
             ...(frontierToJson(frontier) as object),
             earlierTurns: this.#earlierTurns(session.tenant, frontier),
           },
         },
+        ...(shared ? { linkStateOf: shared.id } : {}),
       },
       async (path) => {
-        await sequence.saveState(path);
+        try {
+          await sequence.saveState(path);
+        } finally {
+          onStateWritten?.();
+        }
       },
     );
     log("checkpoint saved", {
       reason,
       session: session.sessionId.slice(0, 8),
+      messages: frontier.messages.length,
       tokens: meta.tokenCount,
       bytes: meta.bytes,
+      tail: shared ? tokens.length - shared.stateTokens : undefined,
     });
-    return true;
+    return { id: meta.id, exact: !shared || shared.stateTokens === tokens.length };
+  }
+
+  /**
+   * A stored checkpoint of `tenant` whose KV state is a token prefix of `tokens` leaving at most the
+   * policy's tail to re-prefill, to share instead of writing the KV again; undefined when none fits.
+   */
+  async #sharedState(
+    tenant: string,
+    text: string,
+    tokens: readonly Token[],
+  ): Promise<{ id: string; stateTokens: number } | undefined> {
+    const maxTail = Math.max(
+      this.policy.minTailTokens ?? 256,
+      Math.floor(tokens.length * (this.policy.maxTailFraction ?? 0.25)),
+    );
+    const meta = this.store.findLongestPrefix(tenant, text, { minTokens: Math.max(1, tokens.length - maxTail) });
+    if (!meta) return undefined;
+    const payload = await this.store.localPayload(meta, tenant);
+    if (!payload) return undefined;
+    const stateTokens = payload.stateTokens ?? payload.tokens.length;
+    if (stateTokens === 0 || tokens.length - stateTokens > maxTail) return undefined;
+    for (let i = 0; i < stateTokens; i++) if (payload.tokens[i] !== tokens[i]) return undefined;
+    return { id: meta.id, stateTokens };
   }
 
   /** Load the session's newest checkpoint into `sequence`; its frontier, or undefined (cold). */
@@ -117,9 +174,7 @@ export class SessionCheckpoints {
     if (!meta) return undefined;
     const started = performance.now();
     try {
-      const payload = await this.store.load(meta, session.tenant, (path, loaded) =>
-        sequence.loadState(path, loaded.tokens),
-      );
+      const payload = await this.store.load(meta, session.tenant, (path, loaded) => loadInto(sequence, path, loaded));
       const frontier = frontierFromJson(payload.extra);
       for (const turn of earlierTurnsOf(payload.extra)) this.memory?.remember(session.tenant, turn.keys, turn);
       this.rememberTurn(session.tenant, frontier.lastTurn);
@@ -129,6 +184,7 @@ export class SessionCheckpoints {
       log("kv cache hit checkpoint", {
         reason: meta.reason,
         tokens: meta.tokenCount,
+        tail: tailOf(payload),
         key: meta.id.slice(0, 8),
         load: `${(performance.now() - started).toFixed(1)}ms`,
         session: session.sessionId.slice(0, 8),
@@ -160,11 +216,12 @@ export class SessionCheckpoints {
     if (!rest || rest.length === 0) return undefined;
     const started = performance.now();
     try {
-      await this.store.load(meta, tenant, (path, loaded) => sequence.loadState(path, loaded.tokens), {
+      const payload = await this.store.load(meta, tenant, (path, loaded) => loadInto(sequence, path, loaded), {
         prefixOf: rendered.text,
       });
       log("kv cache hit text", {
         tokens: meta.tokenCount,
+        tail: tailOf(payload),
         key: meta.id.slice(0, 8),
         reason: meta.reason,
         load: `${(performance.now() - started).toFixed(1)}ms`,
@@ -232,6 +289,19 @@ export class SessionCheckpoints {
       this.store.remove(meta.id);
     }
   }
+}
+
+/** Load a checkpoint's state into `sequence`, then prefill the tokens its state does not hold. */
+async function loadInto(sequence: EngineSequence, path: string, payload: CheckpointPayload): Promise<void> {
+  const stateTokens = payload.stateTokens ?? payload.tokens.length;
+  await sequence.loadState(path, payload.tokens.slice(0, stateTokens));
+  if (stateTokens < payload.tokens.length) await sequence.append(payload.tokens.slice(stateTokens));
+}
+
+/** Tokens a restore of `payload` re-prefills (undefined when its state holds them all). */
+function tailOf(payload: CheckpointPayload): number | undefined {
+  const tail = payload.tokens.length - (payload.stateTokens ?? payload.tokens.length);
+  return tail > 0 ? tail : undefined;
 }
 
 interface EarlierTurn extends RememberedTurn {

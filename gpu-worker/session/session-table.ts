@@ -2,6 +2,7 @@ import { type Engine, type EngineSequence, NoFreeSequenceError } from "../../nat
 import type { Frontier } from "../continuation/frontier.ts";
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
+import { CheckpointScheduler, type ScheduledWrite } from "./checkpoint-scheduler.ts";
 import type { SessionCheckpoints } from "./session-checkpoints.ts";
 
 /** A conversation resident on this worker (parked ones live only in the checkpoint store). */
@@ -14,8 +15,15 @@ export interface LiveSession {
   lastUsed: number;
   /** Where the KV stops, recorded when a turn completes; undefined after a cancelled or failed turn. */
   frontier: Frontier | undefined;
-  /** A background checkpoint write in progress; a new lease waits for it. */
+  /**
+   * A checkpoint write is reading the sequence (the engine's dump of the KV: background write,
+   * parking, hand-over); a new lease waits for that step only.
+   */
   saving: Promise<void> | undefined;
+  /** A tool-frontier checkpoint scheduled but not started; the next lease cancels it. */
+  scheduled: ScheduledWrite | undefined;
+  /** The stored checkpoint that holds exactly `frontier` (parking it then writes nothing). */
+  durable: { frontier: Frontier; checkpointId: string } | undefined;
 }
 
 /** A leased session: resident, with its sequence. */
@@ -24,6 +32,11 @@ export type LeasedSession = LiveSession & { sequence: EngineSequence };
 export interface SessionTableOptions {
   /** Requests that may wait for a sequence; past it, OVERLOADED (529). */
   maxQueue: number;
+  /**
+   * How long after a tool turn its checkpoint write starts (default 250 ms). A tool result that
+   * arrives sooner cancels the write and is served live; the loop's next pause writes it.
+   */
+  checkpointDelayMs?: number;
 }
 
 /**
@@ -41,6 +54,9 @@ export class SessionTable {
   readonly #waiters: (() => void)[] = [];
   /** The newest epoch seen per session (kept after parking, bounded). */
   readonly #epochs = new Map<string, number>();
+  readonly #scheduler: CheckpointScheduler | undefined;
+  /** Sessions parked by freeing them because their tool-frontier checkpoint already held them. */
+  readonly #parkedOnToolFrontier = new Set<string>();
 
   constructor(
     engine: Engine,
@@ -50,6 +66,8 @@ export class SessionTable {
     this.#engine = engine;
     this.#checkpoints = checkpoints;
     this.#options = options;
+    this.#scheduler =
+      checkpoints && new CheckpointScheduler(checkpoints, options.checkpointDelayMs ?? 250, () => this.#wakeOne());
   }
 
   stats(): { resident: number; parked: number; active: number; queued: number } {
@@ -59,7 +77,7 @@ export class SessionTable {
       if (s.sequence) resident++;
       if (s.busy) active++;
     }
-    const parked = this.#checkpoints?.store.stats().byReason.parked ?? 0;
+    const parked = (this.#checkpoints?.store.stats().byReason.parked ?? 0) + this.#parkedOnToolFrontier.size;
     return { resident, parked, active, queued: this.#waiters.length };
   }
 
@@ -85,6 +103,7 @@ export class SessionTable {
       if (this.#epochs.size > MAX_EPOCHS) this.#epochs.delete(this.#epochs.keys().next().value ?? "");
       const session = this.#sessions.get(key);
       if (known > 0 && session && !session.busy && !session.saving) {
+        this.#scheduler?.cancel(session);
         this.#sessions.delete(key);
         session.sequence?.dispose();
         log("session state superseded", { session: sessionId.slice(0, 8), epoch, was: known });
@@ -102,7 +121,7 @@ export class SessionTable {
   async idle(pollMs = 25): Promise<void> {
     for (;;) {
       await this.settled();
-      if (![...this.#sessions.values()].some((s) => s.busy || s.saving)) return;
+      if (![...this.#sessions.values()].some((s) => s.busy || s.saving || s.scheduled)) return;
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
   }
@@ -114,17 +133,21 @@ export class SessionTable {
   async handOver(tenant: string, sessionId: string): Promise<boolean | undefined> {
     const session = this.#sessions.get(sessionKey(tenant, sessionId));
     if (session?.saving) await session.saving;
-    if (!session || session.busy || !session.sequence) return undefined;
+    if (!session || session.busy || session.saving || !session.sequence) return undefined;
     return this.#park(session);
   }
 
   /** Take the session for one request (restoring it from disk if parked); call `release` after. */
   async lease(tenant: string, sessionId: string): Promise<LeasedSession> {
     const key = sessionKey(tenant, sessionId);
+    this.#parkedOnToolFrontier.delete(key);
     let session = this.#sessions.get(key);
-    // A checkpoint write (background save, parking, hand-over) finishes first; parking removes the
-    // session from the table, so look it up again afterwards.
-    while (session?.saving) {
+    // The live KV comes first: a checkpoint write that has not started is cancelled (the next tool
+    // turn schedules a newer one). One that is reading the sequence (the engine's dump; parking or a
+    // hand-over) finishes that step first; parking removes the session, so look it up again.
+    while (session) {
+      if (this.#scheduler?.cancel(session)) log("checkpoint deferred", { session: sessionId.slice(0, 8) });
+      if (!session.saving) break;
       await session.saving;
       session = this.#sessions.get(key);
     }
@@ -138,6 +161,8 @@ export class SessionTable {
         lastUsed: Date.now(),
         frontier: undefined,
         saving: undefined,
+        scheduled: undefined,
+        durable: undefined,
       };
       this.#sessions.set(key, session);
     }
@@ -163,40 +188,39 @@ export class SessionTable {
     this.#wakeOne();
   }
 
-  /** Run a checkpoint write for a session in the background; its next lease waits for it. */
-  saveInBackground(session: LeasedSession, reason: "tool-frontier"): void {
-    const checkpoints = this.#checkpoints;
-    if (!checkpoints || !session.frontier) return;
-    session.busy = true;
-    session.saving = checkpoints
-      .save(session, reason)
-      .then(() => undefined)
-      .catch((error: unknown) => log("checkpoint write failed", { reason, error: String(error) }))
-      .finally(() => {
-        session.saving = undefined;
-        this.release(session);
-      });
+  /**
+   * Release a session after a turn that ended in `tool_use` and schedule its tool-frontier
+   * checkpoint off the critical path (see {@link CheckpointScheduler}).
+   */
+  saveInBackground(session: LeasedSession, _reason: "tool-frontier"): void {
+    this.release(session);
+    this.#scheduler?.schedule(session);
   }
 
   /** Forget a session and free its sequence. False when it is unknown or busy. */
   drop(tenant: string, sessionId: string): boolean {
     const key = sessionKey(tenant, sessionId);
     const session = this.#sessions.get(key);
-    if (!session || session.busy) return false;
+    if (!session || session.busy || session.saving) return false;
+    this.#scheduler?.cancel(session);
     this.#sessions.delete(key);
     session.sequence?.dispose();
     this.#checkpoints?.forget(session);
     return true;
   }
 
-  /** Resolves when no background checkpoint write is in flight. */
+  /** Resolves when no checkpoint write is scheduled or in flight. */
   async settled(): Promise<void> {
+    await this.#scheduler?.settled();
     await Promise.all([...this.#sessions.values()].map((s) => s.saving));
   }
 
   /** Free every resident sequence, keeping checkpoints (the last step of a shutdown). */
   close(): void {
-    for (const session of this.#sessions.values()) session.sequence?.dispose();
+    for (const session of this.#sessions.values()) {
+      this.#scheduler?.cancel(session);
+      session.sequence?.dispose();
+    }
     this.#sessions.clear();
   }
 
@@ -204,10 +228,10 @@ export class SessionTable {
   async saveAll(): Promise<number> {
     let saved = 0;
     for (const session of this.#sessions.values()) {
+      this.#scheduler?.cancel(session);
       if (session.saving) await session.saving;
       if (!session.sequence || session.busy || !session.frontier || !this.#checkpoints) continue;
-      await this.#checkpoints.save(session as LeasedSession, "shutdown");
-      saved++;
+      if (this.#isDurable(session) || (await this.#checkpoints.save(session as LeasedSession, "shutdown"))) saved++;
     }
     return saved;
   }
@@ -235,6 +259,7 @@ export class SessionTable {
   async #park(session: LiveSession): Promise<boolean> {
     const sequence = session.sequence;
     if (!sequence) return false;
+    this.#scheduler?.cancel(session);
     session.busy = true;
     const parking = this.#parkNow(session, sequence);
     session.saving = parking.then(() => undefined);
@@ -248,10 +273,19 @@ export class SessionTable {
   async #parkNow(session: LiveSession, sequence: EngineSequence): Promise<boolean> {
     let parked = false;
     try {
+      // A session whose newest tool-frontier checkpoint holds its frontier is parked by freeing it.
+      const durable = this.#isDurable(session);
+      if (durable) {
+        this.#parkedOnToolFrontier.add(sessionKey(session.tenant, session.sessionId));
+        if (this.#parkedOnToolFrontier.size > MAX_EPOCHS) {
+          this.#parkedOnToolFrontier.delete(this.#parkedOnToolFrontier.values().next().value ?? "");
+        }
+      }
       parked =
-        session.frontier && this.#checkpoints
-          ? await this.#checkpoints.save(session as LeasedSession, "parked")
-          : false;
+        durable ||
+        (session.frontier && this.#checkpoints
+          ? (await this.#checkpoints.save(session as LeasedSession, "parked")) !== undefined
+          : false);
       log(parked ? "session parked" : "session evicted", {
         session: session.sessionId.slice(0, 8),
         tokens: sequence.tokens.length,
@@ -264,6 +298,7 @@ export class SessionTable {
       this.#sessions.delete(sessionKey(session.tenant, session.sessionId));
       session.sequence = undefined;
       session.frontier = undefined;
+      session.durable = undefined;
       sequence.dispose();
       session.busy = false;
     }
@@ -274,7 +309,7 @@ export class SessionTable {
   #leastValuableIdle(): LiveSession | undefined {
     let victim: LiveSession | undefined;
     for (const s of this.#sessions.values()) {
-      if (s.busy || !s.sequence) continue;
+      if (s.busy || s.saving || !s.sequence) continue;
       if (
         victim === undefined ||
         sessionValue(s) < sessionValue(victim) ||
@@ -284,6 +319,13 @@ export class SessionTable {
       }
     }
     return victim;
+  }
+
+  /** The session's frontier is held by a checkpoint still in the store. */
+  #isDurable(session: LiveSession): boolean {
+    const durable = session.durable;
+    if (!durable || durable.frontier !== session.frontier || !this.#checkpoints) return false;
+    return this.#checkpoints.store.findBySession(session.tenant, session.sessionId)?.id === durable.checkpointId;
   }
 
   #wakeOne(): void {

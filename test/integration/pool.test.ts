@@ -135,12 +135,15 @@ describe("GPU worker pool", () => {
   });
 
   it("kills a worker mid-stream: the stream ends with overloaded_error and its sessions continue on the other worker", async () => {
-    // Every turn-2 tool-frontier checkpoint has landed in the shared store.
+    // Every turn-2 session checkpoint (its frontier: user, assistant, tool results) has landed in the
+    // shared store: the tool-frontier write, or parking (which cancels a write not yet started). A
+    // turn-1 write may have been cancelled by turn 2 arriving first.
     for (const loop of loops) {
       const owner = owners.get(loop) as WorkerHandle;
       const session = await sid8(loop);
-      const saved = () => logLines(owner, `session=${session}`, /checkpoint saved reason=tool-frontier/).length;
-      if (!(await until(() => saved() >= 2))) {
+      const saved = () =>
+        logLines(owner, `session=${session}`, /checkpoint saved reason=(tool-frontier|parked) .*messages=3 /).length;
+      if (!(await until(() => saved() >= 1))) {
         throw new Error(
           `session ${session}: ${saved()} saves\n${owner.logs.filter((l) => l.includes(session)).join("\n")}`,
         );

@@ -9,6 +9,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { decisionWord, missWord } from "../../edge/cache-decision.ts";
 import { ChatMlFormat } from "../../gpu-worker/chat/chatml.ts";
 import type { ChatFormat } from "../../gpu-worker/chat/types.ts";
+import type { CheckpointStorage } from "../../gpu-worker/checkpoints/checkpoint-storage.ts";
 import { CheckpointStore } from "../../gpu-worker/checkpoints/checkpoint-store.ts";
 import { loadConfig } from "../../gpu-worker/config.ts";
 import { SpanTokenMemory } from "../../gpu-worker/continuation/span-token-memory.ts";
@@ -45,7 +46,16 @@ export class WorkerHarness {
   constructor(
     readonly engine: Engine,
     readonly dir: string,
-    options: { anchorMinTokens?: number; budgetBytes?: number; maxQueue?: number; format?: ChatFormat } = {},
+    options: {
+      anchorMinTokens?: number;
+      budgetBytes?: number;
+      maxQueue?: number;
+      format?: ChatFormat;
+      /** Delay of tool-frontier writes (default 0 here: tests that `settle` need not wait). */
+      checkpointDelayMs?: number;
+      /** Wrap the store the worker writes through (e.g. to hold a write at a chosen step). */
+      wrapStorage?: (store: CheckpointStore) => CheckpointStorage;
+    } = {},
   ) {
     const config = { ...loadConfig({}), contextSize: 4096, batchSize: 256 };
     const memory = new TurnMemory();
@@ -56,11 +66,15 @@ export class WorkerHarness {
       modelIdentity: engine.model.identity,
     });
     const checkpoints = new SessionCheckpoints(
-      this.store,
+      options.wrapStorage ? options.wrapStorage(this.store) : this.store,
       { anchorMinTokens: options.anchorMinTokens ?? 1_000_000 },
       (tenant, turn) => rememberTurn({ memory, spans }, tenant, turn),
+      memory,
     );
-    const sessions = new SessionTable(engine, checkpoints, { maxQueue: options.maxQueue ?? 64 });
+    const sessions = new SessionTable(engine, checkpoints, {
+      maxQueue: options.maxQueue ?? 64,
+      checkpointDelayMs: options.checkpointDelayMs ?? 0,
+    });
     const format = options.format ?? new ChatMlFormat();
     this.deps = { engine, format, sessions, memory, spans, checkpoints, config };
   }

@@ -82,20 +82,23 @@ describe("eviction", () => {
 });
 
 describe("corruption", () => {
-  it("flipped state byte: CorruptCheckpointError before readState, entry removed, store still works", async () => {
+  it("flipped state byte: the load fails with CorruptCheckpointError (checked while the engine reads), entry removed, store still works", async () => {
     const meta = await fx.write({ text: "victim" });
     const bytes = readFileSync(fx.statePath(meta.id));
     bytes[17] = bytes[17]! ^ 0xff;
     writeFileSync(fx.statePath(meta.id), bytes);
-    let readStateCalled = false;
+    // The engine reads the local file while its checksum is checked; the load rejects (so the caller
+    // discards what it read) only after that read settled.
+    let readStateSettled = false;
     const error = await fx.store
       .load(meta, "tenant-a", async () => {
-        readStateCalled = true;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        readStateSettled = true;
       })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CorruptCheckpointError);
     expect(error).toMatchObject({ kind: "checksum", checkpointId: meta.id });
-    expect(readStateCalled).toBe(false);
+    expect(readStateSettled).toBe(true);
     expect(gone(meta.id)).toBe(true);
     expect(fx.store.findLongestPrefix("tenant-a", "victim")).toBeUndefined();
 
