@@ -72,6 +72,10 @@ export class MeteredCheckpointStorage implements CheckpointStorage {
     }
   }
 
+  localPayload(meta: CheckpointMeta, tenant: string): Promise<CheckpointPayload | undefined> {
+    return this.inner.localPayload(meta, tenant);
+  }
+
   findLongestPrefix(tenant: string, text: string, options?: { minTokens?: number }): CheckpointMeta | undefined {
     const found = this.inner.findLongestPrefix(tenant, text, options);
     this.metrics.prefixLookup(found !== undefined);
