@@ -1,22 +1,27 @@
 /**
  * Self-routing, unforgeable IDs.
  *
- * Every ID Frontier mints (`toolu_…`, `msg_…`, `resp_…`, `call_…`, and the Responses API's item IDs
- * `fc_…` and `rs_…`) carries the session it belongs
+ * Every ID Frontier mints (`toolu_…`, `msg_…`, `resp_…`, `call_…`, the Responses API's item IDs
+ * `fc_…` and `rs_…`, and Chat Completions' `chatcmpl-…`) carries the session it belongs
  * to and a keyed MAC over (kind, tenant, session, nonce). The edge finds the SessionDO from the ID
  * alone; an ID minted for another tenant, or forged, fails verification and is treated exactly like
  * an unknown ID. Works in Node 20 and workerd (WebCrypto only).
  */
 
-export type IdKind = "toolu" | "msg" | "resp" | "call" | "fc" | "rs" | "sig";
+export type IdKind = "toolu" | "msg" | "resp" | "call" | "fc" | "rs" | "sig" | "chatcmpl";
 
 const VERSION = 1;
 const SESSION_BYTES = 16;
 const NONCE_BYTES = 6;
 const MAC_BYTES = 12;
 const PAYLOAD_BYTES = 1 + SESSION_BYTES + NONCE_BYTES;
-const ID_KINDS: readonly IdKind[] = ["toolu", "msg", "resp", "call", "fc", "rs", "sig"];
-const ID_PATTERN = new RegExp(`^(${ID_KINDS.join("|")})_([A-Za-z0-9_-]{47})$`);
+const ID_KINDS: readonly IdKind[] = ["toolu", "msg", "resp", "call", "fc", "rs", "sig", "chatcmpl"];
+/** OpenAI spells its completion IDs `chatcmpl-…`; every other kind uses `_`. */
+const ID_PATTERN = /^(?:(toolu|msg|resp|call|fc|rs|sig)_|(chatcmpl)-)([A-Za-z0-9_-]{47})$/;
+
+function prefixOf(kind: IdKind): string {
+  return kind === "chatcmpl" ? "chatcmpl-" : `${kind}_`;
+}
 
 const encoder = new TextEncoder();
 const keyCache = new Map<string, Promise<CryptoKey>>();
@@ -63,7 +68,7 @@ export async function mintId(secret: string, kind: IdKind, tenant: string, sessi
   const all = new Uint8Array(PAYLOAD_BYTES + MAC_BYTES);
   all.set(payload);
   all.set(tag, PAYLOAD_BYTES);
-  return `${kind}_${toBase64Url(all)}`;
+  return `${prefixOf(kind)}${toBase64Url(all)}`;
 }
 
 export interface DecodedId {
@@ -78,8 +83,8 @@ export interface DecodedId {
 export async function verifyId(secret: string, id: string, tenant: string): Promise<DecodedId | undefined> {
   const match = ID_PATTERN.exec(id);
   if (!match) return undefined;
-  const kind = match[1] as IdKind;
-  const bytes = fromBase64Url(match[2] ?? "");
+  const kind = (match[1] ?? match[2]) as IdKind;
+  const bytes = fromBase64Url(match[3] ?? "");
   if (!bytes || bytes.length !== PAYLOAD_BYTES + MAC_BYTES || bytes[0] !== VERSION) return undefined;
   const payload = bytes.subarray(0, PAYLOAD_BYTES);
   const expected = await mac(secret, kind, tenant, payload);
