@@ -3,7 +3,8 @@
  * collect the IDs a request carries, verify them, and rank the candidate sessions:
  *   1. the session every `tool_result.tool_use_id` of the last user message names;
  *   2. else the session named by the latest replayed assistant turn's `tool_use` ids;
- *   3. else a session derived from the client's hint (`x-claude-code-session-id`), per tenant;
+ *   3. else a session derived from the client's hint (`prompt_cache_key`, or a header in
+ *      HINT_HEADERS), per tenant;
  *   4. else a new session.
  * A hint places, it never merges: a first turn, a concurrent request, or a request that does not
  * answer the hinted session's pending tool calls branches into a new session on the same worker.
@@ -80,6 +81,22 @@ function singleSession(sessions: readonly (string | undefined)[], strict: boolea
 export async function hintSessionId(tenant: string, hint: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${tenant}\u0000${hint}`));
   return toHex(new Uint8Array(digest)).slice(0, 32);
+}
+
+/**
+ * Headers clients send to name their conversation, in the order they are read: Claude Code's,
+ * Codex's (`session-id`; it also sends the same value as `prompt_cache_key`), opencode's.
+ */
+export const HINT_HEADERS = ["x-claude-code-session-id", "session-id", "x-session-affinity", "x-session-id"] as const;
+
+/** The client's conversation key: the body's `prompt_cache_key`, else the first hint header present. */
+export function requestHint(headers: Headers, promptCacheKey?: string): string | null {
+  if (promptCacheKey !== undefined && cleanHint(promptCacheKey) !== undefined) return promptCacheKey;
+  for (const name of HINT_HEADERS) {
+    const value = headers.get(name);
+    if (cleanHint(value) !== undefined) return value;
+  }
+  return null;
 }
 
 /** A usable hint header value, or undefined. */

@@ -25,6 +25,14 @@ export interface OpenArgs {
   /** Place a new session on this worker (a branch of a hinted session). */
   preferredWorker?: string;
   /**
+   * Fingerprint of the request's system + tools. Recorded with the session; with mode hint, or
+   * with `branchOnPrefix`, a request whose fingerprint differs from the session's is another
+   * conversation (a title request, a memory subagent) and gets `branch` instead of the session.
+   */
+  prefix?: string;
+  /** With mode existing: branch (rather than continue) when `prefix` differs from the session's. */
+  branchOnPrefix?: boolean;
+  /**
    * Workers known to be down or drained: a session on one of them moves (epoch + 1) to one of
    * `workerUrls`. Without it, a session moves when its worker is not in `workerUrls`.
    */
@@ -34,7 +42,8 @@ export interface OpenArgs {
 export type OpenResult =
   | { status: "ok"; sessionId: string; workerUrl: string; epoch: number; created: boolean; turns: number }
   | { status: "not_found" }
-  | { status: "branch"; workerUrl: string };
+  /** Another conversation uses this session's key (`prefix`: its system + tools differ; `busy`: a concurrent one). */
+  | { status: "branch"; workerUrl: string; reason: "prefix" | "busy" };
 
 export interface RecordTurnArgs {
   tenant: string;
@@ -90,6 +99,9 @@ export class SessionDO extends DurableObject<Env> {
       created_at INTEGER NOT NULL, last_used_at INTEGER NOT NULL, turns INTEGER NOT NULL DEFAULT 0,
       last_message_id TEXT, lease_request_id TEXT, lease_until INTEGER)`);
     this.#sql.exec("CREATE TABLE IF NOT EXISTS frontier (position INTEGER PRIMARY KEY, tool_use_id TEXT NOT NULL)");
+    this.#sql.exec(
+      "CREATE TABLE IF NOT EXISTS prefix (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), fingerprint TEXT NOT NULL)",
+    );
   }
 
   async open(args: OpenArgs): Promise<OpenResult> {
@@ -110,16 +122,24 @@ export class SessionDO extends DurableObject<Env> {
         args.requestId,
         now + LEASE_MS,
       );
+      this.#setPrefix(args.prefix);
       await this.#scheduleExpiry(now);
       return { status: "ok", sessionId: args.sessionId, workerUrl, epoch: 1, created: true, turns: 0 };
     }
     const busy = row.lease_until !== null && row.lease_until > now;
+    const workerUrlOfBranch = pickWorker(row.session_id, args.workerUrls, row.worker_url);
+    const recorded = this.#prefix();
+    const otherPrefix = args.prefix !== undefined && recorded !== undefined && recorded !== args.prefix;
+    if (otherPrefix && (args.mode === "hint" || args.branchOnPrefix)) {
+      return { status: "branch", workerUrl: workerUrlOfBranch, reason: "prefix" };
+    }
     if (args.mode === "hint") {
       const state = { exists: true, busy, pendingToolUseIds: this.#frontier().length, turns: row.turns };
       if (hintDecision(state, args.firstTurn ?? false) === "branch") {
-        return { status: "branch", workerUrl: pickWorker(row.session_id, args.workerUrls, row.worker_url) };
+        return { status: "branch", workerUrl: workerUrlOfBranch, reason: "busy" };
       }
     }
+    this.#setPrefix(args.prefix);
     let { worker_url: workerUrl, epoch } = row;
     const leaving = args.unroutable ? args.unroutable.includes(workerUrl) : !args.workerUrls.includes(workerUrl);
     if (leaving && args.workerUrls.length > 0) {
@@ -224,6 +244,15 @@ export class SessionDO extends DurableObject<Env> {
       requestId,
       now + LEASE_MS,
     );
+  }
+
+  #prefix(): string | undefined {
+    return this.#sql.exec<{ fingerprint: string }>("SELECT fingerprint FROM prefix").toArray()[0]?.fingerprint;
+  }
+
+  #setPrefix(fingerprint: string | undefined): void {
+    if (fingerprint === undefined) return;
+    this.#sql.exec("INSERT OR REPLACE INTO prefix (singleton, fingerprint) VALUES (1, ?)", fingerprint);
   }
 
   #row(): SessionRow | undefined {

@@ -56,27 +56,53 @@ export async function resolveSession(env: Env, config: EdgeConfig, request: Rout
   const home = config.regions[0];
   const candidates = idCandidates(verified);
   if (request.pinned) candidates.unshift(request.pinned);
-  for (const candidate of candidates) {
-    const opened = await open(env, { ...base, sessionId: candidate.sessionId, mode: "existing" });
-    if (opened.status === "ok") return { ...opened, source: candidate.source };
-  }
+  const prefix = request.prefix;
+  // A request whose system + tools differ from the session its replay or hint names is another
+  // conversation reusing it (a title request, a memory subagent): it branches to its own session on
+  // the same worker (stable per main session and prefix), never replacing the main one's live KV.
+  let branchOf: { sessionId: string; workerUrl: string } | undefined;
   let preferredWorker: string | undefined;
+  for (const candidate of candidates) {
+    const branchOnPrefix = candidate.source === "replay";
+    const opened = await open(env, {
+      ...base,
+      sessionId: candidate.sessionId,
+      mode: "existing",
+      prefix,
+      branchOnPrefix,
+    });
+    if (opened.status === "ok") return { ...opened, source: candidate.source };
+    if (opened.status === "branch") {
+      branchOf ??= { sessionId: candidate.sessionId, workerUrl: opened.workerUrl };
+    }
+  }
   const hint = cleanHint(request.hint);
-  if (hint !== undefined) {
+  if (hint !== undefined && branchOf === undefined) {
     const sessionId = await hintSessionId(request.tenant, hint);
-    const opened = await open(env, { ...base, sessionId, mode: "hint", firstTurn: ids.firstTurn }, home);
+    const opened = await open(env, { ...base, sessionId, mode: "hint", firstTurn: ids.firstTurn, prefix }, home);
     if (opened.status === "ok") return { ...opened, source: "hint" };
-    if (opened.status === "branch" && workerUrls.includes(opened.workerUrl)) preferredWorker = opened.workerUrl;
+    if (opened.status === "branch") {
+      if (opened.reason === "prefix") branchOf = { sessionId, workerUrl: opened.workerUrl };
+      else if (workerUrls.includes(opened.workerUrl)) preferredWorker = opened.workerUrl;
+    }
+  }
+  if (branchOf !== undefined && prefix !== undefined) {
+    const sideId = await hintSessionId(request.tenant, `${branchOf.sessionId}\u0000${prefix}`);
+    const preferred = workerUrls.includes(branchOf.workerUrl) ? branchOf.workerUrl : undefined;
+    const side = { ...base, sessionId: sideId, mode: "hint" as const, firstTurn: ids.firstTurn, prefix };
+    const opened = await open(env, { ...side, preferredWorker: preferred }, home);
+    if (opened.status === "ok") return { ...opened, source: "branch" };
+    preferredWorker = preferred;
   }
   const sessionId = newSessionId();
   if (preferredWorker !== undefined) {
-    const opened = await open(env, { ...base, sessionId, mode: "claim", preferredWorker }, home);
+    const opened = await open(env, { ...base, sessionId, mode: "claim", preferredWorker, prefix }, home);
     if (opened.status !== "ok") throw ApiError.internal("could not create a session");
     return { ...opened, source: "branch" };
   }
   const placed = await placeNewSession(env, config, { prefix: request.prefix });
   if (!placed) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
-  const claim = { ...base, workerUrls: [placed.worker.url], sessionId, mode: "claim" as const };
+  const claim = { ...base, workerUrls: [placed.worker.url], sessionId, mode: "claim" as const, prefix };
   const opened = await open(env, { ...claim, preferredWorker: placed.worker.url }, placed.region);
   if (opened.status !== "ok") throw ApiError.internal("could not create a session");
   return { ...opened, source: "new", placement: placed.reason };

@@ -8,6 +8,7 @@ import { validateMessagesRequest } from "../anthropic/validate.ts";
 import { authenticate } from "../auth.ts";
 import type { RequestContext } from "../context.ts";
 import { readJsonBody } from "../http.ts";
+import { collectRoutingIds, requestHint } from "../routing.ts";
 import { serveTurn } from "../serve-turn.ts";
 import { resolveSession } from "../session-route.ts";
 
@@ -21,7 +22,7 @@ export async function handleMessages(request: Request, rc: RequestContext): Prom
     tenant,
     requestId,
     ids: collectRoutingIds(body.messages),
-    hint: request.headers.get("x-claude-code-session-id"),
+    hint: requestHint(request.headers),
     prefix,
   });
   return serveTurn(request, rc, resolved, {

@@ -18,7 +18,7 @@ import { collectResponsesRoutingIds } from "../openai/routing-ids.ts";
 import { ResponsesTurn } from "../openai/stream.ts";
 import type { InputItem } from "../openai/types.ts";
 import { validateResponsesRequest } from "../openai/validate.ts";
-import type { IdCandidate } from "../routing.ts";
+import { type IdCandidate, requestHint } from "../routing.ts";
 import { serveTurn } from "../serve-turn.ts";
 import { resolveSession } from "../session-route.ts";
 
@@ -41,7 +41,7 @@ export async function handleCreateResponse(request: Request, rc: RequestContext)
     requestId,
     ids: collectResponsesRoutingIds(items),
     pinned,
-    hint: body.prompt_cache_key ?? null,
+    hint: requestHint(request.headers, body.prompt_cache_key),
     prefix,
   });
   return serveTurn(request, rc, resolved, {

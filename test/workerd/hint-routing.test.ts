@@ -60,6 +60,37 @@ describe("routing by x-claude-code-session-id", () => {
     expect((await env.SESSIONS.getByName(hinted).get("local"))?.turns).toBe(2);
   });
 
+  it("branches a side request with its own system prompt and tools, and leaves the main session alone", async () => {
+    fake = endTurn();
+    const hint = crypto.randomUUID();
+    const hinted = await hintSessionId("local", hint);
+    const main = { system: "You are the main agent.", tools: [{ name: "Bash", input_schema: { type: "object" } }] };
+    expect(await send(hint, messagesBody(main))).toBe("hint; epoch=1");
+    const history = [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hi" },
+      { role: "user", content: "more" },
+    ];
+    // A title request / memory subagent: the same hint and history, another system prompt and no tools.
+    const side = messagesBody({ system: "Write a title.", messages: history });
+    expect(await send(hint, side)).toBe("branch; epoch=1");
+    const sideSession = fake.requests[1]?.sessionId;
+    expect(sideSession).not.toBe(hinted);
+    // The next side request of the same kind lands in the same side session, on the same worker.
+    expect(await send(hint, side)).toBe("branch; epoch=1");
+    expect(fake.requests[2]?.sessionId).toBe(sideSession);
+    const [mainInfo, sideInfo] = await Promise.all([
+      env.SESSIONS.getByName(hinted).get("local"),
+      env.SESSIONS.getByName(sideSession ?? "").get("local"),
+    ]);
+    expect(sideInfo?.workerUrl).toBe(mainInfo?.workerUrl);
+    expect(sideInfo?.turns).toBe(2);
+    // The main conversation's follow-up still continues the hinted session, untouched by the side turns.
+    expect(mainInfo?.turns).toBe(1);
+    expect(await send(hint, messagesBody({ ...main, messages: history }))).toBe("hint; epoch=1");
+    expect(fake.requests[3]?.sessionId).toBe(hinted);
+  });
+
   it("gives another tenant with the same hint a different session", async () => {
     fake = endTurn();
     const hint = crypto.randomUUID();

@@ -7,6 +7,7 @@ import {
   hintSessionId,
   idCandidates,
   pickWorker,
+  requestHint,
   verifyRoutingIds,
 } from "../../../edge/routing.ts";
 import { mintId, newSessionId } from "../../../shared/ids.ts";
@@ -131,5 +132,18 @@ describe("pickWorker", () => {
     expect(pickWorker("k", urls, "http://gone")).toBe(pickWorker("k", urls));
     const picked = new Set(Array.from({ length: 50 }, (_, i) => pickWorker(`session-${i}`, urls)));
     expect(picked.size).toBe(3);
+  });
+});
+
+describe("requestHint", () => {
+  it("reads prompt_cache_key, then Claude Code's, Codex's and opencode's session headers", () => {
+    const headers = (entries: Record<string, string>) => new Headers(entries);
+    expect(requestHint(headers({ "x-claude-code-session-id": "cc" }))).toBe("cc");
+    expect(requestHint(headers({ "session-id": "codex" }), "key")).toBe("key");
+    expect(requestHint(headers({ "session-id": "codex", "x-session-affinity": "oc" }))).toBe("codex");
+    expect(requestHint(headers({ "x-session-affinity": "ses_1", "x-session-id": "ses_1" }))).toBe("ses_1");
+    expect(requestHint(headers({ "x-session-id": "ses_2" }))).toBe("ses_2");
+    expect(requestHint(headers({ "x-session-id": "  " }))).toBeNull();
+    expect(requestHint(headers({}), "x".repeat(300))).toBeNull();
   });
 });
