@@ -11,7 +11,7 @@ import {
   StopReason,
   WorkerErrorCode,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { ApiError } from "../anthropic/errors.ts";
+import { ApiError } from "../errors.ts";
 import { openAiErrorBody } from "../openai/errors.ts";
 import type { RenderedEvent, TurnRenderer } from "../turn-driver.ts";
 import { workerErrorToApiError } from "../worker-errors.ts";
@@ -28,7 +28,7 @@ import type {
 export class ChatTurn implements TurnRenderer {
   prompt: PromptProcessed | undefined;
   /** Call IDs of the tool calls this turn made, in order. */
-  readonly callIds: string[] = [];
+  readonly toolCallIds: string[] = [];
   readonly keepAlive = ": keep-alive\n\n";
   #id = "";
   #text = "";
@@ -51,6 +51,10 @@ export class ChatTurn implements TurnRenderer {
   /** The completion id (`chatcmpl-…`), known once the prompt event arrived. */
   get id(): string {
     return this.#id;
+  }
+
+  logFields(): Record<string, unknown> {
+    return { finish: this.#finish ?? "incomplete", calls: this.toolCallIds.length };
   }
 
   push(event: GenerateEvent): RenderedEvent[] {
@@ -82,7 +86,7 @@ export class ChatTurn implements TurnRenderer {
         const index = this.#calls.length;
         this.#callIndex.set(e.value.index, index);
         this.#calls.push({ id: e.value.id, type: "function", function: { name: e.value.name, arguments: "" } });
-        this.callIds.push(e.value.id);
+        this.toolCallIds.push(e.value.id);
         const start = {
           index,
           id: e.value.id,

@@ -3,7 +3,7 @@
  * media parts (images, audio, files) are refused with a 400 naming the part, never dropped.
  */
 import { LIMITS } from "../../shared/limits.ts";
-import { asArray, asEnum, asObject, asString, fail, optional, type Path, required } from "../anthropic/check.ts";
+import { asArray, asEnum, asObject, asString, fail, optional, type Path, required } from "../check.ts";
 import type { ChatMessage, ChatToolCall } from "./types.ts";
 
 const ROLES = ["system", "developer", "user", "assistant", "tool"] as const;

@@ -19,7 +19,7 @@ import {
   type Path,
   required,
   uniqueToolName,
-} from "../anthropic/check.ts";
+} from "../check.ts";
 import type { ChatFunctionTool, ChatRequest, ChatResponseFormat, ChatToolChoice } from "./types.ts";
 import { validateMessages } from "./validate-messages.ts";
 

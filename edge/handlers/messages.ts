@@ -8,7 +8,7 @@ import { validateMessagesRequest } from "../anthropic/validate.ts";
 import { authenticate } from "../auth.ts";
 import type { RequestContext } from "../context.ts";
 import { readJsonBody } from "../http.ts";
-import { collectRoutingIds, requestHint } from "../routing.ts";
+import { requestHint } from "../routing.ts";
 import { serveTurn } from "../serve-turn.ts";
 import { resolveSession } from "../session-route.ts";
 

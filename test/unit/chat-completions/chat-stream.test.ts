@@ -7,10 +7,15 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { ChatCompletionStream } from "openai/lib/ChatCompletionStream";
 import { Stream } from "openai/streaming";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../../edge/anthropic/errors.ts";
 import { ChatTurn } from "../../../edge/chat/stream.ts";
 import { validateChatRequest } from "../../../edge/chat/validate.ts";
-import { GenerateEventSchema, StopReason, WorkerErrorCode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { ApiError } from "../../../edge/errors.ts";
+import {
+  CacheDecision,
+  GenerateEventSchema,
+  StopReason,
+  WorkerErrorCode,
+} from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
 type Init = MessageInitShape<typeof GenerateEventSchema>["event"];
 const ev = (event: Init) => create(GenerateEventSchema, { event });
@@ -29,7 +34,7 @@ function newTurn(extra: Record<string, unknown> = {}) {
 
 const prompt = ev({
   case: "prompt",
-  value: { promptTokens: 120, cachedTokens: 100, decision: "live-tool-ids", messageId: "chatcmpl-x" },
+  value: { promptTokens: 120, cachedTokens: 100, decision: CacheDecision.LIVE_TOOL_IDS, messageId: "chatcmpl-x" },
 });
 
 function sseOf(turn: ChatTurn, events: ReturnType<typeof ev>[]): string {
@@ -138,7 +143,7 @@ describe("ChatTurn", () => {
         completion_tokens_details: { reasoning_tokens: 0 },
       },
     });
-    expect(turn.callIds).toEqual(["call_a", "call_b"]);
+    expect(turn.toolCallIds).toEqual(["call_a", "call_b"]);
   });
 
   it("ends with finish_reason length on max tokens, stop on a stop sequence", async () => {
