@@ -1,6 +1,7 @@
 /**
- * The route table. Errors are rendered here in the shape of the route's protocol: OpenAI's under
- * /v1/responses, Anthropic's elsewhere (itty's `error()` puts the status in the body).
+ * The route table. Errors are rendered here in the shape of the route's protocol (itty's `error()`
+ * puts the status in the body): OpenAI's on OpenAI's paths (404s included), on `/v1/models` by the
+ * caller (Anthropic clients send `anthropic-version` or `x-api-key`), Anthropic's elsewhere.
  */
 import { type IRequest, Router } from "itty-router";
 import { anthropicErrorResponse } from "./anthropic/errors.ts";
@@ -9,6 +10,7 @@ import { ApiError, toApiError } from "./errors.ts";
 import { handleMetrics } from "./handlers/admin-metrics.ts";
 import { handleStatusData, handleStatusPage } from "./handlers/admin-status.ts";
 import { handleUsage } from "./handlers/admin-usage.ts";
+import { handleChatCompletions } from "./handlers/chat-completions.ts";
 import { handleCountTokens } from "./handlers/count-tokens.ts";
 import { handleHealth } from "./handlers/health.ts";
 import { handleMessages } from "./handlers/messages.ts";
@@ -35,8 +37,24 @@ export const router = Router<IRequest, Args>({
 
 /** The error response in the shape of the protocol the path belongs to. */
 export function renderError(error: ApiError, request: Request, requestId: string): Response {
-  const openAi = new URL(request.url).pathname.startsWith("/v1/responses");
-  return openAi ? openAiErrorResponse(error, requestId) : anthropicErrorResponse(error, requestId);
+  return errorProtocol(request) === "openai"
+    ? openAiErrorResponse(error, requestId)
+    : anthropicErrorResponse(error, requestId);
+}
+
+/** OpenAI's API paths (Frontier serves chat/completions and responses; the others answer in its shape). */
+const OPENAI_PATHS =
+  /^\/v1\/(chat|completions|responses|embeddings|moderations|images|audio|assistants|threads|vector_stores|batches|fine_tuning|uploads|realtime|conversations)(\/|$)/;
+
+function errorProtocol(request: Request): "openai" | "anthropic" {
+  const path = new URL(request.url).pathname;
+  if (OPENAI_PATHS.test(path)) return "openai";
+  // Both protocols list models: Anthropic clients send `anthropic-version` or `x-api-key`.
+  if (/^\/v1\/models(\/|$)/.test(path)) {
+    const anthropic = request.headers.has("anthropic-version") || request.headers.has("x-api-key");
+    return anthropic ? "anthropic" : "openai";
+  }
+  return "anthropic";
 }
 
 router
@@ -44,7 +62,7 @@ router
   .get(
     "/",
     () =>
-      new Response("Frontier: Anthropic Messages API and OpenAI Responses API\n", {
+      new Response("Frontier: Anthropic Messages API, OpenAI Responses and Chat Completions APIs\n", {
         headers: { "content-type": "text/plain" },
       }),
   )
@@ -73,6 +91,8 @@ router
   .all("/admin/status", notAllowed("GET"))
   .get("/admin/status.json", (request, rc) => handleStatusData(request, rc))
   .all("/admin/status.json", notAllowed("GET"))
+  .post("/v1/chat/completions", (request, rc) => handleChatCompletions(request, rc))
+  .all("/v1/chat/completions", notAllowed("POST"))
   .post("/v1/responses", (request, rc) => handleCreateResponse(request, rc))
   .all("/v1/responses", notAllowed("POST"))
   .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))

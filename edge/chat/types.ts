@@ -25,11 +25,6 @@ export interface ChatFunctionTool {
 
 export type ChatToolChoice = "auto" | "none" | "required" | { name: string };
 
-export type ChatResponseFormat =
-  | { type: "text" }
-  | { type: "json_object" }
-  | { type: "json_schema"; name: string; schema: Record<string, unknown> };
-
 export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
@@ -41,7 +36,6 @@ export interface ChatRequest {
   topP: number | undefined;
   seed: number | undefined;
   stop: string[];
-  responseFormat: ChatResponseFormat;
   /** `reasoning_effort`; anything but none/minimal turns the model's thinking on. */
   reasoningEffort: string | undefined;
   stream: boolean;

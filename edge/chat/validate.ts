@@ -20,7 +20,7 @@ import {
   required,
   uniqueToolName,
 } from "../check.ts";
-import type { ChatFunctionTool, ChatRequest, ChatResponseFormat, ChatToolChoice } from "./types.ts";
+import type { ChatFunctionTool, ChatRequest, ChatToolChoice } from "./types.ts";
 import { validateMessages } from "./validate-messages.ts";
 
 const EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
@@ -32,6 +32,7 @@ export function validateChatRequest(value: unknown): ChatRequest {
   const model = asString(required(body, "model", []), ["model"]);
   if (model === "") fail(["model"], "String should have at least 1 character");
   refuseUnsupported(body);
+  checkResponseFormat(optional(body, "response_format"));
   const tools = validateTools(optional(body, "tools"));
   const toolChoice = optional(body, "tool_choice");
   const temperature = optional(body, "temperature");
@@ -52,7 +53,6 @@ export function validateChatRequest(value: unknown): ChatRequest {
     topP: topP === undefined ? undefined : asNumber(topP, ["top_p"], { min: 0, max: 1 }),
     seed: seed === undefined ? undefined : asInteger(seed, ["seed"], { min: 0 }),
     stop: validateStop(optional(body, "stop")),
-    responseFormat: validateResponseFormat(optional(body, "response_format")),
     reasoningEffort: effort === undefined ? undefined : asEnum(effort, ["reasoning_effort"], EFFORTS),
     stream,
     includeUsage: stream && streamOptions !== undefined && includeUsage(streamOptions),
@@ -172,17 +172,16 @@ function validateToolChoice(value: unknown, tools: readonly ChatFunctionTool[]):
   return { name };
 }
 
-function validateResponseFormat(value: unknown): ChatResponseFormat {
-  if (value === undefined) return { type: "text" };
+/**
+ * Only `text` is served: a JSON output needs a grammar on the worker, and an unconstrained answer
+ * would silently break the contract, so `json_object` / `json_schema` are refused.
+ */
+function checkResponseFormat(value: unknown): void {
+  if (value === undefined) return;
   const path: Path = ["response_format"];
   const format = asObject(value, path);
   const type = asEnum(required(format, "type", path), [...path, "type"], ["text", "json_object", "json_schema"]);
-  if (type !== "json_schema") return { type };
-  const spec = asObject(required(format, "json_schema", path), [...path, "json_schema"]);
-  const schema = optional(spec, "schema");
-  return {
-    type,
-    name: asString(required(spec, "name", [...path, "json_schema"]), [...path, "json_schema", "name"]),
-    schema: schema === undefined ? {} : asObject(schema, [...path, "json_schema", "schema"]),
-  };
+  if (type !== "text") {
+    fail([...path, "type"], `response_format '${type}' is not supported yet; use 'text' (or a forced tool call)`);
+  }
 }

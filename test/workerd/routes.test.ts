@@ -45,14 +45,18 @@ describe("routes", () => {
 });
 
 describe("auth", () => {
+  // An Anthropic client (it sends anthropic-version) gets Anthropic's error shape on /v1/models.
+  const headers = { "anthropic-version": "2023-06-01" };
+
   it("requires a key", async () => {
-    const body = await expectError(await call("/v1/models", { key: null }), 401, "authentication_error");
+    const body = await expectError(await call("/v1/models", { key: null, headers }), 401, "authentication_error");
     expect(body.error.message).toContain("x-api-key");
   });
 
   it("rejects an unknown key", async () => {
-    await expectError(await call("/v1/models", { key: "sk-wrong" }), 401, "authentication_error");
-    await expectError(await call("/v1/models", { key: "sk-wrong", bearer: true }), 401, "authentication_error");
+    await expectError(await call("/v1/models", { key: "sk-wrong", headers }), 401, "authentication_error");
+    const bearer = await call("/v1/models", { key: "sk-wrong", bearer: true, headers });
+    await expectError(bearer, 401, "authentication_error");
   });
 
   it("accepts x-api-key and Authorization: Bearer", async () => {

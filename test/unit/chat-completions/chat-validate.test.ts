@@ -98,6 +98,10 @@ describe("validateChatRequest", () => {
     [{ messages: [] }, "messages: List should have at least 1 item"],
     [{ stop: ["a", "b", "c", "d", "e"] }, "stop: At most 4"],
     [{ response_format: { type: "xml" } }, "response_format.type:"],
+    [
+      { response_format: { type: "json_object" } },
+      "response_format.type: response_format 'json_object' is not supported",
+    ],
   ])("refuses %j naming the field", (body, message) => {
     expect(refusal(body)).toContain(message);
   });
