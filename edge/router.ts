@@ -16,7 +16,7 @@ import { handleHealth } from "./handlers/health.ts";
 import { handleMessages } from "./handlers/messages.ts";
 import { handleGetModel, handleListModels } from "./handlers/models.ts";
 import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat } from "./handlers/pool.ts";
-import { handleDeleteResponse, handleGetResponse } from "./handlers/response-records.ts";
+import { handleCompact, handleDeleteResponse, handleGetResponse } from "./handlers/response-records.ts";
 import { handleCreateResponse } from "./handlers/responses.ts";
 import { openAiErrorResponse } from "./openai/errors.ts";
 
@@ -94,6 +94,7 @@ router
   .post("/v1/chat/completions", (request, rc) => handleChatCompletions(request, rc))
   .all("/v1/chat/completions", notAllowed("POST"))
   .post("/v1/responses", (request, rc) => handleCreateResponse(request, rc))
+  .post("/v1/responses/compact", (request, rc) => handleCompact(request, rc))
   .all("/v1/responses", notAllowed("POST"))
   .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))
   .delete("/v1/responses/:id", (request, rc) => handleDeleteResponse(request, rc, request.params.id ?? ""))

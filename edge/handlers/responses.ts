@@ -12,6 +12,7 @@ import type { RequestContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { readJsonBody } from "../http.ts";
 import { log } from "../log.ts";
+import { unsealReasoningItems } from "../openai/encrypted-reasoning.ts";
 import { toGenerateRequest } from "../openai/normalize.ts";
 import type { StoredResponse } from "../openai/response-store-do.ts";
 import { collectResponsesRoutingIds } from "../openai/routing-ids.ts";
@@ -33,7 +34,8 @@ export async function handleCreateResponse(request: Request, rc: RequestContext)
     history = previous.items;
     pinned = { sessionId: previous.sessionId, source: "previous-response" };
   }
-  const items = [...history, ...body.input];
+  const input = await unsealReasoningItems(config.idSecret, tenant, body.input);
+  const items = [...history, ...input];
   const generate = toGenerateRequest(body, items, { requestId, tenantId: tenant, sessionId: "", epoch: 0 });
   const prefix = generate.conversation ? await prefixFingerprint(tenant, generate.conversation) : undefined;
   const resolved = await resolveSession(env, config, {
@@ -50,7 +52,12 @@ export async function handleCreateResponse(request: Request, rc: RequestContext)
     generate,
     stream: body.stream,
     prefix,
-    headers: { "x-request-id": requestId },
+    headers: {
+      "x-request-id": requestId,
+      ...(body.tools_not_offered.length > 0
+        ? { "x-frontier-tools-not-offered": body.tools_not_offered.join(", ") }
+        : {}),
+    },
     renderer: (session) =>
       new ResponsesTurn(body, {
         idSecret: config.idSecret,
@@ -64,7 +71,7 @@ export async function handleCreateResponse(request: Request, rc: RequestContext)
       const sameSession = pinned !== undefined && pinned.sessionId === session.sessionId;
       await storeResponse(rc, session.sessionId, tenant, {
         response: done.response,
-        input: sameSession ? body.input : items,
+        input: sameSession ? input : items,
         parentId: sameSession ? (body.previous_response_id ?? null) : null,
       });
     },

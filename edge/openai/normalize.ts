@@ -95,6 +95,11 @@ function toBlock(item: InputItem): ContentBlock {
     case "message":
       return textBlock(item.text);
     case "reasoning":
+      if (item.sealed === "foreign") {
+        // Not Frontier's reasoning: kept verbatim as context, never rendered as the model's thinking.
+        const json = JSON.stringify({ text: item.text, encrypted_content: item.encrypted_content });
+        return create(ContentBlockSchema, { block: { case: "opaque", value: { type: "reasoning", json } } });
+      }
       return create(ContentBlockSchema, { block: { case: "thinking", value: { thinking: item.text } } });
     case "function_call":
       return create(ContentBlockSchema, {

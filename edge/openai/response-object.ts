@@ -1,4 +1,6 @@
 /** The Response object a request starts (echoing its parameters) and the history items it adds. */
+import { checkNever } from "../../shared/check-never.ts";
+import { customArguments, namespacedName } from "./tools.ts";
 import type { InputItem, OutputItem, ResponseObject, ResponsesRequest } from "./types.ts";
 
 export function newResponseObject(request: ResponsesRequest, id: string, createdAt: number): ResponseObject {
@@ -20,7 +22,7 @@ export function newResponseObject(request: ResponsesRequest, id: string, created
     temperature: request.temperature ?? 1,
     text: { format: { type: "text" } },
     tool_choice: request.tool_choice,
-    tools: request.tools,
+    tools: request.tools.map(({ origin: _origin, ...tool }) => tool),
     top_p: request.top_p ?? 1,
     truncation: "disabled",
     usage: null,
@@ -32,12 +34,26 @@ export function newResponseObject(request: ResponsesRequest, id: string, created
 /** A response's output as input items, the way a client would replay it. */
 export function outputAsInput(output: readonly OutputItem[]): InputItem[] {
   return output.map((item): InputItem => {
-    if (item.type === "function_call") {
-      return { type: "function_call", call_id: item.call_id, name: item.name, arguments: item.arguments, id: item.id };
+    switch (item.type) {
+      case "function_call": {
+        const name = item.namespace === undefined ? item.name : namespacedName(item.namespace, item.name);
+        return { type: "function_call", call_id: item.call_id, name, arguments: item.arguments, id: item.id };
+      }
+      case "custom_tool_call":
+        return {
+          type: "function_call",
+          call_id: item.call_id,
+          name: item.name,
+          arguments: customArguments(item.input),
+          id: item.id,
+        };
+      case "message":
+        return { type: "message", role: "assistant", text: item.content.map((p) => p.text).join(""), id: item.id };
+      case "reasoning":
+        // Stored by Frontier itself: its text is the exact sampled reasoning.
+        return { type: "reasoning", text: item.content.map((p) => p.text).join(""), id: item.id };
+      default:
+        return checkNever(item, "output item");
     }
-    const text = item.content.map((part) => part.text).join("");
-    return item.type === "message"
-      ? { type: "message", role: "assistant", text, id: item.id }
-      : { type: "reasoning", text, id: item.id };
   });
 }

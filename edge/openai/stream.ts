@@ -2,7 +2,10 @@
  * The Responses TurnRenderer: the worker's protocol-neutral events → the Responses stream
  * (`response.created` … `response.completed`/`incomplete`, each with a `sequence_number`) in the
  * order the openai SDK's accumulator expects, and the same snapshot as the non-streaming body.
- * Item IDs (`msg_`, `rs_`, `fc_`) are minted like every Frontier ID: session + keyed MAC.
+ * Item IDs (`msg_`, `rs_`, `fc_`) are minted like every Frontier ID: session + keyed MAC. Calls of
+ * a namespaced tool carry their `namespace`, calls of a custom tool are `custom_tool_call` items
+ * (tools.ts); with `include: ["reasoning.encrypted_content"]` reasoning items carry the sealed
+ * reasoning (encrypted-reasoning.ts).
  */
 import {
   type GenerateEvent,
@@ -16,9 +19,11 @@ import { encodeSseJson } from "../../shared/sse.ts";
 import { ApiError } from "../errors.ts";
 import type { RenderedEvent, TurnRenderer } from "../turn-driver.ts";
 import { workerErrorToApiError } from "../worker-errors.ts";
+import { sealReasoning } from "./encrypted-reasoning.ts";
 import { encodeOpenAiStreamError, openAiErrorBody } from "./errors.ts";
 import { newResponseObject } from "./response-object.ts";
-import type { OutputItem, ResponseObject, ResponseStreamEvent, ResponsesRequest } from "./types.ts";
+import { customInput } from "./tools.ts";
+import type { OutputItem, ResponseObject, ResponseStreamEvent, ResponsesRequest, ToolOrigin } from "./types.ts";
 
 export interface ResponsesTurnContext {
   idSecret: string;
@@ -29,7 +34,10 @@ export interface ResponsesTurnContext {
 
 type Open =
   | { kind: "message" | "reasoning"; index: number; text: string }
-  | { kind: "function_call"; index: number; toolIndex: number };
+  /** A call; a custom tool's arguments are collected and unwrapped into its raw `input` at the end. */
+  | { kind: "function_call"; index: number; toolIndex: number; arguments: string };
+
+type CallItem = Extract<OutputItem, { type: "function_call" | "custom_tool_call" }>;
 
 export class ResponsesTurn implements TurnRenderer {
   prompt: PromptProcessed | undefined;
@@ -40,12 +48,15 @@ export class ResponsesTurn implements TurnRenderer {
   #stopped = false;
   #sequence = 0;
   #open: Open | undefined;
+  /** Offered (model-view) tool name → where the tool came from. */
+  readonly #origins: Map<string, ToolOrigin>;
 
   constructor(
     readonly request: ResponsesRequest,
     readonly context: ResponsesTurnContext,
   ) {
     this.response = newResponseObject(request, "", context.createdAt);
+    this.#origins = new Map(request.tools.map((tool) => [tool.name, tool.origin]));
   }
 
   get stopped(): boolean {
@@ -90,23 +101,19 @@ export class ResponsesTurn implements TurnRenderer {
         return this.#open?.kind === "reasoning" ? this.#close("completed") : [];
       case "toolCallStart": {
         this.#requirePrompt();
-        const out = this.#close("completed");
-        const item: OutputItem = {
-          type: "function_call",
-          id: await this.#mint("fc"),
-          status: "in_progress",
-          call_id: e.value.id,
-          name: e.value.name,
-          arguments: "",
-        };
+        const out = await this.#close("completed");
+        const item = this.#callItem(await this.#mint("fc"), e.value.id, e.value.name);
         this.callIds.push(e.value.id);
         out.push(this.#add(item));
-        this.#open = { kind: "function_call", index: this.response.output.length - 1, toolIndex: e.value.index };
+        const index = this.response.output.length - 1;
+        this.#open = { kind: "function_call", index, toolIndex: e.value.index, arguments: "" };
         return out;
       }
       case "toolCallDelta": {
-        const item = this.#openCall(e.value.index);
+        const { open, item } = this.#openCall(e.value.index);
         if (e.value.argumentsJson === "") return [];
+        open.arguments += e.value.argumentsJson;
+        if (item.type === "custom_tool_call") return [];
         item.arguments += e.value.argumentsJson;
         return [this.#event("response.function_call_arguments.delta", { ...this.#at(), delta: e.value.argumentsJson })];
       }
@@ -144,11 +151,11 @@ export class ResponsesTurn implements TurnRenderer {
     return first + this.#event("response.failed", { response: this.response }).sse;
   }
 
-  #stop(stop: Stop): RenderedEvent[] {
+  async #stop(stop: Stop): Promise<RenderedEvent[]> {
     this.#requirePrompt();
     if (stop.reason === StopReason.CANCELLED) throw ApiError.overloaded("The GPU worker cancelled this turn; retry");
     const incomplete = stop.reason === StopReason.MAX_TOKENS;
-    const out = this.#close(incomplete ? "incomplete" : "completed");
+    const out = await this.#close(incomplete ? "incomplete" : "completed");
     const cached = stop.usage?.cachedTokens ?? this.prompt?.cachedTokens ?? 0;
     const input = (stop.usage?.inputTokens ?? 0) + cached;
     const output = stop.usage?.outputTokens ?? 0;
@@ -170,7 +177,7 @@ export class ResponsesTurn implements TurnRenderer {
   async #ensure(kind: "message" | "reasoning"): Promise<RenderedEvent[]> {
     this.#requirePrompt();
     if (this.#open?.kind === kind) return [];
-    const out = this.#close("completed");
+    const out = await this.#close("completed");
     const item: OutputItem =
       kind === "message"
         ? { type: "message", id: await this.#mint("msg"), status: "in_progress", role: "assistant", content: [] }
@@ -183,7 +190,7 @@ export class ResponsesTurn implements TurnRenderer {
     return out;
   }
 
-  #close(status: "completed" | "incomplete"): RenderedEvent[] {
+  async #close(status: "completed" | "incomplete"): Promise<RenderedEvent[]> {
     const open = this.#open;
     if (!open) return [];
     this.#open = undefined;
@@ -195,7 +202,11 @@ export class ResponsesTurn implements TurnRenderer {
       out.push(
         this.#event("response.function_call_arguments.done", { ...at, name: item.name, arguments: item.arguments }),
       );
-    } else if (open.kind !== "function_call" && item.type !== "function_call") {
+    } else if (open.kind === "function_call" && item.type === "custom_tool_call") {
+      item.input = customInput(open.arguments);
+      out.push(this.#event("response.custom_tool_call_input.delta", { ...at, delta: item.input }));
+      out.push(this.#event("response.custom_tool_call_input.done", { ...at, input: item.input }));
+    } else if (open.kind !== "function_call" && (item.type === "message" || item.type === "reasoning")) {
       const done = open.kind === "message" ? "response.output_text.done" : "response.reasoning_text.done";
       const part =
         open.kind === "message" ? outputText(open.text) : { type: "reasoning_text" as const, text: open.text };
@@ -209,11 +220,32 @@ export class ResponsesTurn implements TurnRenderer {
       );
       out.push(this.#event("response.content_part.done", { ...at, content_index: 0, part }));
       if (item.type === "message") item.content = [outputText(open.text)];
-      else item.content = [{ type: "reasoning_text", text: open.text }];
+      else {
+        item.content = [{ type: "reasoning_text", text: open.text }];
+        if (this.request.include_encrypted_reasoning) {
+          const { idSecret, tenant } = this.context;
+          item.encrypted_content = await sealReasoning(idSecret, tenant, open.text);
+        }
+      }
     }
     item.status = status;
     out.push(this.#event("response.output_item.done", { output_index: open.index, item }));
     return out;
+  }
+
+  /** The output item for a call of the offered tool `name`, in the shape its declaration asks for. */
+  #callItem(id: string, callId: string, name: string): CallItem {
+    const origin = this.#origins.get(name);
+    const base = { id, status: "in_progress" as const, call_id: callId };
+    switch (origin?.kind) {
+      case "custom":
+        return { type: "custom_tool_call", ...base, name, input: "" };
+      case "namespace":
+        return { type: "function_call", ...base, name: origin.name, namespace: origin.namespace, arguments: "" };
+      case "function":
+      case undefined:
+        return { type: "function_call", ...base, name, arguments: "" };
+    }
   }
 
   #add(item: OutputItem): RenderedEvent {
@@ -221,13 +253,14 @@ export class ResponsesTurn implements TurnRenderer {
     return this.#event("response.output_item.added", { output_index: this.response.output.length - 1, item });
   }
 
-  #openCall(toolIndex: number): Extract<OutputItem, { type: "function_call" }> {
+  #openCall(toolIndex: number): { open: Extract<Open, { kind: "function_call" }>; item: CallItem } {
     const open = this.#open;
     const item = open ? this.response.output[open.index] : undefined;
-    if (open?.kind !== "function_call" || open.toolIndex !== toolIndex || item?.type !== "function_call") {
+    const isCall = item?.type === "function_call" || item?.type === "custom_tool_call";
+    if (open?.kind !== "function_call" || open.toolIndex !== toolIndex || !item || !isCall) {
       throw protocolError(`tool call ${toolIndex} is not the open output item`);
     }
-    return item;
+    return { open, item: item as CallItem };
   }
 
   #at(index = this.#open?.index ?? 0): { item_id: string; output_index: number } {

@@ -14,6 +14,10 @@ export interface MessageItem {
   id?: string;
 }
 
+/**
+ * A call the assistant made: `function_call` (a namespaced one under its offered name,
+ * `<ns>.<name>`), or `custom_tool_call` (its raw `input` wrapped as the offered function's arguments).
+ */
 export interface FunctionCallItem {
   type: "function_call";
   call_id: string;
@@ -22,6 +26,7 @@ export interface FunctionCallItem {
   id?: string;
 }
 
+/** A call's output: `function_call_output`, or `custom_tool_call_output` for a custom tool. */
 export interface FunctionCallOutputItem {
   type: "function_call_output";
   call_id: string;
@@ -32,16 +37,31 @@ export interface ReasoningItem {
   type: "reasoning";
   text: string;
   id?: string;
+  /** The client's `encrypted_content`, as it sent it. */
+  encrypted_content?: string;
+  /**
+   * After unsealing (edge/openai/encrypted-reasoning.ts): `verified` — Frontier sealed exactly
+   * `text` for this tenant; `foreign` — a blob Frontier cannot open, rendered as context only.
+   */
+  sealed?: "verified" | "foreign";
 }
 
 export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem;
 
+/** Where an offered tool came from (edge/openai/tools.ts). */
+export type ToolOrigin =
+  | { kind: "function" }
+  | { kind: "namespace"; namespace: string; name: string }
+  | { kind: "custom" };
+
+/** A tool as the model is offered it; `name` is the model-view name. */
 export interface FunctionTool {
   type: "function";
   name: string;
   description: string | null;
   parameters: Record<string, unknown>;
   strict: boolean | null;
+  origin: ToolOrigin;
 }
 
 export type ToolChoice = "auto" | "required" | "none" | { type: "function"; name: string };
@@ -51,6 +71,10 @@ export interface ResponsesRequest {
   input: InputItem[];
   instructions: string | undefined;
   tools: FunctionTool[];
+  /** Declared hosted tools that were not offered to the model (`web_search`, ...). */
+  tools_not_offered: string[];
+  /** `include: ["reasoning.encrypted_content"]`: reasoning items carry Frontier's sealed reasoning. */
+  include_encrypted_reasoning: boolean;
   tool_choice: ToolChoice;
   parallel_tool_calls: boolean;
   max_output_tokens: number | undefined;
@@ -83,15 +107,24 @@ export interface ReasoningText {
 
 export type OutputItem =
   | { type: "message"; id: string; status: ItemStatus; role: "assistant"; content: OutputText[] }
-  | { type: "reasoning"; id: string; status: ItemStatus; summary: []; content: ReasoningText[] }
+  | {
+      type: "reasoning";
+      id: string;
+      status: ItemStatus;
+      summary: [];
+      content: ReasoningText[];
+      encrypted_content?: string;
+    }
   | {
       type: "function_call";
       id: string;
       status: ItemStatus;
       call_id: string;
       name: string;
+      namespace?: string;
       arguments: string;
-    };
+    }
+  | { type: "custom_tool_call"; id: string; status: ItemStatus; call_id: string; name: string; input: string };
 
 export type ItemStatus = "in_progress" | "completed" | "incomplete";
 
@@ -123,7 +156,7 @@ export interface ResponseObject {
   temperature: number;
   text: { format: { type: "text" } };
   tool_choice: ToolChoice;
-  tools: FunctionTool[];
+  tools: Omit<FunctionTool, "origin">[];
   top_p: number;
   truncation: "disabled";
   usage: ResponseUsage | null;

@@ -1,6 +1,11 @@
-/** Validation of a Responses request's `input` (a string or a list of items) into typed items. */
+/**
+ * Validation of a Responses request's `input` (a string or a list of items) into typed items.
+ * Codex's items map onto the same few: a namespaced `function_call` under its offered name,
+ * `custom_tool_call(_output)` as a call of the offered wrapper function (tools.ts).
+ */
 import { LIMITS } from "../../shared/limits.ts";
 import { asArray, asEnum, asObject, asString, fail, optional, type Path, required } from "../check.ts";
+import { customArguments, namespacedName } from "./tools.ts";
 import type { InputItem, InputRole } from "./types.ts";
 
 const ROLES: readonly InputRole[] = ["user", "assistant", "system", "developer"];
@@ -25,28 +30,47 @@ function validateItem(value: unknown, path: Path): InputItem {
         text: messageText(required(item, "content", path), [...path, "content"]),
         ...optionalId(item, path),
       };
-    case "function_call":
+    case "function_call": {
+      const name = nonEmpty(required(item, "name", path), [...path, "name"]);
+      const namespace = optional(item, "namespace");
+      return {
+        type: "function_call",
+        call_id: nonEmpty(required(item, "call_id", path), [...path, "call_id"]),
+        name: namespace === undefined ? name : namespacedName(nonEmpty(namespace, [...path, "namespace"]), name),
+        arguments: asString(required(item, "arguments", path), [...path, "arguments"]),
+        ...optionalId(item, path),
+      };
+    }
+    case "custom_tool_call":
       return {
         type: "function_call",
         call_id: nonEmpty(required(item, "call_id", path), [...path, "call_id"]),
         name: nonEmpty(required(item, "name", path), [...path, "name"]),
-        arguments: asString(required(item, "arguments", path), [...path, "arguments"]),
+        arguments: customArguments(asString(required(item, "input", path), [...path, "input"])),
         ...optionalId(item, path),
       };
     case "function_call_output":
+    case "custom_tool_call_output":
       return {
         type: "function_call_output",
         call_id: nonEmpty(required(item, "call_id", path), [...path, "call_id"]),
         output: partsText(required(item, "output", path), [...path, "output"]),
       };
-    case "reasoning":
-      return { type: "reasoning", text: reasoningText(item, path), ...optionalId(item, path) };
+    case "reasoning": {
+      const encrypted = optional(item, "encrypted_content");
+      return {
+        type: "reasoning",
+        text: reasoningText(item, path),
+        ...optionalId(item, path),
+        ...(encrypted === undefined ? {} : { encrypted_content: asString(encrypted, [...path, "encrypted_content"]) }),
+      };
+    }
     case "item_reference":
       return fail([...path, "type"], "item_reference is not supported; send the referenced item itself");
     default:
       return fail(
         [...path, "type"],
-        `Unsupported input item type ${JSON.stringify(type)}; expected message, function_call, function_call_output or reasoning`,
+        `Unsupported input item type ${JSON.stringify(type)}; expected message, function_call, function_call_output, custom_tool_call, custom_tool_call_output or reasoning`,
       );
   }
 }

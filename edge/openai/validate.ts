@@ -1,8 +1,9 @@
 /**
  * Validation of a `POST /v1/responses` body into a typed ResponsesRequest. Unknown fields
- * (`include`, `service_tier`, `stream_options`, ...) are accepted and ignored; features Frontier
- * does not serve (`background`, non-text `text.format`, hosted tools, `conversation`) are refused
- * with a 400 naming the field rather than silently dropped.
+ * (`service_tier`, `client_metadata`, `stream_options`, ...) are accepted and ignored; features
+ * Frontier does not serve (`background`, non-text `text.format`, most hosted tools,
+ * `conversation`) are refused with a 400 naming the field rather than silently dropped. Tools:
+ * tools.ts (Codex's namespace and custom tools; web_search declared but not offered).
  */
 import { LIMITS } from "../../shared/limits.ts";
 import {
@@ -18,8 +19,8 @@ import {
   optional,
   type Path,
   required,
-  uniqueToolName,
 } from "../check.ts";
+import { validateTools } from "./tools.ts";
 import type { FunctionTool, ResponsesRequest, ToolChoice } from "./types.ts";
 import { validateInput } from "./validate-input.ts";
 
@@ -32,7 +33,7 @@ export function validateResponsesRequest(value: unknown): ResponsesRequest {
   const model = asString(required(body, "model", []), ["model"]);
   if (model === "") fail(["model"], "String should have at least 1 character");
   refuseUnsupported(body);
-  const tools = validateTools(optional(body, "tools"));
+  const { tools, notOffered } = validateTools(optional(body, "tools"));
   const toolChoice = optional(body, "tool_choice");
   const maxOutput = optional(body, "max_output_tokens");
   const temperature = optional(body, "temperature");
@@ -46,6 +47,8 @@ export function validateResponsesRequest(value: unknown): ResponsesRequest {
     input: validateInput(required(body, "input", []), ["input"]),
     instructions: instructions === undefined ? undefined : asString(instructions, ["instructions"]),
     tools,
+    tools_not_offered: notOffered,
+    include_encrypted_reasoning: includes(optional(body, "include"), "reasoning.encrypted_content"),
     tool_choice: toolChoice === undefined ? "auto" : validateToolChoice(toolChoice, tools),
     parallel_tool_calls: flag(body, "parallel_tool_calls", true),
     max_output_tokens:
@@ -93,29 +96,10 @@ function flag(body: Record<string, unknown>, key: string, fallback: boolean): bo
   return value === undefined ? fallback : asBoolean(value, [key]);
 }
 
-function validateTools(value: unknown): FunctionTool[] {
-  if (value === undefined) return [];
-  const list = asArray(value, ["tools"]);
-  if (list.length > LIMITS.maxTools) fail(["tools"], `At most ${LIMITS.maxTools} tools are allowed`);
-  const names = new Set<string>();
-  return list.map((entry, i) => {
-    const path: Path = ["tools", i];
-    const tool = asObject(entry, path);
-    const type = asString(required(tool, "type", path), [...path, "type"]);
-    if (type !== "function") fail([...path, "type"], `Tool type '${type}' is not supported; only function tools are`);
-    const name = uniqueToolName(tool, path, names);
-    const description = optional(tool, "description");
-    const parameters = optional(tool, "parameters");
-    const strict = optional(tool, "strict");
-    return {
-      type: "function" as const,
-      name,
-      description: description === undefined ? null : asString(description, [...path, "description"]),
-      parameters:
-        parameters === undefined ? { type: "object", properties: {} } : asObject(parameters, [...path, "parameters"]),
-      strict: strict === undefined ? null : asBoolean(strict, [...path, "strict"]),
-    };
-  });
+/** Whether `include` (a list of strings; unknown entries are ignored) names `entry`. */
+function includes(value: unknown, entry: string): boolean {
+  if (value === undefined) return false;
+  return asArray(value, ["include"]).some((item, i) => asString(item, ["include", i]) === entry);
 }
 
 function validateToolChoice(value: unknown, tools: readonly FunctionTool[]): ToolChoice {

@@ -7,6 +7,8 @@ const REQUEST: ResponsesRequest = {
   input: [],
   instructions: undefined,
   tools: [],
+  tools_not_offered: [],
+  include_encrypted_reasoning: false,
   tool_choice: "auto",
   parallel_tool_calls: true,
   max_output_tokens: undefined,

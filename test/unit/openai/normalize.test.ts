@@ -92,7 +92,7 @@ describe("Responses validation", () => {
     );
     expect(invalid({ model: "m", input: [{ type: "item_reference", id: "x" }] })).toBe("input.0.type");
     expect(invalid({ model: "m", input: [{ type: "function_call_output", output: "x" }] })).toBe("input.0.call_id");
-    expect(invalid({ model: "m", input: "x", tools: [{ type: "web_search" }] })).toBe("tools.0.type");
+    expect(invalid({ model: "m", input: "x", tools: [{ type: "file_search" }] })).toBe("tools.0.type");
     expect(invalid({ model: "m", input: "x", tools, tool_choice: { type: "function", name: "nope" } })).toBe(
       "tool_choice.name",
     );

@@ -1,0 +1,132 @@
+/**
+ * Responses `tools` as Codex sends them, mapped to what the model is offered:
+ * - `function`: itself.
+ * - `namespace` (e.g. Codex's `multi_agent_v1`): each of its functions, offered as `<ns>.<name>`;
+ *   a call comes back as a `function_call` with the bare `name` and its `namespace`.
+ * - `custom` (freeform, e.g. Codex's `apply_patch` with a Lark grammar): offered as a tool taking
+ *   one string `input`; a call comes back as a `custom_tool_call` whose `input` is that raw text.
+ *   (The Lark grammar is not enforced: a forced call is constrained by the wrapper's JSON schema.)
+ * - hosted tools Frontier does not serve yet (`web_search`, `tool_search`, `local_shell`): not
+ *   offered to the model, never a 400; the response names them in `x-frontier-tools-not-offered`.
+ * Other hosted tools (file_search, code_interpreter, computer use, ...) are refused with a 400.
+ */
+import { LIMITS } from "../../shared/limits.ts";
+import {
+  asArray,
+  asBoolean,
+  asObject,
+  asString,
+  fail,
+  optional,
+  type Path,
+  required,
+  uniqueToolName,
+} from "../check.ts";
+import type { FunctionTool, ToolOrigin } from "./types.ts";
+
+/** Declared by Codex by default; accepted and not offered until the server-tools work serves them. */
+const NOT_OFFERED = new Set(["web_search", "web_search_preview", "tool_search", "local_shell"]);
+
+export interface ValidatedTools {
+  /** What the model is offered (model-view names). */
+  tools: FunctionTool[];
+  /** Declared tool types that were not offered, in order, without repeats. */
+  notOffered: string[];
+}
+
+/** The name a namespaced function is offered under (and replayed calls are rendered with). */
+export function namespacedName(namespace: string, name: string): string {
+  return `${namespace}.${name}`;
+}
+
+/** A custom tool's raw text as the arguments of the function it is offered as. */
+export function customArguments(input: string): string {
+  return JSON.stringify({ input });
+}
+
+/** The raw text back from the sampled arguments (the arguments themselves if they are not the wrapper). */
+export function customInput(argumentsJson: string): string {
+  try {
+    const parsed: unknown = JSON.parse(argumentsJson);
+    if (typeof parsed === "object" && parsed !== null && "input" in parsed && typeof parsed.input === "string") {
+      return parsed.input;
+    }
+  } catch {
+    // a call cut by max tokens: hand over what was sampled
+  }
+  return argumentsJson;
+}
+
+const CUSTOM_PARAMETERS = {
+  type: "object",
+  properties: { input: { type: "string", description: "The tool's input, as raw text." } },
+  required: ["input"],
+  additionalProperties: false,
+};
+
+export function validateTools(value: unknown): ValidatedTools {
+  if (value === undefined) return { tools: [], notOffered: [] };
+  const list = asArray(value, ["tools"]);
+  const names = new Set<string>();
+  const tools: FunctionTool[] = [];
+  const notOffered: string[] = [];
+  list.forEach((entry, i) => {
+    const path: Path = ["tools", i];
+    const tool = asObject(entry, path);
+    const type = asString(required(tool, "type", path), [...path, "type"]);
+    switch (type) {
+      case "function":
+        tools.push(functionTool(tool, path, names, { kind: "function" }));
+        return;
+      case "namespace": {
+        const namespace = asString(required(tool, "name", path), [...path, "name"]);
+        asArray(required(tool, "tools", path), [...path, "tools"]).forEach((inner, j) => {
+          const innerPath: Path = [...path, "tools", j];
+          const fn = asObject(inner, innerPath);
+          const innerType = asString(required(fn, "type", innerPath), [...innerPath, "type"]);
+          if (innerType !== "function") fail([...innerPath, "type"], "A namespace may only hold function tools");
+          const name = asString(required(fn, "name", innerPath), [...innerPath, "name"]);
+          const offered = { ...fn, name: namespacedName(namespace, name) };
+          tools.push(functionTool(offered, innerPath, names, { kind: "namespace", namespace, name }));
+        });
+        return;
+      }
+      case "custom": {
+        const name = uniqueToolName(tool, path, names);
+        const description = optional(tool, "description");
+        tools.push({
+          type: "function",
+          name,
+          description: description === undefined ? null : asString(description, [...path, "description"]),
+          parameters: CUSTOM_PARAMETERS,
+          strict: null,
+          origin: { kind: "custom" },
+        });
+        return;
+      }
+      default:
+        if (!NOT_OFFERED.has(type)) {
+          fail([...path, "type"], `Tool type '${type}' is not supported; function, namespace and custom tools are`);
+        }
+        if (!notOffered.includes(type)) notOffered.push(type);
+    }
+  });
+  if (tools.length > LIMITS.maxTools) fail(["tools"], `At most ${LIMITS.maxTools} tools are allowed`);
+  return { tools, notOffered };
+}
+
+function functionTool(tool: Record<string, unknown>, path: Path, names: Set<string>, origin: ToolOrigin): FunctionTool {
+  const name = uniqueToolName(tool, path, names);
+  const description = optional(tool, "description");
+  const parameters = optional(tool, "parameters");
+  const strict = optional(tool, "strict");
+  return {
+    type: "function",
+    name,
+    description: description === undefined ? null : asString(description, [...path, "description"]),
+    parameters:
+      parameters === undefined ? { type: "object", properties: {} } : asObject(parameters, [...path, "parameters"]),
+    strict: strict === undefined ? null : asBoolean(strict, [...path, "strict"]),
+    origin,
+  };
+}
