@@ -5,13 +5,20 @@ import type { TestPolicyName } from "../config.ts";
 /** Commands the test-only scripted policy makes the model call: harmless, fixed, never chosen by the model. */
 export const SCRIPTED_BASH_COMMANDS = ["echo frontier-one", "echo frontier-two"] as const;
 
+/** Shell tools the scripted policy drives, by client: the tool's name and its arguments for a command. */
+const SCRIPTED_SHELL_TOOLS: readonly { name: string; args: (command: string) => Record<string, string> }[] = [
+  { name: "Bash", args: (command) => ({ command }) }, // Claude Code
+  { name: "exec_command", args: (cmd) => ({ cmd }) }, // Codex CLI
+];
+
 /**
  * The grammar that constrains this turn, if any.
  * - `tool_choice` any / tool: a grammar built from the tools' JSON schemas forces a valid call.
  * - The test-only `scripted-tools` policy (worker configuration, never a request field): on a user
- *   turn it forces two fixed harmless `Bash` calls (one where a call ends the generation, as in
- *   harmony: `format.maxCallsPerTurn`); after tool results, a short plain-text answer. Every family
- *   writes them in its own markup (tested per family against llama.cpp in the engine tier).
+ *   turn it forces two fixed harmless calls of the client's shell tool (Claude Code's `Bash`,
+ *   Codex's `exec_command`; one where a call ends the generation, as in harmony:
+ *   `format.maxCallsPerTurn`); after tool results, a short plain-text answer. Every family writes
+ *   them in its own markup (tested per family against llama.cpp in the engine tier).
  *   With a forced `tool_choice` that allows parallel calls, it requires at least two of them.
  */
 export function grammarForTurn(
@@ -36,12 +43,12 @@ export function grammarForTurn(
   if (testPolicy === "scripted-tools") {
     // Claude Code appends `role: "system"` messages after the user turn: look past them.
     const last = conversation.messages.findLast((m) => m.role !== Role.SYSTEM);
-    const hasBash = tools.some((t) => t.name === "Bash");
+    const shell = SCRIPTED_SHELL_TOOLS.find((s) => tools.some((t) => t.name === s.name));
     const toolsAllowed = !choice || choice.mode !== ToolChoiceMode.NONE;
-    if (last && isUserTextTurn(last) && hasBash && toolsAllowed) {
+    if (last && isUserTextTurn(last) && shell && toolsAllowed) {
       const calls = SCRIPTED_BASH_COMMANDS.map((command) => ({
-        name: "Bash",
-        argumentsJson: JSON.stringify({ command }),
+        name: shell.name,
+        argumentsJson: JSON.stringify(shell.args(command)),
       }));
       return format.fixedToolCallsGrammar(calls, thinkingOpen);
     }

@@ -1,0 +1,44 @@
+/** The test-only scripted policy drives each client's own shell tool with the fixed harmless commands. */
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { CHATML_TOOL_MARKUP, ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
+import { toolCallsText } from "../../../gpu-worker/chat/tool-grammar.ts";
+import { grammarForTurn, SCRIPTED_BASH_COMMANDS } from "../../../gpu-worker/generate/sampling-policy.ts";
+import { ConversationSchema, ThinkingMode, ToolChoiceMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { text, toolResult, user } from "./fixtures.ts";
+import { gbnfMatches } from "./gbnf-check.ts";
+
+const format = new ChatMlFormat();
+const codexShell = { name: "exec_command", description: "Runs a command", inputSchemaJson: '{"type":"object"}' };
+
+function codexTurn(last: ReturnType<typeof user>) {
+  return create(ConversationSchema, {
+    system: ["You are Codex."],
+    tools: [{ name: "write_stdin", description: "", inputSchemaJson: "{}" }, codexShell],
+    toolChoice: { mode: ToolChoiceMode.AUTO },
+    thinking: { mode: ThinkingMode.DISABLED },
+    messages: [last],
+  });
+}
+
+describe("scripted-tools policy", () => {
+  it("forces Codex's exec_command with the fixed echo commands on a user turn", () => {
+    const grammar = grammarForTurn(format, codexTurn(user(text("hi"))), false, "scripted-tools");
+    const calls = SCRIPTED_BASH_COMMANDS.map((cmd) => ({
+      name: "exec_command",
+      argumentsJson: JSON.stringify({ cmd }),
+    }));
+    expect(gbnfMatches(grammar ?? "", toolCallsText(CHATML_TOOL_MARKUP, calls))).toBe(true);
+    const bash = SCRIPTED_BASH_COMMANDS.map((command) => ({
+      name: "Bash",
+      argumentsJson: JSON.stringify({ command }),
+    }));
+    expect(gbnfMatches(grammar ?? "", toolCallsText(CHATML_TOOL_MARKUP, bash))).toBe(false);
+  });
+
+  it("answers in plain text after the tool results, and is off without the policy", () => {
+    const after = codexTurn(user(toolResult("call_1", "frontier-one")));
+    expect(gbnfMatches(grammarForTurn(format, after, false, "scripted-tools") ?? "", "Hello world.")).toBe(true);
+    expect(grammarForTurn(format, codexTurn(user(text("hi"))), false, undefined)).toBeUndefined();
+  });
+});
