@@ -1,0 +1,127 @@
+/**
+ * Codex CLI's real binary (from npm), offline, with a default custom-provider config
+ * (`model_provider` with only `base_url`, `env_key`, `wire_api = "responses"`), pointed at the
+ * local stack. The worker runs the test-only scripted policy: a user turn is forced (by grammar,
+ * through the real context) to call Codex's `exec_command` with two fixed harmless echo commands;
+ * after the results it answers. `codex exec` runs one turn, `codex exec resume --last` continues
+ * the thread by replaying it (store: false): every request after the first is a live continuation.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { REPO_ROOT } from "../../scripts/stack.ts";
+import { LOCAL_API_KEY } from "../support/api.ts";
+
+interface CodexEvent {
+  type: string;
+  item?: { type: string; command?: string; aggregated_output?: string; exit_code?: number | null; text?: string };
+  usage?: { input_tokens: number; cached_input_tokens: number };
+}
+
+const home = mkdtempSync(join(tmpdir(), "frontier-codex-home-"));
+const work = mkdtempSync(join(tmpdir(), "frontier-codex-work-"));
+writeFileSync(
+  join(home, "config.toml"),
+  [
+    'model = "frontier-test"',
+    'model_provider = "frontier"',
+    "",
+    "[model_providers.frontier]",
+    'name = "Frontier"',
+    `base_url = "${inject("edgeUrl")}/v1"`,
+    'env_key = "FRONTIER_API_KEY"',
+    'wire_api = "responses"',
+    "",
+  ].join("\n"),
+);
+afterAll(() => {
+  rmSync(home, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
+});
+
+function runCodex(args: string[]): Promise<{ code: number | null; events: CodexEvent[]; stderr: string }> {
+  const bin = join(REPO_ROOT, "node_modules/.bin/codex");
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ["exec", "--json", "--skip-git-repo-check", ...args], {
+      cwd: work,
+      env: { PATH: process.env.PATH ?? "", HOME: home, CODEX_HOME: home, FRONTIER_API_KEY: LOCAL_API_KEY },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 200_000);
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      const events = stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as CodexEvent);
+      resolve({ code, events, stderr });
+    });
+  });
+}
+
+function commands(events: CodexEvent[]) {
+  return events
+    .filter((e) => e.type === "item.completed" && e.item?.type === "command_execution")
+    .map((e) => ({ command: e.item?.command ?? "", exitCode: e.item?.exit_code, output: e.item?.aggregated_output }));
+}
+
+/** The worker's decision lines logged since `offset`. */
+function decisionsSince(offset: number): string[] {
+  return readFileSync(inject("workerLogFile"), "utf8")
+    .slice(offset)
+    .split("\n")
+    .filter((l) => / (live continuation|live kv cache miss) /.test(l));
+}
+
+describe("Codex CLI (codex exec) against the local stack", () => {
+  it("runs its shell tool loop and a resumed thread, every request after the first live", async () => {
+    const logFile = inject("workerLogFile");
+    const before = readFileSync(logFile, "utf8").length;
+    const first = await runCodex(["Run the two echo commands, then say you are done."]);
+    expect(first.code, first.stderr.slice(-2000)).toBe(0);
+    const ran = commands(first.events);
+    expect(ran.map((c) => c.command)).toEqual([
+      expect.stringContaining("echo frontier-one"),
+      expect.stringContaining("echo frontier-two"),
+    ]);
+    for (const c of ran) expect(c.exitCode).toBe(0);
+    expect(ran[0]?.output).toContain("frontier-one");
+    expect(first.events.some((e) => e.item?.type === "agent_message")).toBe(true);
+    expect(first.events.some((e) => e.type === "turn.failed" || e.type === "error")).toBe(false);
+
+    const afterFirst = readFileSync(logFile, "utf8").length;
+    const resumed = await runCodex(["resume", "--last", "Run them once more."]);
+    expect(resumed.code, resumed.stderr.slice(-2000)).toBe(0);
+    expect(commands(resumed.events)).toHaveLength(2);
+    const usage = resumed.events.find((e) => e.type === "turn.completed")?.usage;
+    expect(usage?.cached_input_tokens ?? 0).toBeGreaterThan(0);
+
+    // First exec: the first request is cold, the tool results continue by their call IDs.
+    const firstRun = decisionsSince(before).slice(0, 2);
+    const report = decisionsSince(before).join("\n");
+    expect(firstRun[0], report).toContain("live kv cache miss reason=no-live-state");
+    expect(firstRun[1], report).toMatch(/ live continuation match=tool-output-ids ids=2 /);
+    const session = / session=(\w+)/.exec(firstRun[0] ?? "")?.[1];
+    // The resumed thread replays everything (store: false) and lands on the same session's live KV:
+    // its first request continues by prefix, its tool results by call IDs.
+    const resumedRun = decisionsSince(afterFirst);
+    expect(resumedRun.length, report).toBeGreaterThanOrEqual(2);
+    for (const line of resumedRun) {
+      expect(line, report).toContain(` session=${session}`);
+      expect(line, report).toMatch(/ live continuation match=/);
+    }
+    expect(resumedRun[1], report).toMatch(/ match=tool-output-ids ids=2 /);
+    const cached = (line: string | undefined) => Number(/ cached=(\d+)/.exec(line ?? "")?.[1] ?? 0);
+    const prompt = (line: string | undefined) => Number(/ prompt=(\d+)/.exec(line ?? "")?.[1] ?? 0);
+    console.log(
+      `codex: exec tool turn prompt=${prompt(firstRun[1])} cached=${cached(firstRun[1])}; resume prompt=${prompt(resumedRun[0])} cached=${cached(resumedRun[0])}; resume tool turn prompt=${prompt(resumedRun[1])} cached=${cached(resumedRun[1])}`,
+    );
+  });
+});
