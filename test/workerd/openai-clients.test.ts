@@ -1,4 +1,4 @@
-/** POST /v1/chat/completions through a fake worker: routing by tool_call_id, side requests, error shapes. */
+/** OpenAI-protocol clients through a fake worker: Chat Completions (routing by tool_call_id, side requests, error shapes) and Codex's default Responses request. */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { CacheDecision, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
@@ -203,5 +203,50 @@ describe("POST /v1/chat/completions", () => {
     // Anthropic clients on the shared models path keep Anthropic's shape.
     const anthropic = await call("/v1/models/nope", { headers: { "anthropic-version": "2023-06-01" } });
     expect(((await anthropic.json()) as { type: string }).type).toBe("error");
+  });
+});
+
+describe("Codex's default Responses request", () => {
+  it("offers namespace functions, not hosted tools, says so in a header, and answers /compact with a 404", async () => {
+    fake = toolThenText();
+    const body = {
+      model: "frontier-test",
+      stream: false,
+      store: false,
+      include: ["reasoning.encrypted_content"],
+      input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }],
+      tools: [
+        { type: "function", name: "exec_command", parameters: { type: "object" } },
+        {
+          type: "namespace",
+          name: "multi_agent_v1",
+          tools: [{ type: "function", name: "wait_agent", parameters: {} }],
+        },
+        { type: "web_search", external_web_access: false },
+      ],
+    };
+    const response = await call("/v1/responses", {
+      method: "POST",
+      bearer: true,
+      headers: { "session-id": crypto.randomUUID() },
+      body,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-frontier-tools-not-offered")).toBe("web_search");
+    expect(response.headers.get("x-frontier-route")).toBe("hint; epoch=1");
+    await response.arrayBuffer();
+    expect(fake.requests[0]?.conversation?.tools.map((t) => t.name)).toEqual([
+      "exec_command",
+      "multi_agent_v1.wait_agent",
+    ]);
+
+    const compact = await call("/v1/responses/compact", {
+      method: "POST",
+      bearer: true,
+      body: { model: "m", input: [] },
+    });
+    expect(compact.status).toBe(404);
+    const error = ((await compact.json()) as { error: { code: string } }).error;
+    expect(error.code).toBe("unsupported_endpoint");
   });
 });
