@@ -304,7 +304,7 @@ describe("Responses API errors (OpenAI's shape)", () => {
     const missing = await post({ model: "m" });
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as { error: { param: string } }).error.param).toBe("input");
-    const hosted = await post({ model: "m", input: "x", tools: [{ type: "web_search" }] });
+    const hosted = await post({ model: "m", input: "x", tools: [{ type: "file_search" }] });
     expect(hosted.status).toBe(400);
     expect(((await hosted.json()) as { error: { param: string } }).error.param).toBe("tools.0.type");
     const unauthorized = await fetch(`${baseURL}/responses`, {
