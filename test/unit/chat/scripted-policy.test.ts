@@ -1,7 +1,7 @@
 /** The test-only scripted policy drives each client's own shell tool with the fixed harmless commands. */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { CHATML_TOOL_MARKUP, ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
 import { toolCallsText } from "../../../gpu-worker/chat/tool-grammar.ts";
 import { grammarForTurn, SCRIPTED_BASH_COMMANDS } from "../../../gpu-worker/generate/sampling-policy.ts";
 import { ConversationSchema, ThinkingMode, ToolChoiceMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
@@ -9,6 +9,7 @@ import { text, toolResult, user } from "./fixtures.ts";
 import { gbnfMatches } from "./gbnf-check.ts";
 
 const format = new ChatMlFormat();
+const markup = format.spec.markup;
 const codexShell = { name: "exec_command", description: "Runs a command", inputSchemaJson: '{"type":"object"}' };
 
 function codexTurn(last: ReturnType<typeof user>) {
@@ -28,12 +29,12 @@ describe("scripted-tools policy", () => {
       name: "exec_command",
       argumentsJson: JSON.stringify({ cmd }),
     }));
-    expect(gbnfMatches(grammar ?? "", toolCallsText(CHATML_TOOL_MARKUP, calls))).toBe(true);
+    expect(gbnfMatches(grammar ?? "", toolCallsText(markup, calls))).toBe(true);
     const bash = SCRIPTED_BASH_COMMANDS.map((command) => ({
       name: "Bash",
       argumentsJson: JSON.stringify({ command }),
     }));
-    expect(gbnfMatches(grammar ?? "", toolCallsText(CHATML_TOOL_MARKUP, bash))).toBe(false);
+    expect(gbnfMatches(grammar ?? "", toolCallsText(markup, bash))).toBe(false);
   });
 
   it("answers in plain text after the tool results, and is off without the policy", () => {
