@@ -24,6 +24,7 @@ import {
 } from "./engine-types.ts";
 import { GrammarCache } from "./grammar-cache.ts";
 import { type GgufSummary, validateGguf } from "./model/gguf-validate.ts";
+import { PlainTextTokenizer } from "./plain-text-tokens.ts";
 import { TokenBytes } from "./token-bytes.ts";
 
 const TOKEN_TYPE_CONTROL = 3;
@@ -60,6 +61,7 @@ class EngineImpl implements Engine, SequenceHost {
   readonly vocabSize: number;
   private readonly eog: ReadonlySet<Token>;
   private readonly bytes: TokenBytes;
+  private readonly plainText: PlainTextTokenizer;
   private readonly grammars: GrammarCache;
   private readonly live = new Set<EngineSequenceImpl>();
   /** Sequences being freed: their native slot returns once node-llama-cpp reclaims it. */
@@ -80,6 +82,11 @@ class EngineImpl implements Engine, SequenceHost {
     this.vocabSize = summary.vocabSize;
     this.eog = new Set(model.endOfGenerationTokens);
     this.grammars = new GrammarCache(llama);
+    this.plainText = new PlainTextTokenizer(
+      (text) => llamaModel.tokenize(text, false),
+      summary.tokens,
+      summary.tokenTypes,
+    );
     this.bytes = new TokenBytes({
       tokenizerModel: summary.tokenizerModel,
       tokens: summary.tokens,
@@ -90,7 +97,7 @@ class EngineImpl implements Engine, SequenceHost {
 
   tokenize(text: string, options: { special: boolean }): Token[] {
     this.ensureAlive();
-    return this.llamaModel.tokenize(text, options.special);
+    return options.special ? this.llamaModel.tokenize(text, true) : this.plainText.tokenize(text);
   }
 
   detokenize(tokens: readonly Token[]): string {
