@@ -13,7 +13,7 @@ import { fmt, percentile } from "./stats.ts";
 import type { Workload } from "./workload.ts";
 
 /** The worker requires the shared worker token on every call (dev default here). */
-const workerAuth: Interceptor = (next) => (request) => {
+export const workerAuth: Interceptor = (next) => (request) => {
   request.header.set("authorization", `Bearer ${process.env.FRONTIER_WORKER_TOKEN || DEV_WORKER_TOKEN}`);
   return next(request);
 };

@@ -27,6 +27,7 @@ import { REPO_ROOT, type Stack, startStack } from "../scripts/stack.ts";
 import { agentLoopWorkload } from "./agent-loop.ts";
 import { checkpointWritesWorkload } from "./checkpoint-writes.ts";
 import { continuationWorkload } from "./continuation.ts";
+import { workerEngineBuild } from "./engine-build.ts";
 import { llamaServerWorkload } from "./peer-llama-server.ts";
 import { placementWorkload } from "./placement.ts";
 import { machineDescription, recordInBenchmarksDoc, renderReport } from "./report.ts";
@@ -117,10 +118,14 @@ async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "frontier-bench-"));
   const results: { workload: Workload; result: WorkloadResult }[] = [];
   const earlier = new Map<string, Record<string, unknown>>();
+  let engineBuild = "no worker started by this run";
   try {
     for (const workload of selected) {
-      if (workload.needsStack && !benchStack)
+      if (workload.needsStack && !benchStack) {
         benchStack = await openStack(options, stateDir, progress, (s) => (stack = s));
+        engineBuild = await workerEngineBuild(benchStack.workerGrpcUrl);
+        progress(`worker engine: ${engineBuild}`);
+      }
       // A workload that throws is reported (and fails the run) without losing the others' numbers.
       const result = await workload
         .run({ options, stack: benchStack, earlier, progress })
@@ -143,7 +148,7 @@ async function main(): Promise<void> {
     rmSync(stateDir, { recursive: true, force: true });
   }
 
-  const machine = machineDescription(options);
+  const machine = machineDescription(options, engineBuild);
   const report = renderReport({
     command,
     loadAtStart,
