@@ -123,7 +123,7 @@ async function main(): Promise<void> {
     for (const workload of selected) {
       if (workload.needsStack && !benchStack) {
         benchStack = await openStack(options, stateDir, progress, (s) => (stack = s));
-        engineBuild = await workerEngineBuild(benchStack.workerGrpcUrl);
+        engineBuild = benchStack.engineBuild;
         progress(`worker engine: ${engineBuild}`);
       }
       // A workload that throws is reported (and fails the run) without losing the others' numbers.
@@ -187,7 +187,13 @@ async function openStack(
 ): Promise<BenchStack> {
   if (values["edge-url"]) {
     if (!values["worker-grpc"]) throw new Error("--edge-url needs --worker-grpc (the worker's h2c gRPC URL)");
-    return { edgeUrl: values["edge-url"], workerGrpcUrl: values["worker-grpc"], workerLogs: [] };
+    const workerGrpcUrl = values["worker-grpc"];
+    return {
+      edgeUrl: values["edge-url"],
+      workerGrpcUrl,
+      workerLogs: [],
+      engineBuild: await workerEngineBuild(workerGrpcUrl),
+    };
   }
   progress(`starting the stack (context ${options.contextSize} × ${options.sequences} sequences)`);
   const stack = await startStack({
@@ -210,7 +216,12 @@ async function openStack(
   keep(stack);
   const worker = stack.workers[0];
   if (!worker) throw new Error("no worker");
-  return { edgeUrl: stack.edgeUrl, workerGrpcUrl: worker.grpcUrl, workerLogs: worker.logs };
+  return {
+    edgeUrl: stack.edgeUrl,
+    workerGrpcUrl: worker.grpcUrl,
+    workerLogs: worker.logs,
+    engineBuild: await workerEngineBuild(worker.grpcUrl),
+  };
 }
 
 /**

@@ -38,6 +38,8 @@ export interface BenchStack {
   workerGrpcUrl: string;
   /** The worker's decision log so far (stderr lines); empty when using a stack this run did not start. */
   workerLogs: readonly string[];
+  /** The llama.cpp build the worker loaded, as its Health names it (native/engine-types.ts describeEngineBuild). */
+  engineBuild: string;
 }
 
 /** One line of the ratio table: a claim, what was measured, and the ratio with its spread. */
