@@ -24,9 +24,10 @@ done
 [ -x "$nlc" ] || { echo "missing $nlc (run npm install)" >&2; exit 1; }
 
 if [ "$clear" = 1 ]; then
-  # `source clear` removes the cloned source, the local builds and the last-build marker.
-  "$nlc" source clear --type source
+  # The local builds (and their last-build marker), then the cloned source. Not `source clear --type
+  # source`: it also deletes llama/llama.cpp.info.json, which the package ships (it names the release).
   "$nlc" source clear --type builds
+  rm -rf "$root/node_modules/node-llama-cpp/llama/llama.cpp"
   echo "local engine builds removed; the worker loads the prebuilt binary again"
   exit 0
 fi
