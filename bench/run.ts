@@ -211,6 +211,7 @@ async function openStack(
     // Hold the response headers until the worker's cache decision is known, however long the
     // worker takes to get there (parking a big session first), so x-frontier-cache is always set.
     edgeVars: { HEADER_WAIT_MS: "600000" },
+    edgeDirect: true,
     verbose: process.env.FRONTIER_BENCH_VERBOSE === "1",
   });
   keep(stack);
@@ -220,6 +221,7 @@ async function openStack(
     edgeUrl: stack.edgeUrl,
     workerGrpcUrl: worker.grpcUrl,
     workerLogs: worker.logs,
+    edgeDirect: stack.edgeDirect,
     engineBuild: await workerEngineBuild(worker.grpcUrl),
   };
 }
