@@ -29,7 +29,12 @@ interface OpenBlock {
 }
 
 /** POST a streaming /v1/messages request and read it to the end (message_stop). */
-export async function streamTurn(edgeUrl: string, body: object, hint: string): Promise<TurnResult> {
+export async function streamTurn(
+  edgeUrl: string,
+  body: object,
+  hint: string,
+  extraHeaders: Record<string, string> = {},
+): Promise<TurnResult> {
   const started = performance.now();
   const res = await fetch(`${edgeUrl}/v1/messages`, {
     method: "POST",
@@ -38,6 +43,7 @@ export async function streamTurn(edgeUrl: string, body: object, hint: string): P
       "x-api-key": BENCH_KEY,
       "anthropic-version": "2023-06-01",
       "x-claude-code-session-id": hint,
+      ...extraHeaders,
     },
     body: JSON.stringify({ ...body, stream: true }),
   });

@@ -5,6 +5,7 @@
 import { parseArgs } from "node:util";
 import { createEngine } from "../native/engine.ts";
 import type { Token } from "../native/engine-types.ts";
+import { describeEngineBuild } from "../native/engine-types.ts";
 import { ensureTestModel, TEST_MODEL_SPECS, type TestModelSize } from "../native/model/gguf-writer.ts";
 
 const { values } = parseArgs({
@@ -61,7 +62,8 @@ try {
   const rate = (count: number, ms: number): string => `${((count / ms) * 1000).toFixed(0)} tok/s`;
   console.log(
     `${engine.model.name} threads=${values.threads} flash=${values.flash}: prefill ${prompt.length} tokens ${prefillMs.toFixed(0)} ms (${rate(prompt.length, prefillMs)}); ` +
-      `decode ${n} tokens at depth ${prompt.length} ${decodeMs.toFixed(0)} ms (${rate(n, decodeMs)})`,
+      `decode ${n} tokens at depth ${prompt.length} ${decodeMs.toFixed(0)} ms (${rate(n, decodeMs)}); ` +
+      describeEngineBuild(engine.model.build),
   );
   seq.dispose();
 } finally {

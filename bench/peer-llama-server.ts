@@ -14,7 +14,7 @@
  * (`cache_prompt`, host-memory prompt cache `--cache-ram`, idle-slot saving).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TOOLS_INTRO, TOOLS_OUTRO } from "../gpu-worker/chat/chatml.ts";
@@ -81,7 +81,7 @@ async function startLlamaServer(
   binary: string,
   modelPath: string,
   contextSize: number,
-): Promise<{ url: string; child: ChildProcess }> {
+): Promise<{ url: string; child: ChildProcess; log: string }> {
   const port = await freePort();
   const log = join(tmpdir(), `frontier-bench-llama-server-${port}.log`);
   const args = ["-m", modelPath, "--host", "127.0.0.1", "--port", String(port), "--parallel", "2"];
@@ -92,6 +92,11 @@ async function startLlamaServer(
     "1",
     "-fa",
     "off",
+    // The same batch as Frontier's engine (node-llama-cpp sets n_ubatch = n_batch = FRONTIER_BATCH_SIZE).
+    "-b",
+    batchSize(),
+    "-ub",
+    batchSize(),
     "-ngl",
     process.env.FRONTIER_GPU === "off" ? "0" : "999",
   );
@@ -107,11 +112,37 @@ async function startLlamaServer(
       (r) => r.status === 200,
       () => false,
     );
-    if (ok) return { url, child };
+    if (ok) return { url, child, log };
     await new Promise((r) => setTimeout(r, 250));
   }
   await stopChild(child);
   throw new Error(`llama-server not healthy within 120 s; see ${log}`);
+}
+
+function batchSize(): string {
+  return process.env.FRONTIER_BATCH_SIZE || "512";
+}
+
+/** The CPU features llama-server reports on in its startup `system_info` line, as describeEngineBuild lists them. */
+function llamaServerCpuFeatures(log: string): string {
+  const line = readFileSync(log, "utf8")
+    .split("\n")
+    .find((l) => l.includes("system_info:"));
+  return line ? [...line.matchAll(/([A-Z][A-Z0-9_]*) = 1/g)].map((m) => m[1]).join(" ") : "not reported";
+}
+
+/**
+ * Whether both sides ran the same kernels: a local (GGML_NATIVE) Frontier engine build and the same
+ * CPU features compiled into llama-server. The scripts build both from node-llama-cpp's bundled llama.cpp.
+ */
+function kernelParity(engineBuild: string, serverFeatures: string): string {
+  const features = /; ([^)]*)\)$/.exec(engineBuild)?.[1] ?? "";
+  if (!engineBuild.startsWith("local")) {
+    return "**Not equal kernels**: Frontier ran node-llama-cpp's portable prebuilt binary; run `npm run build:engine` first.";
+  }
+  return features === serverFeatures
+    ? "Equal kernels: both builds report the same CPU features, from the same llama.cpp source."
+    : `**CPU features differ**: Frontier ${features || "?"} vs llama-server ${serverFeatures}.`;
 }
 
 /** One streamed chat completion; time to first token, total time and the server's prompt timings. */
@@ -239,7 +270,7 @@ export const llamaServerWorkload: Workload = {
   name: "llama-server",
   needsStack: false,
   enabled: (options) => options.llamaServer !== undefined,
-  async run({ options, earlier, progress }) {
+  async run({ options, stack, earlier, progress }) {
     const binary = options.llamaServer;
     if (!binary) throw new Error("--llama-server PATH is required");
     const loop = earlier.get("agent-loop") as AgentLoopShared | undefined;
@@ -254,16 +285,29 @@ export const llamaServerWorkload: Workload = {
       const props = await fetch(`${server.url}/props`)
         .then((r) => r.json() as Promise<{ build_info?: string }>)
         .catch(() => ({ build_info: undefined }));
+      const serverFeatures = llamaServerCpuFeatures(server.log);
+      const engineBuild = stack?.engineBuild ?? "unknown";
+      const parity = kernelParity(engineBuild, serverFeatures);
       return {
         summary: [
+          {
+            workload: "vs llama-server",
+            measure: "kernels: Frontier's engine build vs llama-server's (same llama.cpp source)",
+            value: parity.startsWith("Equal") ? "equal" : "NOT equal",
+            spread: engineBuild.startsWith("local") ? "local build both sides" : "Frontier prebuilt",
+          },
           ...summarise("one agent", loop.singleTurns, single),
           ...summarise("4 agents on 2 slots", loop.interleavedTurns, four),
         ],
         section: [
           "## Peer: the same agent loop against llama.cpp's llama-server",
           "",
-          `llama-server ${props.build_info ?? ""} from the llama.cpp source node-llama-cpp bundles, same GGUF,`,
-          "`--parallel 2 -t 1 -fa off`, prompt-cache defaults as shipped. It replays Frontier's transcript (the tool calls",
+          `- llama-server: build ${props.build_info ?? "?"} (scripts/build-llama-server.sh: the llama.cpp source node-llama-cpp bundles, GGML_NATIVE=ON, Release); CPU features: ${serverFeatures}`,
+          `- Frontier worker: ${engineBuild}`,
+          `- ${parity}`,
+          "",
+          `Same GGUF, \`--parallel 2 -t 1 -fa off -b ${batchSize()} -ub ${batchSize()}\`, prompt-cache defaults as shipped.`,
+          "It replays Frontier's transcript (the tool calls",
           "Frontier sampled, as `<tool_call>` assistant text; results as `<tool_response>` user text) through",
           "`/v1/chat/completions`, asking for the same number of output tokens Frontier sampled on each turn (`ignore_eos`;",
           "output constrained to lowercase ASCII by a grammar, because llama-server's chat parser answers HTTP 500 to the",

@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PREFIX_LOAD_MARGIN } from "../edge/pool/placement.ts";
 import { startStack } from "../scripts/stack.ts";
 import type { BenchOptions, Workload, WorkloadResult } from "./workload.ts";
 
@@ -126,8 +127,11 @@ export function placementSection(r: PlacementReport): string {
       .map(([id, n]) => `${id}: ${n}`)
       .join(", ")} |`,
     "",
-    "A holder is preferred only while it has room for another live session (resident + placed + queued < sequences);",
-    "past that, the least loaded worker takes the session (and, sharing the checkpoint directory, can still load the anchor).",
+    "A holder is preferred while it can start the session at once (nothing queued, fewer turns running or just placed",
+    "than sequences: an idle resident session is parked to make room) and, when all its sequences hold sessions, is",
+    `within ${PREFIX_LOAD_MARGIN} sessions per sequence of the least loaded worker; otherwise the least loaded worker takes`,
+    "the session (and, sharing the checkpoint directory, can still load the anchor). The pool records a placed session's",
+    "prefix for its worker at once, so a new session does not wait for that worker's next heartbeat to find it.",
   ].join("\n");
 }
 

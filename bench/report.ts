@@ -30,8 +30,11 @@ function gpuName(): string | undefined {
   }
 }
 
-/** One paragraph: CPU, cores, RAM, GPU, Node, the llama.cpp build, the model and the worker settings. */
-export function machineDescription(options: BenchOptions): string {
+/**
+ * One paragraph: CPU, cores, RAM, GPU, Node, the llama.cpp build (as the worker's Health names it:
+ * prebuilt portable or a local `npm run build:engine` build), the model and the worker settings.
+ */
+export function machineDescription(options: BenchOptions, engineBuild: string): string {
   const nlc = readJson(join(REPO_ROOT, "node_modules/node-llama-cpp/package.json")).version ?? "?";
   const llamaTag = readJson(join(REPO_ROOT, "node_modules/node-llama-cpp/llama/llama.cpp.info.json")).tag ?? "?";
   const gpu = gpuName();
@@ -43,7 +46,7 @@ export function machineDescription(options: BenchOptions): string {
     : `generated \`${options.size}\` test model (${spec ? `${spec.embedding} wide, ${spec.layers} layers, vocab ${spec.vocab}, ${spec.weightType}, ` : ""}random weights)`;
   return [
     `- Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${gpu ? `GPU ${gpu}` : "no GPU"}`,
-    `- Software: Node ${process.version}; llama.cpp via node-llama-cpp ${nlc} (llama.cpp release ${llamaTag}, ${options.gpu === "off" || !gpu ? "prebuilt CPU build" : "GPU build when installed"}); threads = ${process.env.FRONTIER_THREADS || 1}, flash attention ${process.env.FRONTIER_FLASH_ATTENTION || "off"}`,
+    `- Software: Node ${process.version}; llama.cpp via node-llama-cpp ${nlc} (release ${llamaTag}); worker engine: ${engineBuild}; threads = ${process.env.FRONTIER_THREADS || 1}, flash attention ${process.env.FRONTIER_FLASH_ATTENTION || "off"}`,
     `- Model: ${generated}`,
     `- Stack: edge in \`wrangler dev\` (workerd) + one GPU worker process, loopback; worker context ${options.contextSize} cells × ${options.sequences} sequences`,
   ].join("\n");

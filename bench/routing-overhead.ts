@@ -7,23 +7,31 @@ import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
 import { GenerateRequestSchema, Role, WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { EdgeDirect } from "../scripts/stack.ts";
 import { newSessionId } from "../shared/ids.ts";
 import { streamTurn } from "./edge-client.ts";
 import { fmt, percentile } from "./stats.ts";
 import type { Workload } from "./workload.ts";
 
 /** The worker requires the shared worker token on every call (dev default here). */
-const workerAuth: Interceptor = (next) => (request) => {
+export const workerAuth: Interceptor = (next) => (request) => {
   request.header.set("authorization", `Bearer ${process.env.FRONTIER_WORKER_TOKEN || DEV_WORKER_TOKEN}`);
   return next(request);
 };
 
 export interface OverheadRow {
   edgeMs: number[];
+  /** The same request to workerd without `wrangler dev`'s proxy (empty when it was not found). */
+  workerdMs: number[];
   directMs: number[];
 }
 
-export async function benchRoutingOverhead(edgeUrl: string, workerGrpcUrl: string, n: number): Promise<OverheadRow> {
+export async function benchRoutingOverhead(
+  edgeUrl: string,
+  workerGrpcUrl: string,
+  n: number,
+  edgeDirect?: EdgeDirect,
+): Promise<OverheadRow> {
   const client = createClient(
     WorkerService,
     createGrpcTransport({ baseUrl: workerGrpcUrl, interceptors: [workerAuth] }),
@@ -43,9 +51,10 @@ export async function benchRoutingOverhead(edgeUrl: string, workerGrpcUrl: strin
       },
       sampling: { maxTokens: 1, temperature: 0 },
     });
-  const row: OverheadRow = { edgeMs: [], directMs: [] };
+  const row: OverheadRow = { edgeMs: [], workerdMs: [], directMs: [] };
   for (let i = 0; i < n + 3; i++) {
     const edge = await streamTurn(edgeUrl, body, hint);
+    const workerd = edgeDirect && (await streamTurn(edgeDirect.url, body, hint, edgeDirect.headers));
     const started = performance.now();
     for await (const _ of client.generate(direct())) {
       // drain
@@ -53,6 +62,7 @@ export async function benchRoutingOverhead(edgeUrl: string, workerGrpcUrl: strin
     const directMs = performance.now() - started;
     if (i < 3) continue; // warm-up
     row.edgeMs.push(edge.ms);
+    if (workerd) row.workerdMs.push(workerd.ms);
     row.directMs.push(directMs);
   }
   return row;
@@ -65,8 +75,18 @@ export function overheadTable(row: OverheadRow): string {
     "| path | p50 ms | p99 ms |",
     "|---|---|---|",
     `| client → edge (workerd) → SessionDO → gRPC-Web → worker | ${p(row.edgeMs, 50)} | ${p(row.edgeMs, 99)} |`,
+    ...(row.workerdMs.length > 0
+      ? [
+          `| the same, to workerd without \`wrangler dev\`'s proxy | ${p(row.workerdMs, 50)} | ${p(row.workerdMs, 99)} |`,
+        ]
+      : []),
     `| client → worker gRPC (h2c) directly | ${p(row.directMs, 50)} | ${p(row.directMs, 99)} |`,
     `| **edge overhead** | **${over(50)}** | **${over(99)}** |`,
+    ...(row.workerdMs.length > 0
+      ? [
+          `| **edge overhead without wrangler's proxy** | **${fmt(percentile(row.workerdMs, 50) - percentile(row.directMs, 50), 2)}** | **${fmt(percentile(row.workerdMs, 99) - percentile(row.directMs, 99), 2)}** |`,
+        ]
+      : []),
     "",
     `n = ${row.edgeMs.length} interleaved requests each (max_tokens 1, a 1-message first turn on a fresh session).`,
   ].join("\n");
@@ -79,8 +99,20 @@ export const routingOverheadWorkload: Workload = {
     if (!stack) throw new Error("routing needs the stack");
     const n = options.quick ? 10 : 50;
     progress(`edge overhead: ${n} interleaved requests each way`);
-    const row = await benchRoutingOverhead(stack.edgeUrl, stack.workerGrpcUrl, n);
+    const row = await benchRoutingOverhead(stack.edgeUrl, stack.workerGrpcUrl, n, stack.edgeDirect);
     const over = (q: number) => percentile(row.edgeMs, q) - percentile(row.directMs, q);
+    const bare = percentile(row.workerdMs, 50) - percentile(row.directMs, 50);
+    const withoutProxy =
+      row.workerdMs.length === 0
+        ? []
+        : [
+            {
+              workload: "edge overhead",
+              measure: "the same without `wrangler dev`'s proxy (workerd directly), p50; the proxy's share",
+              value: `${fmt(bare, 2)} ms`,
+              spread: `proxy ${fmt(over(50) - bare, 2)} ms of the ${fmt(over(50), 2)} ms (n=${row.workerdMs.length})`,
+            },
+          ];
     return {
       summary: [
         {
@@ -89,6 +121,7 @@ export const routingOverheadWorkload: Workload = {
           value: `${fmt(over(50), 2)} / ${fmt(over(99), 2)} ms`,
           spread: `edge p50 ${fmt(percentile(row.edgeMs, 50), 2)} ms, direct p50 ${fmt(percentile(row.directMs, 50), 2)} ms (n=${row.edgeMs.length})`,
         },
+        ...withoutProxy,
       ],
       section: ["## Routing overhead (loopback)", "", overheadTable(row), ""].join("\n"),
     };

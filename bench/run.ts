@@ -27,6 +27,7 @@ import { REPO_ROOT, type Stack, startStack } from "../scripts/stack.ts";
 import { agentLoopWorkload } from "./agent-loop.ts";
 import { checkpointWritesWorkload } from "./checkpoint-writes.ts";
 import { continuationWorkload } from "./continuation.ts";
+import { workerEngineBuild } from "./engine-build.ts";
 import { llamaServerWorkload } from "./peer-llama-server.ts";
 import { placementWorkload } from "./placement.ts";
 import { machineDescription, recordInBenchmarksDoc, renderReport } from "./report.ts";
@@ -117,10 +118,14 @@ async function main(): Promise<void> {
   const stateDir = mkdtempSync(join(tmpdir(), "frontier-bench-"));
   const results: { workload: Workload; result: WorkloadResult }[] = [];
   const earlier = new Map<string, Record<string, unknown>>();
+  let engineBuild = "no worker started by this run";
   try {
     for (const workload of selected) {
-      if (workload.needsStack && !benchStack)
+      if (workload.needsStack && !benchStack) {
         benchStack = await openStack(options, stateDir, progress, (s) => (stack = s));
+        engineBuild = benchStack.engineBuild;
+        progress(`worker engine: ${engineBuild}`);
+      }
       // A workload that throws is reported (and fails the run) without losing the others' numbers.
       const result = await workload
         .run({ options, stack: benchStack, earlier, progress })
@@ -143,7 +148,7 @@ async function main(): Promise<void> {
     rmSync(stateDir, { recursive: true, force: true });
   }
 
-  const machine = machineDescription(options);
+  const machine = machineDescription(options, engineBuild);
   const report = renderReport({
     command,
     loadAtStart,
@@ -182,7 +187,13 @@ async function openStack(
 ): Promise<BenchStack> {
   if (values["edge-url"]) {
     if (!values["worker-grpc"]) throw new Error("--edge-url needs --worker-grpc (the worker's h2c gRPC URL)");
-    return { edgeUrl: values["edge-url"], workerGrpcUrl: values["worker-grpc"], workerLogs: [] };
+    const workerGrpcUrl = values["worker-grpc"];
+    return {
+      edgeUrl: values["edge-url"],
+      workerGrpcUrl,
+      workerLogs: [],
+      engineBuild: await workerEngineBuild(workerGrpcUrl),
+    };
   }
   progress(`starting the stack (context ${options.contextSize} × ${options.sequences} sequences)`);
   const stack = await startStack({
@@ -200,12 +211,19 @@ async function openStack(
     // Hold the response headers until the worker's cache decision is known, however long the
     // worker takes to get there (parking a big session first), so x-frontier-cache is always set.
     edgeVars: { HEADER_WAIT_MS: "600000" },
+    edgeDirect: true,
     verbose: process.env.FRONTIER_BENCH_VERBOSE === "1",
   });
   keep(stack);
   const worker = stack.workers[0];
   if (!worker) throw new Error("no worker");
-  return { edgeUrl: stack.edgeUrl, workerGrpcUrl: worker.grpcUrl, workerLogs: worker.logs };
+  return {
+    edgeUrl: stack.edgeUrl,
+    workerGrpcUrl: worker.grpcUrl,
+    workerLogs: worker.logs,
+    edgeDirect: stack.edgeDirect,
+    engineBuild: await workerEngineBuild(worker.grpcUrl),
+  };
 }
 
 /**

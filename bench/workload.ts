@@ -3,7 +3,9 @@
  * bench/run.ts. A workload gets the run's options and (when it asks for it) the running stack, and
  * returns summary rows for the ratio table at the top of the report plus its own detailed section.
  */
+
 import type { TestModelSize } from "../native/model/gguf-writer.ts";
+import type { EdgeDirect } from "../scripts/stack.ts";
 
 export interface BenchOptions {
   /** Tiny model, small prompts, one repetition: proves every workload still runs. */
@@ -38,6 +40,10 @@ export interface BenchStack {
   workerGrpcUrl: string;
   /** The worker's decision log so far (stderr lines); empty when using a stack this run did not start. */
   workerLogs: readonly string[];
+  /** workerd without `wrangler dev`'s proxy in front (when this run started the stack and found it). */
+  edgeDirect?: EdgeDirect | undefined;
+  /** The llama.cpp build the worker loaded, as its Health names it (native/engine-types.ts describeEngineBuild). */
+  engineBuild: string;
 }
 
 /** One line of the ratio table: a claim, what was measured, and the ratio with its spread. */

@@ -146,8 +146,8 @@ export class SessionDO extends DurableObject<Env> {
       workerUrl = pickWorker(`${row.session_id}:${epoch}`, args.workerUrls);
       epoch += 1;
     }
+    // No alarm write per turn: the one set at creation re-arms itself from last_used_at (alarm()).
     this.#place(workerUrl, epoch, args.requestId, now);
-    await this.#scheduleExpiry(now);
     return { status: "ok", sessionId: row.session_id, workerUrl, epoch, created: false, turns: row.turns };
   }
 

@@ -4,6 +4,7 @@
  * Configuration comes from FRONTIER_* environment variables (see README).
  */
 import { createEngine, inspectModel } from "../native/engine.ts";
+import { describeEngineBuild } from "../native/engine-types.ts";
 import { selectChatFormat } from "./chat/select-format.ts";
 import { CheckpointStore } from "./checkpoints/checkpoint-store.ts";
 import { S3CheckpointReplica } from "./checkpoints/s3-replica.ts";
@@ -91,6 +92,7 @@ async function main(): Promise<void> {
   log("worker ready", {
     worker: config.workerId,
     model: engine.model.name,
+    engine: describeEngineBuild(engine.model.build),
     format: format.name,
     grpc: `${config.host}:${server.grpcPort}`,
     http: `${config.host}:${server.httpPort}`,

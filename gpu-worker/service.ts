@@ -1,4 +1,5 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { describeEngineBuild } from "../native/engine-types.ts";
 import { type GenerateEvent, WorkerErrorCode, type WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { prefixFingerprint } from "../shared/prefix-fingerprint.ts";
 import { WorkerFailure } from "./errors.ts";
@@ -45,6 +46,7 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
         ...workerHealth(deps),
         modelIdentity: deps.engine.model.identity,
         contextSize: deps.config.contextSize,
+        engineBuild: describeEngineBuild(deps.engine.model.build),
       };
     },
 

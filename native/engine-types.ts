@@ -44,6 +44,26 @@ export interface ModelInfo {
   eosToken: Token | undefined;
   /** Every end-of-generation token (eos, eot, the chat format's end-of-turn markers, ...). */
   endOfGenerationTokens: readonly Token[];
+  /** The llama.cpp binary the engine loaded. */
+  build: EngineBuild;
+}
+
+/** Which llama.cpp binary node-llama-cpp loaded: its portable prebuilt one or a local `npm run build:engine` one. */
+export interface EngineBuild {
+  origin: "prebuilt" | "local";
+  /** "cpu", or the GPU backend the binary uses ("cuda", "vulkan", "metal"). */
+  backend: string;
+  /** The llama.cpp release the binary was built from. */
+  llamaCppRelease: string;
+  /** CPU features compiled in (from llama.cpp's system info), e.g. "AVX2 FMA F16C". */
+  cpuFeatures: string;
+}
+
+/** One line for logs and reports, e.g. "local CPU build (llama.cpp b7000; AVX2 FMA)". */
+export function describeEngineBuild(build: EngineBuild): string {
+  const backend = build.backend === "cpu" ? "CPU" : build.backend.toUpperCase();
+  const origin = build.origin === "local" ? "local" : "prebuilt";
+  return `${origin} ${backend} build (llama.cpp ${build.llamaCppRelease}; ${build.cpuFeatures || "no CPU features reported"})`;
 }
 
 export interface SampleOptions {

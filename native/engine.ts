@@ -15,6 +15,7 @@ import { EngineSequenceImpl, llamaTokens, type SequenceHost } from "./engine-seq
 import {
   DisposedError,
   type Engine,
+  type EngineBuild,
   type EngineOptions,
   type EngineSequence,
   type EngineStats,
@@ -205,6 +206,21 @@ export async function inspectModel(path: string): Promise<Pick<ModelInfo, "name"
 }
 
 /**
+ * Which binary `getLlama` loaded. With `build: "never"` node-llama-cpp looks for a local build
+ * (localBuilds/<platform>-<arch>[-<gpu>], made by `npm run build:engine`) before its prebuilt binary.
+ */
+function engineBuild(llama: Llama): EngineBuild {
+  // systemInfo: "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | ... | AVX512 = 0 | ..."; keep the features that are on.
+  const cpuFeatures = [...llama.systemInfo.matchAll(/([A-Z][A-Z0-9_]*) = 1/g)].map((m) => m[1]).join(" ");
+  return {
+    origin: llama.buildType === "localBuild" ? "local" : "prebuilt",
+    backend: llama.gpu === false ? "cpu" : llama.gpu,
+    llamaCppRelease: llama.llamaCppRelease.release,
+    cpuFeatures,
+  };
+}
+
+/**
  * Validate the GGUF, load it and create one context of `sequences` x `contextSize` KV cells.
  * Throws InvalidModelError for a file llama.cpp must not see.
  */
@@ -237,6 +253,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       bosToken: model.tokens.bos ?? undefined,
       eosToken: model.tokens.eos ?? undefined,
       endOfGenerationTokens: Object.freeze(endOfGenerationTokens(model, summary, options.endOfGenerationTexts ?? [])),
+      build: Object.freeze(engineBuild(llama)),
     };
     return new EngineImpl(Object.freeze(info), Object.freeze({ ...options }), llama, model, context, summary);
   } catch (err) {

@@ -45,10 +45,20 @@ export interface StackOptions {
   sharedCheckpointDir?: string | false;
   /** Environment of one worker (after `workerEnv`), e.g. its own FRONTIER_STATE_DIR. */
   workerEnvFor?: (workerId: string) => Record<string, string>;
+  /** Also find workerd's own listener behind `wrangler dev`'s proxy (Stack.edgeDirect; bench only). */
+  edgeDirect?: boolean;
+}
+
+/** The user worker's workerd listener behind `wrangler dev`'s proxy, and the header it requires. */
+export interface EdgeDirect {
+  url: string;
+  headers: Record<string, string>;
 }
 
 export interface Stack {
   edgeUrl: string;
+  /** With `edgeDirect`: workerd without wrangler's proxy, when wrangler's debug log named it. */
+  edgeDirect?: EdgeDirect;
   workers: WorkerHandle[];
   stop(): Promise<void>;
 }
@@ -114,6 +124,8 @@ export async function startEdge(options: {
   stateDir: string;
   vars?: Record<string, string>;
   verbose?: boolean;
+  /** Receives workerd's own URL (wrangler's debug log, `reloadComplete`). */
+  onDirect?: (direct: EdgeDirect) => void;
 }): Promise<ChildProcess> {
   const vars = { WORKER_URLS: options.workerUrls.join(","), ...options.vars };
   const args = [
@@ -131,12 +143,24 @@ export async function startEdge(options: {
   ];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: "false",
+      CI: "true",
+      NO_COLOR: "1",
+      ...(options.onDirect ? { WRANGLER_LOG: "debug" } : {}),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const tail: string[] = [];
   for (const stream of [child.stdout!, child.stderr!]) {
     createInterface({ input: stream }).on("line", (line) => {
+      if (options.onDirect && line.includes('"reloadComplete"')) {
+        const port = /"userWorkerUrl":\{[^}]*"port":"(\d+)"/.exec(line)?.[1];
+        const secret = /"MF-Proxy-Shared-Secret":"([^"]+)"/.exec(line)?.[1];
+        if (port && secret)
+          options.onDirect({ url: `http://127.0.0.1:${port}`, headers: { "MF-Proxy-Shared-Secret": secret } });
+      }
       tail.push(line);
       if (tail.length > 50) tail.shift();
       if (options.verbose) process.stderr.write(`[edge] ${line}\n`);
@@ -187,15 +211,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     for (const result of started) if (result.status === "fulfilled") workers.push(result.value);
     const failed = started.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
+    let edgeDirect: EdgeDirect | undefined;
     const edge = await startEdge({
       port,
       workerUrls: workers.map((w) => w.httpUrl),
       stateDir,
       vars: options.edgeVars,
       verbose: options.verbose,
+      onDirect: options.edgeDirect ? (direct) => (edgeDirect = direct) : undefined,
     });
     return {
       edgeUrl: `http://127.0.0.1:${port}`,
+      get edgeDirect() {
+        return edgeDirect;
+      },
       workers,
       async stop() {
         await Promise.all([stopChild(edge), ...workers.map((w) => stopChild(w.process))]);

@@ -19,6 +19,7 @@ export async function handleHealth(rc: RequestContext): Promise<Response> {
           worker_id: health.workerId,
           model: health.modelName,
           context_size: health.contextSize,
+          engine: health.engineBuild,
         };
       } catch (error) {
         return { index, ready: false, error: rpcErrorToApiError(error).message };

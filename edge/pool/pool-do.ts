@@ -10,6 +10,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { WorkerReport } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { Env } from "../env.ts";
 import { type Placement, type PlacementRequest, type PoolWorker, placeSession, type WorkerState } from "./placement.ts";
+import { MAX_PREFIXES } from "./worker-report.ts";
 
 export interface PoolArgs {
   region: string;
@@ -118,6 +119,18 @@ export class PoolDO extends DurableObject<Env> {
     if (!placement) return null;
     this.#sql.exec("UPDATE workers SET pending = pending + 1 WHERE url = ?", placement.worker.url);
     placement.worker.pending += 1;
+    // The chosen worker holds this prefix once it serves the session, but advertises it only from its
+    // next heartbeat: record it now so a new session with the same prefix, even within that interval,
+    // finds its holder. The heartbeat then replaces the list with the worker's own.
+    const prefix = args.prefix;
+    if (prefix !== undefined && !placement.worker.prefixes.includes(prefix)) {
+      placement.worker.prefixes = [prefix, ...placement.worker.prefixes].slice(0, MAX_PREFIXES);
+      this.#sql.exec(
+        "UPDATE workers SET prefixes = ? WHERE url = ?",
+        JSON.stringify(placement.worker.prefixes),
+        placement.worker.url,
+      );
+    }
     if (args.moving) return placement;
     this.#sql.exec(
       `UPDATE placement_stats SET placements = placements + 1, prefix_known = prefix_known + ?,

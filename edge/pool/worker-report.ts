@@ -9,7 +9,8 @@ import { asObject, fail } from "../check.ts";
 import { isHttpUrl } from "../config-values.ts";
 
 const MAX_COUNT = 1_000_000;
-const MAX_PREFIXES = 64;
+/** Prefix fingerprints the pool keeps per worker. */
+export const MAX_PREFIXES = 64;
 
 const PATTERNS: Partial<Record<keyof WorkerReport, RegExp>> = {
   id: /^[A-Za-z0-9._:-]{1,64}$/,

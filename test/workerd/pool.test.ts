@@ -157,6 +157,24 @@ describe("placement", () => {
     const stats = await env.POOLS.getByName("pool:local").stats();
     expect(stats.prefixHits).toBeGreaterThanOrEqual(2);
   });
+
+  it("advertises a placed session's prefix for its worker before that worker's next heartbeat", async () => {
+    const pool = env.POOLS.getByName("pool:lag");
+    const args = { region: "lag", staticUrls: [], timeoutMs: 60_000 };
+    const [a, b] = ["http://10.0.9.1:1", "http://10.0.9.2:1"];
+    await pool.heartbeat(parseReport(a), 60_000);
+    await pool.heartbeat(parseReport(b), 60_000);
+    const prefix = await prefixFingerprint("local", { system: ["A new agent"], tools: [] });
+    const first = await pool.place({ ...args, prefix });
+    expect(first).toMatchObject({ reason: "load", prefixKnown: false });
+    // Without a heartbeat in between, the next session with that prefix finds the first one's worker.
+    const second = await pool.place({ ...args, prefix });
+    expect(second).toMatchObject({ reason: "prefix", prefixKnown: true, worker: { url: first?.worker.url } });
+    // The worker's own report replaces the pool's guess.
+    await pool.heartbeat(parseReport(first?.worker.url ?? ""), 60_000);
+    const view = await pool.view(args);
+    expect(view.find((w) => w.url === first?.worker.url)?.prefixes).toEqual([]);
+  });
 });
 
 describe("failover", () => {

@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { OpenArgs } from "../../edge/session-do.ts";
@@ -25,6 +25,24 @@ describe("SessionDO", () => {
     expect(await stub.recordTurn({ tenant: "other", requestId: "req_b", messageId: "m", toolUseIds: ["x"] })).toBe(
       false,
     );
+  });
+
+  it("arms its idle expiry once at creation; the alarm re-arms from the last use instead of every turn writing it", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    await stub.open(args(id));
+    const armed = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+    expect(armed).toBeGreaterThan(Date.now());
+    await new Promise((r) => setTimeout(r, 5));
+    await stub.open(args(id, { requestId: "req_b" }));
+    expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).toBe(armed);
+    // The alarm firing before the idle time is up keeps the session and re-arms from its last use.
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    const info = await stub.get("local");
+    expect(info).not.toBeNull();
+    const rearmed = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+    expect(rearmed).toBe((info?.lastUsedAt ?? 0) + 7 * 24 * 3600_000);
+    expect(rearmed).toBeGreaterThan(armed ?? 0);
   });
 
   it("does not create sessions in mode existing", async () => {

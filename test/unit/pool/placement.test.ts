@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type PoolWorker, placeSession, workerLoad } from "../../../edge/pool/placement.ts";
+import { type PoolWorker, PREFIX_LOAD_MARGIN, placeSession, workerLoad } from "../../../edge/pool/placement.ts";
 
 function worker(url: string, extra: Partial<PoolWorker> = {}): PoolWorker {
   return {
@@ -31,15 +31,56 @@ describe("placeSession", () => {
     });
   });
 
-  it("falls back to the least loaded when the prefix holder is full or waiting on sequences", () => {
-    const full = [worker("a", { residentSessions: 1 }), worker("b", { residentSessions: 4, prefixes: ["p"] })];
-    expect(placeSession(full, { prefix: "p" })).toMatchObject({
+  it("prefers a holder whose sequences are all taken by idle sessions (it parks one) when others are as busy", () => {
+    // Both workers hold 4 idle sessions on 4 sequences: the holder starts the session at once by
+    // parking one; the other would have to load the prefix's anchor or prefill it cold.
+    const workers = [
+      worker("a", { residentSessions: 4, sequencesFree: 0 }),
+      worker("b", { residentSessions: 4, sequencesFree: 0, prefixes: ["p"] }),
+    ];
+    expect(placeSession(workers, { prefix: "p" })).toMatchObject({ worker: { url: "b" }, reason: "prefix" });
+    // Within the margin the holder still wins (more than the margin beyond it, it does not: next test).
+    const withinMargin = [worker("a", { residentSessions: 2 }), worker("b", { residentSessions: 4, prefixes: ["p"] })];
+    expect(PREFIX_LOAD_MARGIN).toBe(0.5);
+    expect(placeSession(withinMargin, { prefix: "p" })?.worker.url).toBe("b");
+  });
+
+  it("falls back to the least loaded when the prefix holder is much busier, running a turn per sequence, or queueing", () => {
+    const busier = [worker("a", { residentSessions: 1 }), worker("b", { residentSessions: 4, prefixes: ["p"] })];
+    expect(placeSession(busier, { prefix: "p" })).toMatchObject({
       worker: { url: "a" },
       reason: "load",
       prefixKnown: true,
     });
+    const running = [
+      worker("a", { residentSessions: 4 }),
+      worker("b", { residentSessions: 4, activeRequests: 3, pending: 1, prefixes: ["p"] }),
+    ];
+    expect(placeSession(running, { prefix: "p" })).toMatchObject({ worker: { url: "a" }, reason: "load" });
     const queued = [worker("a", { residentSessions: 3 }), worker("b", { queueDepth: 1, prefixes: ["p"] })];
     expect(placeSession(queued, { prefix: "p" })?.reason).toBe("load");
+  });
+
+  it("places a stream of sessions over a few prefixes on their holders once the pool is full of idle sessions", () => {
+    // The bench's shape: 24 sessions over 4 prefixes on 2 x 4 sequences, every session staying resident
+    // (idle) and each placement reported by a heartbeat before the next one.
+    const workers = [worker("a"), worker("b")];
+    let known = 0;
+    let hits = 0;
+    for (let i = 0; i < 24; i++) {
+      const prefix = `p${i % 4}`;
+      const placed = placeSession(workers, { prefix });
+      if (!placed) throw new Error("no placement");
+      if (placed.prefixKnown) known++;
+      if (placed.reason === "prefix") hits++;
+      const w = placed.worker;
+      w.residentSessions = Math.min(w.sequencesTotal, w.residentSessions + 1);
+      w.sequencesFree = w.sequencesTotal - w.residentSessions;
+      if (!w.prefixes.includes(prefix)) w.prefixes = [prefix, ...w.prefixes];
+    }
+    expect(known).toBe(20);
+    expect(hits).toBe(20);
+    expect(workers.map((w) => w.residentSessions)).toEqual([4, 4]);
   });
 
   it("counts placements since the last heartbeat as load, so a burst spreads", () => {
