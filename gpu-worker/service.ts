@@ -37,7 +37,14 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
       if (!request.conversation || request.conversation.messages.length === 0) {
         throw new ConnectError("messages: at least one message is required", Code.InvalidArgument);
       }
-      return { inputTokens: countPromptTokens(deps, request.conversation) };
+      try {
+        return { inputTokens: countPromptTokens(deps, request.conversation) };
+      } catch (error) {
+        if (error instanceof WorkerFailure && isClientError(error.code)) {
+          throw new ConnectError(error.message, Code.InvalidArgument);
+        }
+        throw error;
+      }
     },
 
     async health() {
@@ -101,4 +108,8 @@ function errorEvent(error: unknown, requestId: string): GenerateEvent {
     case: "error",
     value: { code: WorkerErrorCode.INTERNAL, message: "internal error in the GPU worker", param: "" },
   });
+}
+
+function isClientError(code: WorkerErrorCode): boolean {
+  return code === WorkerErrorCode.INVALID_REQUEST || code === WorkerErrorCode.CONTEXT_TOO_LONG;
 }

@@ -232,6 +232,7 @@ function buildHeader(
   size: TestModelSize,
   spec: TestModelSpec,
   plan: readonly TensorPlan[],
+  tokenizerPre: string,
 ): { header: Buffer; offsets: number[] } {
   const vocab = buildVocab(spec.vocab);
   const ctl = (text: string): number => {
@@ -255,7 +256,7 @@ function buildHeader(
     ["llama.rope.dimension_count", { t: "u32", v: spec.embedding / spec.heads }],
     ["llama.vocab_size", { t: "u32", v: spec.vocab }],
     ["tokenizer.ggml.model", { t: "str", v: "gpt2" }],
-    ["tokenizer.ggml.pre", { t: "str", v: "default" }],
+    ["tokenizer.ggml.pre", { t: "str", v: tokenizerPre }],
     ["tokenizer.ggml.tokens", { t: "strs", v: vocab.tokens }],
     ["tokenizer.ggml.token_type", { t: "i32s", v: vocab.tokenTypes }],
     ["tokenizer.ggml.merges", { t: "strs", v: vocab.merges }],
@@ -294,11 +295,13 @@ export async function writeTestModel(
   path: string,
   size: TestModelSize,
   seed: number = DEFAULT_TEST_MODEL_SEED,
+  /** `tokenizer.ggml.pre`: which llama.cpp pre-tokenizer splits text (tests of other pre-tokenizers). */
+  tokenizerPre = "default",
 ): Promise<void> {
   if (endianness() !== "LE") throw new Error("writeTestModel needs a little-endian host");
   const spec = TEST_MODEL_SPECS[size];
   const plan = planTensors(spec);
-  const { header, offsets } = buildHeader(size, spec, plan);
+  const { header, offsets } = buildHeader(size, spec, plan, tokenizerPre);
   const rand = mulberry32(seed);
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
