@@ -16,8 +16,10 @@ export interface WorkerHandle {
   process: ChildProcess;
   grpcUrl: string;
   httpUrl: string;
-  /** Everything the worker wrote to stderr (its decision log). */
+  /** Everything the worker wrote to stderr (its decision log), across restarts. */
   logs: string[];
+  /** How many times the stack restarted it after it died (supervised stacks only). */
+  restarts: number;
 }
 
 export interface StackOptions {
@@ -43,6 +45,12 @@ export interface StackOptions {
   sharedCheckpointDir?: string | false;
   /** Environment of one worker (after `workerEnv`), e.g. its own FRONTIER_STATE_DIR. */
   workerEnvFor?: (workerId: string) => Record<string, string>;
+  /**
+   * Restart a worker that dies, on the same ports (so static WORKER_URLS stay right; pooled
+   * workers re-register with a new boot id). Default on; tests that kill workers on purpose and
+   * watch the pool react turn it off.
+   */
+  supervise?: boolean;
 }
 
 export interface Stack {
@@ -64,7 +72,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startWorker(env: Record<string, string>, verbose = false): Promise<WorkerHandle> {
+export async function startWorker(
+  env: Record<string, string>,
+  verbose = false,
+  logs: string[] = [],
+): Promise<WorkerHandle> {
   const child = spawn(
     process.execPath,
     // tsx as a loader, not its CLI: the child is the worker itself, so a signal (a test's SIGKILL) reaches it.
@@ -75,7 +87,6 @@ export async function startWorker(env: Record<string, string>, verbose = false):
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
-  const logs: string[] = [];
   createInterface({ input: child.stderr! }).on("line", (line) => {
     logs.push(line);
     if (verbose) process.stderr.write(`[worker] ${line}\n`);
@@ -102,7 +113,49 @@ export async function startWorker(env: Record<string, string>, verbose = false):
     grpcUrl: `http://127.0.0.1:${ready.grpcPort}`,
     httpUrl: `http://127.0.0.1:${ready.httpPort}`,
     logs,
+    restarts: 0,
   };
+}
+
+/**
+ * Keep a worker running: when its process exits while the stack is up, start it again with the same
+ * environment and ports (backing off 1 s, 2 s, … up to 30 s while it keeps failing to start).
+ */
+function superviseWorker(
+  handle: WorkerHandle,
+  env: Record<string, string>,
+  stopping: () => boolean,
+  verbose: boolean,
+): void {
+  const ports = {
+    FRONTIER_WORKER_GRPC_PORT: new URL(handle.grpcUrl).port,
+    FRONTIER_WORKER_HTTP_PORT: new URL(handle.httpUrl).port,
+  };
+  const watch = (child: ChildProcess): void => {
+    child.once("exit", (code, signal) => {
+      if (stopping()) return;
+      process.stderr.write(`[stack] ${handle.id} exited (${signal ?? `code ${code}`}); restarting it\n`);
+      void restart(1000);
+    });
+  };
+  const restart = async (delayMs: number): Promise<void> => {
+    await new Promise((r) => setTimeout(r, delayMs).unref());
+    if (stopping()) return;
+    try {
+      const fresh = await startWorker({ ...env, ...ports }, verbose, handle.logs);
+      if (stopping()) {
+        await stopChild(fresh.process);
+        return;
+      }
+      handle.process = fresh.process;
+      handle.restarts++;
+      watch(fresh.process);
+    } catch (error) {
+      process.stderr.write(`[stack] ${handle.id} failed to restart: ${String(error)}\n`);
+      void restart(Math.min(delayMs * 2, 30_000));
+    }
+  };
+  watch(handle.process);
 }
 
 export async function startEdge(options: {
@@ -165,25 +218,23 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ? undefined
       : (options.sharedCheckpointDir ?? (count > 1 ? join(stateDir, "checkpoints") : undefined));
   const pool = options.pool ?? count > 1;
+  let stopping = false;
   try {
     // Workers start in parallel; they heartbeat to the edge (retrying until it is up) when pooled.
-    const started = await Promise.allSettled(
-      Array.from({ length: count }, (_, i) =>
-        startWorker(
-          {
-            FRONTIER_WORKER_ID: `worker-${i + 1}`,
-            ...(shared ? { FRONTIER_CHECKPOINT_DIR: shared } : {}),
-            ...(pool ? { FRONTIER_EDGE_URL: `http://127.0.0.1:${port}`, FRONTIER_HEARTBEAT_MS: "500" } : {}),
-            ...options.workerEnv,
-            ...options.workerEnvFor?.(`worker-${i + 1}`),
-          },
-          options.verbose,
-        ),
-      ),
-    );
+    const envs = Array.from({ length: count }, (_, i) => ({
+      FRONTIER_WORKER_ID: `worker-${i + 1}`,
+      ...(shared ? { FRONTIER_CHECKPOINT_DIR: shared } : {}),
+      ...(pool ? { FRONTIER_EDGE_URL: `http://127.0.0.1:${port}`, FRONTIER_HEARTBEAT_MS: "500" } : {}),
+      ...options.workerEnv,
+      ...options.workerEnvFor?.(`worker-${i + 1}`),
+    }));
+    const started = await Promise.allSettled(envs.map((env) => startWorker(env, options.verbose)));
     for (const result of started) if (result.status === "fulfilled") workers.push(result.value);
     const failed = started.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
+    if (options.supervise ?? true) {
+      workers.forEach((worker, i) => superviseWorker(worker, envs[i] ?? {}, () => stopping, options.verbose ?? false));
+    }
     const edge = await startEdge({
       port,
       workerUrls: workers.map((w) => w.httpUrl),
@@ -195,10 +246,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       edgeUrl: `http://127.0.0.1:${port}`,
       workers,
       async stop() {
+        stopping = true;
         await Promise.all([stopChild(edge), ...workers.map((w) => stopChild(w.process))]);
       },
     };
   } catch (error) {
+    stopping = true;
     await Promise.all(workers.map((w) => stopChild(w.process)));
     throw error;
   }
