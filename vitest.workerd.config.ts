@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { DEV_DIGESTS, DEV_ID_SECRET, DEV_WORKER_TOKEN } from "./shared/dev-secrets.ts";
 
 /**
  * In-workerd tests of the edge (routes, auth, validation, SessionDO, routing). No GPU worker:
@@ -12,7 +13,19 @@ export default defineConfig({
       main: "./edge/index.ts",
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
+        // The secrets are not in wrangler.toml: local development passes the public defaults.
         bindings: {
+          FRONTIER_DEV: "1",
+          ID_SECRET: DEV_ID_SECRET,
+          WORKER_TOKEN: DEV_WORKER_TOKEN,
+          POOL_TOKEN_SHA256: DEV_DIGESTS.pool,
+          ADMIN_TOKEN_SHA256: DEV_DIGESTS.admin,
+          // A worker with a token of its own (sha256 of "token-of-worker-bound").
+          POOL_WORKER_TOKENS: JSON.stringify({
+            "worker-bound": "c17853c629451faf6ca9f63ff26d1487dc876c86e21a1bb32435741e19387b8c",
+          }),
+          // The fake workers of test/workerd/pool.test.ts advertise 10.0.x.x.
+          POOL_ALLOWED_WORKER_URLS: "127.0.0.0/8,10.0.0.0/16",
           WORKER_URLS: "http://127.0.0.1:1",
           // sk-frontier-local -> local, sk-test-other -> other
           API_KEYS: JSON.stringify({

@@ -3,10 +3,12 @@
  * the edge in workerd (wrangler dev). Used by `npm start`, the integration/e2e tests and the bench.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { DEV_DIGESTS, DEV_ID_SECRET, DEV_MODE_FLAG, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -83,7 +85,14 @@ export async function startWorker(
     ["--import", "tsx", join(REPO_ROOT, "gpu-worker/main.ts")],
     {
       cwd: REPO_ROOT,
-      env: { ...process.env, FRONTIER_WORKER_GRPC_PORT: "0", FRONTIER_WORKER_HTTP_PORT: "0", ...env },
+      // Local development: the worker may use the public development secrets (shared/dev-secrets.ts).
+      env: {
+        ...process.env,
+        [DEV_MODE_FLAG]: "1",
+        FRONTIER_WORKER_GRPC_PORT: "0",
+        FRONTIER_WORKER_HTTP_PORT: "0",
+        ...env,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -158,6 +167,31 @@ function superviseWorker(
   watch(handle.process);
 }
 
+/** The edge's local-development settings: FRONTIER_DEV=1 and the public development secrets. */
+const DEV_EDGE_VARS: Record<string, string> = {
+  [DEV_MODE_FLAG]: "1",
+  ID_SECRET: DEV_ID_SECRET,
+  WORKER_TOKEN: DEV_WORKER_TOKEN,
+  API_KEYS: JSON.stringify({ [DEV_DIGESTS.apiKey]: "local" }),
+  POOL_TOKEN_SHA256: DEV_DIGESTS.pool,
+  ADMIN_TOKEN_SHA256: DEV_DIGESTS.admin,
+};
+
+/**
+ * The edge's variables go to wrangler as an env file, which it binds as secrets: `wrangler dev`
+ * prints `--var` values in its binding table, secrets only as "(hidden)".
+ */
+function writeEnvFile(stateDir: string, vars: Record<string, string>): string {
+  mkdirSync(stateDir, { recursive: true });
+  const path = join(stateDir, "edge-vars.env");
+  const lines = Object.entries(vars).map(([key, value]) => {
+    if (/['\n\r]/.test(value)) throw new Error(`edge var ${key}: a single quote or newline cannot go in an env file`);
+    return `${key}='${value}'`;
+  });
+  writeFileSync(path, `${lines.join("\n")}\n`, { mode: 0o600 });
+  return path;
+}
+
 export async function startEdge(options: {
   port: number;
   workerUrls: string[];
@@ -165,7 +199,7 @@ export async function startEdge(options: {
   vars?: Record<string, string>;
   verbose?: boolean;
 }): Promise<ChildProcess> {
-  const vars = { WORKER_URLS: options.workerUrls.join(","), ...options.vars };
+  const vars = { ...DEV_EDGE_VARS, WORKER_URLS: options.workerUrls.join(","), ...options.vars };
   const args = [
     join(REPO_ROOT, "node_modules/wrangler/bin/wrangler.js"),
     "dev",
@@ -177,7 +211,8 @@ export async function startEdge(options: {
     options.stateDir,
     "--inspector-port",
     String(await freePort()),
-    ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    "--env-file",
+    writeEnvFile(options.stateDir, vars),
   ];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
@@ -233,7 +268,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const failed = started.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
     if (options.supervise ?? true) {
-      workers.forEach((worker, i) => superviseWorker(worker, envs[i] ?? {}, () => stopping, options.verbose ?? false));
+      for (const [i, worker] of workers.entries()) {
+        superviseWorker(worker, envs[i] ?? {}, () => stopping, options.verbose ?? false);
+      }
     }
     const edge = await startEdge({
       port,

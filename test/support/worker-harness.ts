@@ -47,7 +47,7 @@ export class WorkerHarness {
     readonly dir: string,
     options: { anchorMinTokens?: number; budgetBytes?: number; maxQueue?: number; format?: ChatFormat } = {},
   ) {
-    const config = { ...loadConfig({}), contextSize: 4096, batchSize: 256 };
+    const config = { ...loadConfig({ FRONTIER_DEV: "1" }), contextSize: 4096, batchSize: 256 };
     const memory = new TurnMemory();
     const spans = new SpanTokenMemory();
     this.store = CheckpointStore.open({
