@@ -5,6 +5,8 @@ export const LIMITS = {
   maxMessages: 10_000,
   maxTools: 512,
   maxToolNameLength: 128,
+  /** Nesting of objects and arrays in a request body (deeper bodies are a 400 before parsing). */
+  maxJsonDepth: 64,
   maxStopSequences: 16,
   maxStopSequenceLength: 256,
   /** Upper bound of `max_tokens` (the worker also caps it by its free context). */

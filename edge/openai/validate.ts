@@ -103,7 +103,8 @@ function validateTools(value: unknown): FunctionTool[] {
     const tool = asObject(entry, path);
     const type = asString(required(tool, "type", path), [...path, "type"]);
     if (type !== "function") fail([...path, "type"], `Tool type '${type}' is not supported; only function tools are`);
-    const name = uniqueToolName(tool, path, names);
+    // OpenAI: a-z, A-Z, 0-9, underscores and dashes, at most 64 characters.
+    const name = uniqueToolName(tool, path, names, 64);
     const description = optional(tool, "description");
     const parameters = optional(tool, "parameters");
     const strict = optional(tool, "strict");

@@ -8,6 +8,7 @@ import {
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type IdKind, isIdKind, isSessionId, mintId } from "../../shared/ids.ts";
 import { signThinking } from "../../shared/thinking-signature.ts";
+import { SchemaGrammarError } from "../chat/json-schema-grammar.ts";
 import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
 import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.ts";
@@ -91,6 +92,9 @@ export async function* runTurn(
       );
     }
     const maxTokens = Math.min(request.sampling?.maxTokens || DEFAULT_MAX_TOKENS, room);
+    const thinkingOpen = plan.rendered.thinkingOpen;
+    // Built before the decision goes out, so a schema it refuses is the client's HTTP 400.
+    const grammar = turnGrammar(format, plan.conversation, thinkingOpen, config);
     logDecision(request, plan, promptTokens);
     yield generateEvent({
       case: "prompt",
@@ -115,7 +119,6 @@ export async function* runTurn(
     }
 
     const sampling = request.sampling;
-    const thinkingOpen = plan.rendered.thinkingOpen;
     const turn = yield* sampleTurn({
       sequence,
       parser: format.createOutputParser({ thinkingOpen, tools: plan.conversation.tools }),
@@ -125,7 +128,7 @@ export async function* runTurn(
         topK: sampling?.topK ?? 0,
         minP: 0,
         seed: sampling?.seed === undefined ? undefined : Number(sampling.seed),
-        grammar: grammarForTurn(format, plan.conversation, thinkingOpen, config.testPolicy),
+        grammar,
       },
       maxTokens,
       stopSequences: sampling?.stopSequences ?? [],
@@ -242,6 +245,20 @@ export function tokenizeSegments(
     for (const t of known ?? tokenizeText(engine, segment.text, segment.special)) tokens.push(t);
   }
   return tokens;
+}
+
+function turnGrammar(
+  format: ChatFormat,
+  conversation: Conversation,
+  thinkingOpen: boolean,
+  config: WorkerConfig,
+): string | undefined {
+  try {
+    return grammarForTurn(format, conversation, thinkingOpen, config.testPolicy);
+  } catch (error) {
+    if (error instanceof SchemaGrammarError) throw WorkerFailure.invalid(error.message, "tools");
+    throw error;
+  }
 }
 
 /** A tokenizer refusal (a run its pre-tokenizer cannot take) is the client's 400, not the worker's 500. */
