@@ -14,7 +14,7 @@ const chatml = new ChatMlFormat();
 
 function forced(format: ChatFormat, schema: unknown, name = "t"): string {
   return format.toolCallGrammar({
-    tools: [{ name, description: "", inputSchemaJson: JSON.stringify(schema) }],
+    tools: [{ name, inputSchemaJson: JSON.stringify(schema) }],
     choice: { name },
     parallel: false,
     thinkingOpen: false,
@@ -41,7 +41,6 @@ describe("schema bounds", () => {
   it("keeps ordinary schemas, many tools included, within the bounds", () => {
     const tools = Array.from({ length: 64 }, (_, i) => ({
       name: `tool_${i}`,
-      description: "",
       inputSchemaJson: JSON.stringify({
         type: "object",
         properties: {
