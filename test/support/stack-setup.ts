@@ -16,6 +16,8 @@ declare module "vitest" {
     workerHttpUrl: string;
     /** A file receiving the worker's decision log, line by line. */
     workerLogFile: string;
+    /** The worker's process id: a test that sees it change (or gone) saw the worker die. */
+    workerPid: number;
   }
 }
 
@@ -48,6 +50,7 @@ export async function setupStack(
   project.provide("edgeUrl", stack.edgeUrl);
   project.provide("workerGrpcUrl", worker.grpcUrl);
   project.provide("workerHttpUrl", worker.httpUrl);
+  project.provide("workerPid", worker.process.pid ?? 0);
   const logFile = join(stateDir, "worker.log");
   appendFileSync(logFile, `${worker.logs.join("\n")}\n`);
   worker.process.stderr?.on("data", (chunk: Buffer) => appendFileSync(logFile, chunk));
