@@ -19,6 +19,9 @@ export interface WorkerDeps extends TurnDeps {
 export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof WorkerService> {
   return {
     async *generate(request, context): AsyncGenerator<GenerateEvent> {
+      // Sent at once: the response headers go out with the first event, so the edge can tell a
+      // worker that died while running this request (never retried elsewhere) from one it never reached.
+      yield generateEvent({ case: "keepAlive", value: { prefilledTokens: 0, totalTokens: 0 } });
       try {
         await admit(deps, request.tenantId, request.sessionId, Number(request.epoch));
         const conversation = request.conversation;
