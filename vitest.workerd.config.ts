@@ -31,6 +31,13 @@ export default defineConfig({
           API_KEYS: JSON.stringify({
             c383444890ea30a3256c522f6be0b5afb155931118fb6a399ef4c61c5a89784a: "local",
             a2702a64e6ba677c16d0d10ecaaf5cac603158ea18941d26ca9dd3b97a8cb8e2: "other",
+            // sk-test-limited -> limited, sk-test-solo -> solo (test/workerd/tenant-limits.test.ts)
+            "716d9331d7ad666bd3c016548a20f4af914f281255463802599abfd141e4609a": "limited",
+            "90dcd6b7d8e3d21f6cb7244e6c1ff1f543df82b56cd6c55ed1895c98daa01ea8": "solo",
+          }),
+          TENANT_LIMITS: JSON.stringify({
+            limited: { concurrent: 0, per_minute: 3 },
+            solo: { concurrent: 1, per_minute: 0 },
           }),
           KEEPALIVE_MS: "100",
           HEADER_WAIT_MS: "300",

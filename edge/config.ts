@@ -2,8 +2,9 @@
 import { ConfigError, positiveInt } from "./config-values.ts";
 import { type PoolConfig, type PoolVars, parsePoolConfig } from "./pool/pool-config.ts";
 import { isDevMode, refuseDevSecrets, type SecretVars } from "./secret-policy.ts";
+import { parseTenantLimits, type TenantLimitConfig, type TenantLimitVars } from "./tenant-limits.ts";
 
-export interface EdgeVars extends PoolVars, SecretVars {
+export interface EdgeVars extends PoolVars, SecretVars, TenantLimitVars {
   /** Comma-separated GPU worker gRPC-Web base URLs. */
   WORKER_URLS?: string;
   /** JSON object: sha256-hex of an API key → tenant id. */
@@ -25,6 +26,7 @@ export interface EdgeVars extends PoolVars, SecretVars {
 export interface EdgeConfig extends PoolConfig {
   /** FRONTIER_DEV=1: local development (development secrets allowed, loopback workers may register). */
   dev: boolean;
+  tenantLimits: TenantLimitConfig;
   /** sha256-hex of key → tenant. */
   apiKeys: ReadonlyMap<string, string>;
   idSecret: string;
@@ -59,6 +61,7 @@ export function parseConfig(vars: EdgeVars): EdgeConfig {
   return {
     ...pool,
     dev,
+    tenantLimits: parseTenantLimits(vars),
     apiKeys: parseApiKeys(vars.API_KEYS),
     idSecret,
     modelIds,

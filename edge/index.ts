@@ -11,6 +11,7 @@ import { renderError, router } from "./router.ts";
 export { ResponseStoreDO } from "./openai/response-store-do.ts";
 export { PoolDO } from "./pool/pool-do.ts";
 export { SessionDO } from "./session-do.ts";
+export { TenantLimiterDO } from "./tenant-limiter-do.ts";
 
 export default {
   async fetch(request, env, ctx): Promise<Response> {

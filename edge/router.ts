@@ -14,6 +14,7 @@ import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat } from "./han
 import { handleDeleteResponse, handleGetResponse } from "./handlers/response-records.ts";
 import { handleCreateResponse } from "./handlers/responses.ts";
 import { openAiErrorResponse } from "./openai/errors.ts";
+import { tenantLimited } from "./tenant-admission.ts";
 
 type Args = [RequestContext];
 
@@ -48,9 +49,9 @@ router
   .all("/", notAllowed("GET, HEAD"))
   .get("/healthz", (_request, rc) => handleHealth(rc))
   .all("/healthz", notAllowed("GET"))
-  .post("/v1/messages", (request, rc) => handleMessages(request, rc))
+  .post("/v1/messages", tenantLimited(handleMessages))
   .all("/v1/messages", notAllowed("POST"))
-  .post("/v1/messages/count_tokens", (request, rc) => handleCountTokens(request, rc))
+  .post("/v1/messages/count_tokens", tenantLimited(handleCountTokens))
   .all("/v1/messages/count_tokens", notAllowed("POST"))
   .get("/v1/models", (request, rc) => handleListModels(request, rc))
   .all("/v1/models", notAllowed("GET"))
@@ -62,7 +63,7 @@ router
   .all("/admin/workers", notAllowed("GET"))
   .post("/admin/workers/:id/drain", (request, rc) => handleDrainWorker(request, rc, request.params.id ?? ""))
   .all("/admin/workers/:id/drain", notAllowed("POST"))
-  .post("/v1/responses", (request, rc) => handleCreateResponse(request, rc))
+  .post("/v1/responses", tenantLimited(handleCreateResponse))
   .all("/v1/responses", notAllowed("POST"))
   .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))
   .delete("/v1/responses/:id", (request, rc) => handleDeleteResponse(request, rc, request.params.id ?? ""))

@@ -63,7 +63,7 @@ export interface CheckpointS3Config {
   maxAgeMs: number;
 }
 
-export { DEV_ID_SECRET, DEV_POOL_TOKEN, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
+export { DEV_ID_SECRET, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
 
 /**
  * A secret from the environment. Outside local development (FRONTIER_DEV=1) a missing, short or

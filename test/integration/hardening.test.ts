@@ -83,6 +83,21 @@ describe("no input crashes the worker", () => {
   });
 });
 
+describe("sampling parameters", () => {
+  it("a denormal temperature with a forced call is sampled greedily (it killed the worker: found by the fuzz tier)", async () => {
+    const res = await postJson(`${edge}/v1/messages`, {
+      ...forced({ name: "t", input_schema: { anyOf: [] } }),
+      temperature: 2.4796858136550205e-43,
+      tool_choice: { type: "any" },
+      stream: true,
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain("event: message_stop");
+    expect(workerAlive()).toBe(true);
+  });
+});
+
 describe("bad schemas and deep bodies are 400s", () => {
   it("an input_schema nested 3,000 deep and an unknown block nested 10,000 deep", async () => {
     const schema = `${'{"type":"object","properties":{"a":'.repeat(3000)}{"type":"string"}${"}}".repeat(3000)}`;

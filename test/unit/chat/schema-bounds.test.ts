@@ -3,8 +3,9 @@
  * SchemaGrammarError (the worker's 400 naming the tool), and schema literals cannot spell markup.
  */
 import { describe, expect, it } from "vitest";
-import { CHATML_TOOL_MARKUP, ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
-import { DEEPSEEK_TOOL_MARKUP, DeepSeekFormat } from "../../../gpu-worker/chat/deepseek.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
+import { DeepSeekFormat } from "../../../gpu-worker/chat/deepseek.ts";
+import type { FamilyFormat } from "../../../gpu-worker/chat/family.ts";
 import { SchemaGrammarError } from "../../../gpu-worker/chat/json-schema-grammar.ts";
 import { type ToolCallMarkup, toolCallsText } from "../../../gpu-worker/chat/tool-grammar.ts";
 import type { ChatFormat, OutputEvent } from "../../../gpu-worker/chat/types.ts";
@@ -55,10 +56,12 @@ describe("schema bounds", () => {
   });
 });
 
-const cases: [string, ChatFormat, ToolCallMarkup][] = [
-  ["chatml", chatml, CHATML_TOOL_MARKUP],
-  ["deepseek", new DeepSeekFormat(), DEEPSEEK_TOOL_MARKUP],
-];
+// The families whose call arguments are JSON (the XML-argument ones render values as text).
+const cases: [string, ChatFormat, ToolCallMarkup][] = ([chatml, new DeepSeekFormat()] as FamilyFormat[]).map((f) => [
+  f.name,
+  f,
+  f.spec.markup,
+]);
 
 describe.each(cases)("%s: schema literals cannot close the call", (_name, format, markup) => {
   const close = markup.callClose.trim();
@@ -78,11 +81,12 @@ describe.each(cases)("%s: schema literals cannot close the call", (_name, format
     expect(gbnfMatches(grammar, raw)).toBe(false);
     const parser = format.createOutputParser({ thinkingOpen: false });
     const events: OutputEvent[] = [...parser.push(sampled), ...parser.finish()];
-    const calls = events.filter((e) => e.type === "tool_call");
+    const calls = events.filter((e) => e.type === "tool_call_end");
     expect(calls).toHaveLength(1);
     expect(events.filter((e) => e.type === "text" && e.text.trim() !== "")).toEqual([]);
     const call = calls[0];
-    if (call?.type !== "tool_call") throw new Error("no call");
+    if (call?.type !== "tool_call_end") throw new Error("no call");
+    expect(call.status).toBe("complete");
     expect(JSON.parse(call.argumentsJson)).toEqual({ v: value, [`k${close}`]: value });
   });
 });
