@@ -3,7 +3,7 @@
  * stack (edge in workerd, one supervised GPU worker, the tiny model). Every response must have a
  * documented status (never a 5xx), the protocol's own error shape, and a stream must end with its
  * terminal event; at the end the worker was never restarted and /healthz is 200.
- *   FRONTIER_FUZZ_RUNS (cases per API, default 1000), FRONTIER_FUZZ_SEED (default 20261201).
+ *   FRONTIER_FUZZ_RUNS (cases per route, default 700), FRONTIER_FUZZ_SEED (default 20261201).
  * A longer campaign: FRONTIER_FUZZ_RUNS=20000 npm test -- fuzz
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,7 +16,7 @@ import { LOCAL_API_KEY } from "../support/api.ts";
 import { decodeSseStream } from "../support/sse-decoder.ts";
 import { messagesBody, rawBody, responsesBody } from "./arbitraries.ts";
 
-const RUNS = Number(process.env.FRONTIER_FUZZ_RUNS || 1000);
+const RUNS = Number(process.env.FRONTIER_FUZZ_RUNS || 700);
 const SEED = Number(process.env.FRONTIER_FUZZ_SEED || 20261201);
 /** Statuses the APIs document for a request (no 5xx but 529, which needs load this test does not make). */
 const DOCUMENTED = new Set([200, 400, 404, 409, 413, 429, 529]);
