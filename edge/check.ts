@@ -17,12 +17,21 @@ export class ValidationError extends Error {
   }
 }
 
-/** A tool's `name`: 1–maxToolNameLength characters and unique within `seen` (which it joins). */
-export function uniqueToolName(tool: Record<string, unknown>, path: Path, seen: Set<string>): string {
+const TOOL_NAME = /^[a-zA-Z0-9_-]+$/;
+
+/** A tool's `name`: 1–maxLength characters of [a-zA-Z0-9_-] and unique within `seen` (which it joins). */
+export function uniqueToolName(
+  tool: Record<string, unknown>,
+  path: Path,
+  seen: Set<string>,
+  maxLength: number = LIMITS.maxToolNameLength,
+): string {
   const name = asString(required(tool, "name", path), [...path, "name"]);
-  if (name.length === 0 || name.length > LIMITS.maxToolNameLength) {
-    fail([...path, "name"], `String should have between 1 and ${LIMITS.maxToolNameLength} characters`);
+  if (name.length === 0 || name.length > maxLength) {
+    fail([...path, "name"], `String should have between 1 and ${maxLength} characters`);
   }
+  // The APIs' own rule; it also keeps a name from spelling a chat format's markup (`</tool_call>`).
+  if (!TOOL_NAME.test(name)) fail([...path, "name"], `String should match pattern '^[a-zA-Z0-9_-]{1,${maxLength}}$'`);
   if (seen.has(name)) fail([...path, "name"], `Tool names must be unique; '${name}' appears more than once`);
   seen.add(name);
   return name;

@@ -1,8 +1,10 @@
 /** Edge configuration from wrangler `[vars]` (strings), parsed and checked once per env object. */
 import { ConfigError, positiveInt } from "./config-values.ts";
 import { type PoolConfig, type PoolVars, parsePoolConfig } from "./pool/pool-config.ts";
+import { isDevMode, refuseDevSecrets, type SecretVars } from "./secret-policy.ts";
+import { parseTenantLimits, type TenantLimitConfig, type TenantLimitVars } from "./tenant-limits.ts";
 
-export interface EdgeVars extends PoolVars {
+export interface EdgeVars extends PoolVars, SecretVars, TenantLimitVars {
   /** Comma-separated GPU worker gRPC-Web base URLs. */
   WORKER_URLS?: string;
   /** JSON object: sha256-hex of an API key → tenant id. */
@@ -22,6 +24,9 @@ export interface EdgeVars extends PoolVars {
 }
 
 export interface EdgeConfig extends PoolConfig {
+  /** FRONTIER_DEV=1: local development (development secrets allowed, loopback workers may register). */
+  dev: boolean;
+  tenantLimits: TenantLimitConfig;
   /** sha256-hex of key → tenant. */
   apiKeys: ReadonlyMap<string, string>;
   idSecret: string;
@@ -44,7 +49,9 @@ export function loadConfig(vars: EdgeVars): EdgeConfig {
 }
 
 export function parseConfig(vars: EdgeVars): EdgeConfig {
-  const pool = parsePoolConfig(vars, list(vars.WORKER_URLS));
+  refuseDevSecrets(vars);
+  const dev = isDevMode(vars);
+  const pool = parsePoolConfig(vars, list(vars.WORKER_URLS), dev);
   const idSecret = vars.ID_SECRET ?? "";
   if (idSecret.length < 16) throw new ConfigError("ID_SECRET must be at least 16 characters");
   const workerToken = vars.WORKER_TOKEN ?? "";
@@ -53,6 +60,8 @@ export function parseConfig(vars: EdgeVars): EdgeConfig {
   if (modelIds.length === 0) throw new ConfigError("MODEL_IDS is empty");
   return {
     ...pool,
+    dev,
+    tenantLimits: parseTenantLimits(vars),
     apiKeys: parseApiKeys(vars.API_KEYS),
     idSecret,
     modelIds,

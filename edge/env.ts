@@ -4,6 +4,7 @@ import type { EdgeMetricsDO } from "./metrics/edge-metrics-do.ts";
 import type { ResponseStoreDO } from "./openai/response-store-do.ts";
 import type { PoolDO } from "./pool/pool-do.ts";
 import type { SessionDO } from "./session-do.ts";
+import type { TenantLimiterDO } from "./tenant-limiter-do.ts";
 import type { UsageDO } from "./usage/usage-do.ts";
 
 export interface Env extends EdgeVars {
@@ -16,4 +17,6 @@ export interface Env extends EdgeVars {
   USAGE: DurableObjectNamespace<UsageDO>;
   /** The edge's request and turn counters (one object, "edge"). */
   METRICS: DurableObjectNamespace<EdgeMetricsDO>;
+  /** Per-tenant concurrency and rate limits, one object per tenant. */
+  TENANTS: DurableObjectNamespace<TenantLimiterDO>;
 }

@@ -1,4 +1,5 @@
 /** Small HTTP helpers: request ids, JSON responses and a size-bounded JSON body reader. */
+import { LIMITS } from "../shared/limits.ts";
 import { ApiError } from "./errors.ts";
 
 /** `req_` + 24 random base62 characters. */
@@ -34,6 +35,10 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
     throw ApiError.invalid("The request body is not valid UTF-8");
   }
   if (text.trim() === "") throw ApiError.invalid("The request body is empty; expected a JSON object");
+  const depth = jsonDepth(text, LIMITS.maxJsonDepth);
+  if (depth > LIMITS.maxJsonDepth) {
+    throw ApiError.invalid(`The request body nests objects and arrays deeper than ${LIMITS.maxJsonDepth} levels`);
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
@@ -64,4 +69,29 @@ async function readBounded(body: ReadableStream<Uint8Array> | null, limit: numbe
     offset += chunk.byteLength;
   }
   return out;
+}
+
+/**
+ * The deepest object/array nesting of a JSON text, counting no further than `limit + 1` (strings
+ * skipped, escapes honoured). Scanned before JSON.parse, so nothing downstream recurses deeply.
+ */
+export function jsonDepth(text: string, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return deepest;
 }

@@ -13,6 +13,7 @@ export { EdgeMetricsDO } from "./metrics/edge-metrics-do.ts";
 export { ResponseStoreDO } from "./openai/response-store-do.ts";
 export { PoolDO } from "./pool/pool-do.ts";
 export { SessionDO } from "./session-do.ts";
+export { TenantLimiterDO } from "./tenant-limiter-do.ts";
 export { UsageDO } from "./usage/usage-do.ts";
 
 export default {

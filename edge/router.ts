@@ -19,6 +19,7 @@ import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat } from "./han
 import { handleCompact, handleDeleteResponse, handleGetResponse } from "./handlers/response-records.ts";
 import { handleCreateResponse } from "./handlers/responses.ts";
 import { openAiErrorResponse } from "./openai/errors.ts";
+import { tenantLimited } from "./tenant-admission.ts";
 
 type Args = [RequestContext];
 
@@ -69,9 +70,9 @@ router
   .all("/", notAllowed("GET, HEAD"))
   .get("/healthz", (_request, rc) => handleHealth(rc))
   .all("/healthz", notAllowed("GET"))
-  .post("/v1/messages", (request, rc) => handleMessages(request, rc))
+  .post("/v1/messages", tenantLimited(handleMessages))
   .all("/v1/messages", notAllowed("POST"))
-  .post("/v1/messages/count_tokens", (request, rc) => handleCountTokens(request, rc))
+  .post("/v1/messages/count_tokens", tenantLimited(handleCountTokens))
   .all("/v1/messages/count_tokens", notAllowed("POST"))
   .get("/v1/models", (request, rc) => handleListModels(request, rc))
   .all("/v1/models", notAllowed("GET"))
@@ -91,9 +92,9 @@ router
   .all("/admin/status", notAllowed("GET"))
   .get("/admin/status.json", (request, rc) => handleStatusData(request, rc))
   .all("/admin/status.json", notAllowed("GET"))
-  .post("/v1/chat/completions", (request, rc) => handleChatCompletions(request, rc))
+  .post("/v1/chat/completions", tenantLimited(handleChatCompletions))
   .all("/v1/chat/completions", notAllowed("POST"))
-  .post("/v1/responses", (request, rc) => handleCreateResponse(request, rc))
+  .post("/v1/responses", tenantLimited(handleCreateResponse))
   .post("/v1/responses/compact", (request, rc) => handleCompact(request, rc))
   .all("/v1/responses", notAllowed("POST"))
   .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))

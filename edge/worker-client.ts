@@ -1,14 +1,19 @@
 /**
  * Connect clients for the GPU workers' gRPC-Web HTTP/1.1 listeners. workerd cannot speak HTTP/2,
  * and it rejects connect-web's `redirect: "error"` before sending, so every call goes through
- * `workerFetch`, which asks for `redirect: "manual"` and reports network failures (connecting, or
- * the connection dropping mid-stream) as `Unavailable`, so they map to a retryable 529.
+ * `workerFetch`, which asks for `redirect: "manual"` and reports network failures as `Unavailable`:
+ * a fetch that got no response (the worker is down; the request may go to another worker), or, with
+ * the `frontier-transport: lost` metadata, a connection that dropped after the worker answered (it
+ * died while running the request, which may have killed it: never retried elsewhere).
  */
 import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import { WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 
 export type WorkerClient = Client<typeof WorkerService>;
+
+/** Metadata on the ConnectError of a connection that dropped after the worker's response started. */
+export const TRANSPORT_LOST = { header: "frontier-transport", value: "lost" } as const;
 
 const clients = new Map<string, WorkerClient>();
 
@@ -59,7 +64,13 @@ function guardBody(body: ReadableStream<Uint8Array>, signal: AbortSignal | undef
         controller.error(
           signal?.aborted
             ? error
-            : new ConnectError("GPU worker connection lost", Code.Unavailable, undefined, undefined, error),
+            : new ConnectError(
+                "GPU worker connection lost",
+                Code.Unavailable,
+                { [TRANSPORT_LOST.header]: TRANSPORT_LOST.value },
+                undefined,
+                error,
+              ),
         );
       }
     },

@@ -3,11 +3,20 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { type WorkerError, WorkerErrorCode } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { checkNever } from "../shared/check-never.ts";
 import { ApiError } from "./errors.ts";
+import { TRANSPORT_LOST } from "./worker-client.ts";
 
 /** Structured codes on the ApiErrors that mean "this worker cannot serve the session: move it". */
 export const FAILOVER_CODES = { unreachable: "worker_unavailable", draining: "worker_draining" } as const;
 
 export type FailoverReason = keyof typeof FAILOVER_CODES;
+
+/** The structured code of "the worker died while running this request" (never failed over). */
+export const WORKER_LOST_CODE = "worker_lost";
+
+/** True when the worker's connection dropped mid-request: mark it down, answer the client, never retry. */
+export function isWorkerLost(error: unknown): boolean {
+  return error instanceof ApiError && error.options.code === WORKER_LOST_CODE;
+}
 
 /** Why the session should move, when the error says its worker cannot serve it; else undefined. */
 export function failoverReason(error: unknown): FailoverReason | undefined {
@@ -53,6 +62,13 @@ export function rpcErrorToApiError(error: unknown): ApiError {
   const connect = ConnectError.from(error);
   switch (connect.code) {
     case Code.Unavailable:
+      if (connect.metadata.get(TRANSPORT_LOST.header) === TRANSPORT_LOST.value) {
+        return new ApiError(
+          "api_error",
+          "The GPU worker stopped while running this request; it was not retried, since the request itself may have caused it",
+          { code: WORKER_LOST_CODE, shouldRetry: false },
+        );
+      }
       return new ApiError("overloaded_error", "The GPU worker is unavailable; retry shortly", {
         retryAfter: 1,
         code: FAILOVER_CODES.unreachable,

@@ -1,5 +1,6 @@
 /** The GPU worker's configuration, read once from the environment at start-up. */
 import type { EngineOptions } from "../native/engine-types.ts";
+import { DEV_ID_SECRET, DEV_MODE_FLAG, DEV_POOL_TOKEN, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
 import { CHAT_FORMAT_NAMES, type ChatFormatName } from "./chat/family-names.ts";
 
 export type TestPolicyName = "scripted-tools";
@@ -44,7 +45,7 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   checkpointS3: CheckpointS3Config | undefined;
   /** Pool membership: the edge to heartbeat to (undefined: static configuration only). */
   edgeUrl: string | undefined;
-  /** Bearer token of the edge's pool endpoint (the edge keeps its SHA-256 as POOL_TOKEN_SHA256). */
+  /** This worker's bearer token for the edge's pool endpoint (the edge keeps its SHA-256 in POOL_WORKER_TOKENS); "" without an edge. */
   poolToken: string;
   region: string;
   /** The gRPC-Web URL the edge should call; defaults to this worker's HTTP/1.1 listener. */
@@ -74,13 +75,29 @@ export interface CheckpointS3Config {
   maxAgeMs: number;
 }
 
-/** The documented development default; deployments must set FRONTIER_POOL_TOKEN (its SHA-256 is the edge's POOL_TOKEN_SHA256). */
-export const DEV_POOL_TOKEN = "frontier-dev-pool-token-change-me";
+export { DEV_ID_SECRET, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
 
-/** The documented development default; deployments must set FRONTIER_ID_SECRET. */
-export const DEV_ID_SECRET = "frontier-dev-id-secret-change-me";
-/** The documented development default; deployments must set FRONTIER_WORKER_TOKEN (= the edge's WORKER_TOKEN). */
-export const DEV_WORKER_TOKEN = "frontier-dev-worker-token-change-me";
+/**
+ * A secret from the environment. Outside local development (FRONTIER_DEV=1) a missing, short or
+ * development-default value stops the worker at start-up; in it, the development default fills in.
+ */
+function secret(env: NodeJS.ProcessEnv, name: string, devDefault: string): string {
+  const raw = env[name] ?? "";
+  const dev = env[DEV_MODE_FLAG] === "1";
+  if (raw === "") {
+    if (dev) return devDefault;
+    throw new Error(
+      `${name} must be set (at least 16 characters); ${DEV_MODE_FLAG}=1 uses the local development default`,
+    );
+  }
+  if (raw.length < 16) throw new Error(`${name} must be at least 16 characters`);
+  if (raw === devDefault && !dev) {
+    throw new Error(
+      `${name} is the public development default; set a secret of your own (or ${DEV_MODE_FLAG}=1 locally)`,
+    );
+  }
+  return raw;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   const testPolicy = env.FRONTIER_TEST_POLICY;
@@ -89,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   }
   const workerId = env.FRONTIER_WORKER_ID || "worker-1";
   const stateDir = env.FRONTIER_STATE_DIR || `.state/${workerId}`;
+  const edgeUrl = httpUrl(env, "FRONTIER_EDGE_URL");
   return {
     workerId,
     host: env.FRONTIER_WORKER_HOST ?? "127.0.0.1",
@@ -105,8 +123,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     batchSize: intFrom(env, "FRONTIER_BATCH_SIZE", 512),
     chatFormat: oneOf(env, "FRONTIER_CHAT_FORMAT", CHAT_FORMAT_NAMES, "auto"),
     harmonyDate: env.FRONTIER_HARMONY_DATE || undefined,
-    idSecret: env.FRONTIER_ID_SECRET || DEV_ID_SECRET,
-    workerToken: env.FRONTIER_WORKER_TOKEN || DEV_WORKER_TOKEN,
+    idSecret: secret(env, "FRONTIER_ID_SECRET", DEV_ID_SECRET),
+    workerToken: secret(env, "FRONTIER_WORKER_TOKEN", DEV_WORKER_TOKEN),
     testPolicy: testPolicy ? "scripted-tools" : undefined,
     keepAliveMs: intFrom(env, "FRONTIER_KEEPALIVE_MS", 1000),
     stateDir,
@@ -117,8 +135,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     checkpointDir: env.FRONTIER_CHECKPOINT_DIR || `${stateDir}/checkpoints`,
     checkpointDirShared: Boolean(env.FRONTIER_CHECKPOINT_DIR),
     checkpointS3: checkpointS3(env),
-    edgeUrl: httpUrl(env, "FRONTIER_EDGE_URL"),
-    poolToken: env.FRONTIER_POOL_TOKEN || DEV_POOL_TOKEN,
+    edgeUrl,
+    poolToken: edgeUrl ? secret(env, "FRONTIER_POOL_TOKEN", DEV_POOL_TOKEN) : "",
     region: env.FRONTIER_REGION || "local",
     advertiseUrl: httpUrl(env, "FRONTIER_ADVERTISE_URL"),
     heartbeatMs: intFrom(env, "FRONTIER_HEARTBEAT_MS", 2000) || 2000,

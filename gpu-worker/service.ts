@@ -20,6 +20,9 @@ export interface WorkerDeps extends TurnDeps {
 export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof WorkerService> {
   return {
     async *generate(request, context): AsyncGenerator<GenerateEvent> {
+      // Sent at once: the response headers go out with the first event, so the edge can tell a
+      // worker that died while running this request (never retried elsewhere) from one it never reached.
+      yield generateEvent({ case: "keepAlive", value: { prefilledTokens: 0, totalTokens: 0 } });
       try {
         await admit(deps, request.tenantId, request.sessionId, Number(request.epoch));
         const conversation = request.conversation;
@@ -38,7 +41,14 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
       if (!request.conversation || request.conversation.messages.length === 0) {
         throw new ConnectError("messages: at least one message is required", Code.InvalidArgument);
       }
-      return { inputTokens: countPromptTokens(deps, request.conversation) };
+      try {
+        return { inputTokens: countPromptTokens(deps, request.conversation) };
+      } catch (error) {
+        if (error instanceof WorkerFailure && isClientError(error.code)) {
+          throw new ConnectError(error.message, Code.InvalidArgument);
+        }
+        throw error;
+      }
     },
 
     async health() {
@@ -110,4 +120,8 @@ function errorEvent(error: unknown, requestId: string): GenerateEvent {
     case: "error",
     value: { code: WorkerErrorCode.INTERNAL, message: "internal error in the GPU worker", param: "" },
   });
+}
+
+function isClientError(code: WorkerErrorCode): boolean {
+  return code === WorkerErrorCode.INVALID_REQUEST || code === WorkerErrorCode.CONTEXT_TOO_LONG;
 }

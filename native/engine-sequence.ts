@@ -24,6 +24,17 @@ export interface SequenceHost {
   released(seq: EngineSequenceImpl, freed: Promise<void>): void;
 }
 
+/**
+ * A temperature this close to 0 is greedy: dividing logits by a denormal (2.5e-43 came from the fuzz
+ * tier) makes them infinite, the sampler then picks a token the grammar forbids, fails to accept it,
+ * and node-llama-cpp leaves that rejection unhandled, which killed the worker.
+ */
+export const MIN_TEMPERATURE = 1e-3;
+
+function samplingTemperature(temperature: number): number {
+  return Number.isFinite(temperature) && temperature >= MIN_TEMPERATURE ? temperature : 0;
+}
+
 /** node-llama-cpp brands its token ids; ours are plain numbers (checked against the vocabulary). */
 export function llamaTokens(tokens: readonly Token[]): LlamaToken[] {
   return tokens.slice() as LlamaToken[];
@@ -112,7 +123,7 @@ export class EngineSequenceImpl implements EngineSequence {
             });
       await this.native(() => this.inner.eraseContextTokenRanges([{ start: start - 1, end: start }]));
       const iter = this.inner.evaluate(llamaTokens([last]), {
-        temperature: options.temperature,
+        temperature: samplingTemperature(options.temperature),
         topP: options.topP,
         topK: options.topK,
         minP: options.minP,

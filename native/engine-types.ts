@@ -87,10 +87,15 @@ export interface EngineStats {
 export interface Engine {
   readonly model: ModelInfo;
   readonly options: Readonly<EngineOptions>;
-  /** Text to tokens. `special: false` never produces control tokens from text that spells them. No BOS added. */
+  /**
+   * Text to tokens. `special: false` never produces control tokens from text that spells them. No BOS added.
+   * Throws TokenizerInputError for text the model's tokenizer cannot take (tokenizer-guard.ts).
+   */
   tokenize(text: string, options: { special: boolean }): Token[];
   /** Tokens to text; control tokens render as their text. May end in a partial UTF-8 sequence (U+FFFD). */
   detokenize(tokens: readonly Token[]): string;
+  /** The most bytes one non-control token spells: a text of N bytes is at least N / maxTokenBytes tokens. */
+  readonly maxTokenBytes: number;
   /** Raw bytes of one token (byte tokens give their byte). */
   tokenBytes(token: Token): Uint8Array;
   isEndOfGeneration(token: Token): boolean;
@@ -147,4 +152,9 @@ export class InvalidModelError extends Error {
 /** A GBNF grammar in SampleOptions does not parse (llama.cpp logs the parse position). */
 export class InvalidGrammarError extends Error {
   override readonly name = "InvalidGrammarError";
+}
+
+/** Text the model's tokenizer cannot take safely (e.g. a run of punctuation too long for its pre-tokenizer). */
+export class TokenizerInputError extends Error {
+  override readonly name = "TokenizerInputError";
 }

@@ -27,6 +27,7 @@ import { GrammarCache } from "./grammar-cache.ts";
 import { type GgufSummary, validateGguf } from "./model/gguf-validate.ts";
 import { PlainTextTokenizer } from "./plain-text-tokens.ts";
 import { TokenBytes } from "./token-bytes.ts";
+import { checkTokenizerInput, type RunClass, recursiveRunClasses } from "./tokenizer-guard.ts";
 
 const TOKEN_TYPE_CONTROL = 3;
 
@@ -56,14 +57,26 @@ function endOfGenerationTokens(model: LlamaModel, summary: GgufSummary, formatTe
   return [...out].sort((a, b) => a - b);
 }
 
+function longestTokenBytes(bytes: TokenBytes, summary: GgufSummary): number {
+  let longest = 1;
+  for (let t = 0; t < summary.vocabSize; t++) {
+    if (summary.tokenTypes?.[t] === TOKEN_TYPE_CONTROL) continue;
+    longest = Math.max(longest, bytes.get(t).length);
+  }
+  return longest;
+}
+
 class EngineImpl implements Engine, SequenceHost {
   readonly capacity: number;
   readonly batchSize: number;
   readonly vocabSize: number;
+  readonly maxTokenBytes: number;
   private readonly eog: ReadonlySet<Token>;
   private readonly bytes: TokenBytes;
   private readonly plainText: PlainTextTokenizer;
   private readonly grammars: GrammarCache;
+  /** Runs of these classes recurse in this model's pre-tokenizer (tokenizer-guard.ts). */
+  private readonly boundedRuns: readonly RunClass[];
   private readonly live = new Set<EngineSequenceImpl>();
   /** Sequences being freed: their native slot returns once node-llama-cpp reclaims it. */
   private readonly freeing = new Map<EngineSequenceImpl, Promise<void>>();
@@ -88,16 +101,19 @@ class EngineImpl implements Engine, SequenceHost {
       summary.tokens,
       summary.tokenTypes,
     );
+    this.boundedRuns = recursiveRunClasses(summary.tokenizerPre);
     this.bytes = new TokenBytes({
       tokenizerModel: summary.tokenizerModel,
       tokens: summary.tokens,
       tokenTypes: summary.tokenTypes,
       fallback: (t) => llamaModel.detokenize(llamaTokens([t]), true),
     });
+    this.maxTokenBytes = longestTokenBytes(this.bytes, summary);
   }
 
   tokenize(text: string, options: { special: boolean }): Token[] {
     this.ensureAlive();
+    checkTokenizerInput(text, this.boundedRuns);
     return options.special ? this.llamaModel.tokenize(text, true) : this.plainText.tokenize(text);
   }
 

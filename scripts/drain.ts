@@ -7,7 +7,7 @@
  */
 import { parseArgs } from "node:util";
 
-const DEV_ADMIN_TOKEN = "frontier-dev-admin-token-change-me";
+import { DEV_ADMIN_TOKEN } from "../shared/dev-secrets.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

@@ -3,10 +3,12 @@
  * the edge in workerd (wrangler dev). Used by `npm start`, the integration/e2e tests and the bench.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { DEV_DIGESTS, DEV_ID_SECRET, DEV_MODE_FLAG, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -18,8 +20,10 @@ export interface WorkerHandle {
   httpUrl: string;
   /** The operations listener (/metrics, /healthz, /readyz) when FRONTIER_METRICS_PORT is set. */
   opsUrl: string | undefined;
-  /** Everything the worker wrote to stderr (its decision log). */
+  /** Everything the worker wrote to stderr (its decision log), across restarts. */
   logs: string[];
+  /** How many times the stack restarted it after it died (supervised stacks only). */
+  restarts: number;
 }
 
 export interface StackOptions {
@@ -45,6 +49,12 @@ export interface StackOptions {
   sharedCheckpointDir?: string | false;
   /** Environment of one worker (after `workerEnv`), e.g. its own FRONTIER_STATE_DIR. */
   workerEnvFor?: (workerId: string) => Record<string, string>;
+  /**
+   * Restart a worker that dies, on the same ports (so static WORKER_URLS stay right; pooled
+   * workers re-register with a new boot id). Default on; tests that kill workers on purpose and
+   * watch the pool react turn it off.
+   */
+  supervise?: boolean;
   /** Also find workerd's own listener behind `wrangler dev`'s proxy (Stack.edgeDirect; bench only). */
   edgeDirect?: boolean;
 }
@@ -76,18 +86,28 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startWorker(env: Record<string, string>, verbose = false): Promise<WorkerHandle> {
+export async function startWorker(
+  env: Record<string, string>,
+  verbose = false,
+  logs: string[] = [],
+): Promise<WorkerHandle> {
   const child = spawn(
     process.execPath,
     // tsx as a loader, not its CLI: the child is the worker itself, so a signal (a test's SIGKILL) reaches it.
     ["--import", "tsx", join(REPO_ROOT, "gpu-worker/main.ts")],
     {
       cwd: REPO_ROOT,
-      env: { ...process.env, FRONTIER_WORKER_GRPC_PORT: "0", FRONTIER_WORKER_HTTP_PORT: "0", ...env },
+      // Local development: the worker may use the public development secrets (shared/dev-secrets.ts).
+      env: {
+        ...process.env,
+        [DEV_MODE_FLAG]: "1",
+        FRONTIER_WORKER_GRPC_PORT: "0",
+        FRONTIER_WORKER_HTTP_PORT: "0",
+        ...env,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
-  const logs: string[] = [];
   createInterface({ input: child.stderr! }).on("line", (line) => {
     logs.push(line);
     if (verbose) process.stderr.write(`[worker] ${line}\n`);
@@ -115,7 +135,74 @@ export async function startWorker(env: Record<string, string>, verbose = false):
     httpUrl: `http://127.0.0.1:${ready.httpPort}`,
     opsUrl: ready.opsPort === undefined ? undefined : `http://127.0.0.1:${ready.opsPort}`,
     logs,
+    restarts: 0,
   };
+}
+
+/**
+ * Keep a worker running: when its process exits while the stack is up, start it again with the same
+ * environment and ports (backing off 1 s, 2 s, … up to 30 s while it keeps failing to start).
+ */
+function superviseWorker(
+  handle: WorkerHandle,
+  env: Record<string, string>,
+  stopping: () => boolean,
+  verbose: boolean,
+): void {
+  const ports = {
+    FRONTIER_WORKER_GRPC_PORT: new URL(handle.grpcUrl).port,
+    FRONTIER_WORKER_HTTP_PORT: new URL(handle.httpUrl).port,
+  };
+  const watch = (child: ChildProcess): void => {
+    child.once("exit", (code, signal) => {
+      if (stopping()) return;
+      process.stderr.write(`[stack] ${handle.id} exited (${signal ?? `code ${code}`}); restarting it\n`);
+      void restart(1000);
+    });
+  };
+  const restart = async (delayMs: number): Promise<void> => {
+    await new Promise((r) => setTimeout(r, delayMs).unref());
+    if (stopping()) return;
+    try {
+      const fresh = await startWorker({ ...env, ...ports }, verbose, handle.logs);
+      if (stopping()) {
+        await stopChild(fresh.process);
+        return;
+      }
+      handle.process = fresh.process;
+      handle.restarts++;
+      watch(fresh.process);
+    } catch (error) {
+      process.stderr.write(`[stack] ${handle.id} failed to restart: ${String(error)}\n`);
+      void restart(Math.min(delayMs * 2, 30_000));
+    }
+  };
+  watch(handle.process);
+}
+
+/** The edge's local-development settings: FRONTIER_DEV=1 and the public development secrets. */
+const DEV_EDGE_VARS: Record<string, string> = {
+  [DEV_MODE_FLAG]: "1",
+  ID_SECRET: DEV_ID_SECRET,
+  WORKER_TOKEN: DEV_WORKER_TOKEN,
+  API_KEYS: JSON.stringify({ [DEV_DIGESTS.apiKey]: "local" }),
+  POOL_TOKEN_SHA256: DEV_DIGESTS.pool,
+  ADMIN_TOKEN_SHA256: DEV_DIGESTS.admin,
+};
+
+/**
+ * The edge's variables go to wrangler as an env file, which it binds as secrets: `wrangler dev`
+ * prints `--var` values in its binding table, secrets only as "(hidden)".
+ */
+function writeEnvFile(stateDir: string, vars: Record<string, string>): string {
+  mkdirSync(stateDir, { recursive: true });
+  const path = join(stateDir, "edge-vars.env");
+  const lines = Object.entries(vars).map(([key, value]) => {
+    if (/['\n\r]/.test(value)) throw new Error(`edge var ${key}: a single quote or newline cannot go in an env file`);
+    return `${key}='${value}'`;
+  });
+  writeFileSync(path, `${lines.join("\n")}\n`, { mode: 0o600 });
+  return path;
 }
 
 export async function startEdge(options: {
@@ -127,7 +214,7 @@ export async function startEdge(options: {
   /** Receives workerd's own URL (wrangler's debug log, `reloadComplete`). */
   onDirect?: (direct: EdgeDirect) => void;
 }): Promise<ChildProcess> {
-  const vars = { WORKER_URLS: options.workerUrls.join(","), ...options.vars };
+  const vars = { ...DEV_EDGE_VARS, WORKER_URLS: options.workerUrls.join(","), ...options.vars };
   const args = [
     join(REPO_ROOT, "node_modules/wrangler/bin/wrangler.js"),
     "dev",
@@ -139,7 +226,8 @@ export async function startEdge(options: {
     options.stateDir,
     "--inspector-port",
     String(await freePort()),
-    ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    "--env-file",
+    writeEnvFile(options.stateDir, vars),
   ];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
@@ -192,26 +280,26 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       ? undefined
       : (options.sharedCheckpointDir ?? (count > 1 ? join(stateDir, "checkpoints") : undefined));
   const pool = options.pool ?? count > 1;
+  let stopping = false;
   try {
     // Workers start in parallel; they heartbeat to the edge (retrying until it is up) when pooled.
-    const started = await Promise.allSettled(
-      Array.from({ length: count }, (_, i) =>
-        startWorker(
-          {
-            FRONTIER_WORKER_ID: `worker-${i + 1}`,
-            ...(shared ? { FRONTIER_CHECKPOINT_DIR: shared } : {}),
-            ...(pool ? { FRONTIER_EDGE_URL: `http://127.0.0.1:${port}`, FRONTIER_HEARTBEAT_MS: "500" } : {}),
-            ...options.workerEnv,
-            ...options.workerEnvFor?.(`worker-${i + 1}`),
-          },
-          options.verbose,
-        ),
-      ),
-    );
+    const envs = Array.from({ length: count }, (_, i) => ({
+      FRONTIER_WORKER_ID: `worker-${i + 1}`,
+      ...(shared ? { FRONTIER_CHECKPOINT_DIR: shared } : {}),
+      ...(pool ? { FRONTIER_EDGE_URL: `http://127.0.0.1:${port}`, FRONTIER_HEARTBEAT_MS: "500" } : {}),
+      ...options.workerEnv,
+      ...options.workerEnvFor?.(`worker-${i + 1}`),
+    }));
+    const started = await Promise.allSettled(envs.map((env) => startWorker(env, options.verbose)));
     for (const result of started) if (result.status === "fulfilled") workers.push(result.value);
     const failed = started.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
     let edgeDirect: EdgeDirect | undefined;
+    if (options.supervise ?? true) {
+      for (const [i, worker] of workers.entries()) {
+        superviseWorker(worker, envs[i] ?? {}, () => stopping, options.verbose ?? false);
+      }
+    }
     const edge = await startEdge({
       port,
       workerUrls: workers.map((w) => w.httpUrl),
@@ -227,10 +315,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       },
       workers,
       async stop() {
+        stopping = true;
         await Promise.all([stopChild(edge), ...workers.map((w) => stopChild(w.process))]);
       },
     };
   } catch (error) {
+    stopping = true;
     await Promise.all(workers.map((w) => stopChild(w.process)));
     throw error;
   }

@@ -5,6 +5,9 @@
  *   workerd      the edge inside workerd (vitest-pool-workers): routes, auth, Durable Objects
  *   engine       native/ against the generated tiny model
  *   integration  real GPU worker process + edge in workerd over real sockets
+ *   fuzz         seeded property-based bodies of both APIs against a stack of its own (issue 14):
+ *                documented statuses and error shapes only, no worker restart, healthy after
+ *                (FRONTIER_FUZZ_RUNS=20000 npm test -- fuzz for a long campaign)
  *   e2e          real clients: the Anthropic SDK and Claude Code's CLI
  *   bench        `npm run bench -- --quick`: proves the benchmark still runs (no timing assertions)
  * `npm test -- unit engine` runs only the named tiers. Each tier has a time limit: past it the tier
@@ -29,6 +32,7 @@ const TIERS: Record<string, Tier> = {
   workerd: { commands: [vitest("vitest.workerd.config.ts")], limitMinutes: 8 },
   engine: { commands: [vitest("vitest.node.config.ts", "test/engine")], limitMinutes: 10 },
   integration: { commands: [vitest("vitest.integration.config.ts")], limitMinutes: 15 },
+  fuzz: { commands: [vitest("vitest.fuzz.config.ts")], limitMinutes: 15 },
   e2e: { commands: [vitest("vitest.e2e.config.ts")], limitMinutes: 15 },
   bench: {
     commands: [["npx", "tsx", "bench/run.ts", "--quick", "--out", join(tmpdir(), "frontier-bench-quick.md")]],

@@ -146,7 +146,7 @@ function validateTools(value: unknown): ChatFunctionTool[] {
     if (type !== "function") fail([...path, "type"], `Tool type '${type}' is not supported; only function tools are`);
     const fnPath: Path = [...path, "function"];
     const fn = asObject(required(tool, "function", path), fnPath);
-    const name = uniqueToolName(fn, fnPath, names);
+    const name = uniqueToolName(fn, fnPath, names, LIMITS.maxOpenAiToolNameLength);
     const description = optional(fn, "description");
     const parameters = optional(fn, "parameters");
     return {

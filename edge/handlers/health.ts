@@ -27,6 +27,7 @@ export async function handleHealth(rc: RequestContext): Promise<Response> {
     }),
   );
   const ready = workers.filter((w) => w.ready).length;
-  const status = ready === workers.length ? "ok" : ready > 0 ? "degraded" : "unavailable";
+  // No worker up (none listed, or none ready) is "unavailable", never "ok" with a 503.
+  const status = ready === 0 ? "unavailable" : ready === workers.length ? "ok" : "degraded";
   return jsonResponse({ status, workers }, { status: ready > 0 ? 200 : 503 });
 }

@@ -12,16 +12,30 @@ import { jsonResponse, readJsonBody } from "../http.ts";
 import { bearerMatches, requireAdmin } from "../pool/bearer.ts";
 import { drainWorker } from "../pool/drain-worker.ts";
 import { poolStub, poolView, regionNamed } from "../pool/pool-client.ts";
+import { workerUrlAllowed } from "../pool/registration.ts";
 import { parseWorkerReport } from "../pool/worker-report.ts";
 
 const MAX_HEARTBEAT_BYTES = 64 * 1024;
 
 export async function handlePoolHeartbeat(request: Request, rc: RequestContext): Promise<Response> {
   const { env, config } = rc;
-  if (!(await bearerMatches(request.headers, config.poolTokenHash))) {
-    throw new ApiError("authentication_error", "A valid pool token is required (Authorization: Bearer <token>)");
-  }
+  const unauthenticated = () =>
+    new ApiError(
+      "authentication_error",
+      "A valid pool token for this worker id is required (Authorization: Bearer <token>)",
+    );
+  if (!/^Bearer\s+\S+\s*$/i.test(request.headers.get("authorization") ?? "")) throw unauthenticated();
   const report = parseWorkerReport(await readJsonBody(request, MAX_HEARTBEAT_BYTES));
+  // A worker's own token registers only its own id; the shared token exists in local development only.
+  const ownToken = await bearerMatches(request.headers, config.workerTokenHashes.get(report.id));
+  if (!ownToken && !(config.dev && (await bearerMatches(request.headers, config.poolTokenHash)))) {
+    throw unauthenticated();
+  }
+  if (!workerUrlAllowed(report.url, config.allowedWorkerUrls)) {
+    throw new ApiError("permission_error", "url: this worker endpoint is not in POOL_ALLOWED_WORKER_URLS", {
+      param: "url",
+    });
+  }
   const region = regionNamed(config, report.region);
   if (!region) throw ApiError.invalid(`region: "${report.region}" is not a configured region`);
   const { state } = await poolStub(env, region).heartbeat(report, config.heartbeatTimeoutMs);

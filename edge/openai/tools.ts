@@ -76,7 +76,11 @@ export function validateTools(value: unknown): ValidatedTools {
     const type = asString(required(tool, "type", path), [...path, "type"]);
     switch (type) {
       case "function":
-        tools.push(functionTool(tool, path, names, { kind: "function" }));
+        tools.push(
+          functionTool(tool, path, uniqueToolName(tool, path, names, LIMITS.maxOpenAiToolNameLength), {
+            kind: "function",
+          }),
+        );
         return;
       case "namespace": {
         const namespace = asString(required(tool, "name", path), [...path, "name"]);
@@ -85,14 +89,19 @@ export function validateTools(value: unknown): ValidatedTools {
           const fn = asObject(inner, innerPath);
           const innerType = asString(required(fn, "type", innerPath), [...innerPath, "type"]);
           if (innerType !== "function") fail([...innerPath, "type"], "A namespace may only hold function tools");
-          const name = asString(required(fn, "name", innerPath), [...innerPath, "name"]);
-          const offered = { ...fn, name: namespacedName(namespace, name) };
-          tools.push(functionTool(offered, innerPath, names, { kind: "namespace", namespace, name }));
+          // Both parts follow OpenAI's name rule; the offered `<ns>.<name>` is unique among all tools.
+          uniqueToolName({ name: namespace }, path, new Set(), LIMITS.maxOpenAiToolNameLength);
+          const name = uniqueToolName(fn, innerPath, new Set(), LIMITS.maxOpenAiToolNameLength);
+          const offered = namespacedName(namespace, name);
+          if (names.has(offered))
+            fail([...innerPath, "name"], `Tool names must be unique; '${offered}' appears more than once`);
+          names.add(offered);
+          tools.push(functionTool(fn, innerPath, offered, { kind: "namespace", namespace, name }));
         });
         return;
       }
       case "custom": {
-        const name = uniqueToolName(tool, path, names);
+        const name = uniqueToolName(tool, path, names, LIMITS.maxOpenAiToolNameLength);
         const description = optional(tool, "description");
         tools.push({
           type: "function",
@@ -115,8 +124,8 @@ export function validateTools(value: unknown): ValidatedTools {
   return { tools, notOffered };
 }
 
-function functionTool(tool: Record<string, unknown>, path: Path, names: Set<string>, origin: ToolOrigin): FunctionTool {
-  const name = uniqueToolName(tool, path, names);
+/** A function tool offered to the model under `name` (already checked and unique). */
+function functionTool(tool: Record<string, unknown>, path: Path, name: string, origin: ToolOrigin): FunctionTool {
   const description = optional(tool, "description");
   const parameters = optional(tool, "parameters");
   const strict = optional(tool, "strict");

@@ -1,12 +1,13 @@
 /** The pool part of the edge configuration: regions, their static members, and the pool/admin tokens. */
 import { ConfigError, isHttpUrl, positiveInt } from "../config-values.ts";
+import { parseRegistration, type RegistrationConfig, type RegistrationVars } from "./registration.ts";
 
-export interface PoolVars {
+export interface PoolVars extends RegistrationVars {
   /** JSON: region → { location_hint?, workers?: [gRPC-Web URLs] } (static pool members per region). */
   REGIONS?: string;
   /** This edge's home region (default: the first configured region, else "local"). */
   HOME_REGION?: string;
-  /** sha256-hex of the token GPU workers present on `POST /internal/pool/heartbeat`; unset: no registration. */
+  /** Local development only: sha256-hex of one token every worker may register with (else POOL_WORKER_TOKENS). */
   POOL_TOKEN_SHA256?: string;
   /** sha256-hex of the admin bearer token (`/admin/...`); unset: admin routes refuse every call. */
   ADMIN_TOKEN_SHA256?: string;
@@ -25,7 +26,7 @@ export interface RegionConfig {
   workers: string[];
 }
 
-export interface PoolConfig {
+export interface PoolConfig extends RegistrationConfig {
   /** Every static worker URL, all regions. */
   workerUrls: string[];
   /** The home region first. */
@@ -56,7 +57,7 @@ export type LocationHint = (typeof LOCATION_HINTS)[number];
 const SHAPE = "REGIONS must be a JSON object: region → { location_hint?, workers? }";
 
 /** `workerUrls`: the `WORKER_URLS` list, static members of the home region. */
-export function parsePoolConfig(vars: PoolVars, workerUrls: string[]): PoolConfig {
+export function parsePoolConfig(vars: PoolVars, workerUrls: string[], dev: boolean): PoolConfig {
   const regions = parseRegions(vars.REGIONS);
   const home = vars.HOME_REGION?.trim() || regions[0]?.name || "local";
   let homeRegion = regions.find((r) => r.name === home);
@@ -69,10 +70,14 @@ export function parsePoolConfig(vars: PoolVars, workerUrls: string[]): PoolConfi
   const ordered = [homeRegion, ...regions.filter((r) => r !== homeRegion)];
   const poolTokenHash = sha256Var(vars.POOL_TOKEN_SHA256, "POOL_TOKEN_SHA256");
   const all = ordered.flatMap((r) => r.workers);
-  if (all.length === 0 && poolTokenHash === undefined) {
-    throw new ConfigError("no GPU workers: set WORKER_URLS (or REGIONS), or POOL_TOKEN_SHA256 so workers can register");
+  const registration = parseRegistration(vars, dev);
+  if (all.length === 0 && poolTokenHash === undefined && registration.workerTokenHashes.size === 0) {
+    throw new ConfigError(
+      "no GPU workers: set WORKER_URLS (or REGIONS), or POOL_WORKER_TOKENS so workers can register",
+    );
   }
   return {
+    ...registration,
     workerUrls: all,
     regions: ordered,
     homeRegion: homeRegion.name,

@@ -16,7 +16,29 @@ export const JSON_GRAMMAR_LIMITS = {
   maxDepth: 8,
   /** Nesting of a schema-less (generic) value. */
   genericDepth: 2,
+  /**
+   * Schema nodes converted for one grammar, `$ref` and alternative expansions included: past it the
+   * schema is refused (SchemaGrammarError), since `{"anyOf":[{"$ref":"#"}, …×7]}` expands 7^depth.
+   */
+  maxSchemaNodes: 4096,
+  /** The same over every tool of one grammar. */
+  maxGrammarNodes: 32_768,
 } as const;
+
+const JSON_TYPES = new Set(["string", "integer", "number", "boolean", "null", "array", "object"]);
+
+/** A tool schema the grammar cannot be built from (empty or unknown type, past the size bound). */
+export class SchemaGrammarError extends Error {
+  override readonly name = "SchemaGrammarError";
+}
+
+/**
+ * A JSON literal that cannot spell a chat format's markup: every `<` becomes `\u003c` (the same
+ * JSON value), so an enum value or property name like `ok</tool_call>` cannot close the call.
+ */
+export function markupSafeJson(json: string): string {
+  return json.replaceAll("<", "\\u003c");
+}
 
 const L = JSON_GRAMMAR_LIMITS;
 type Schema = Record<string, unknown>;
@@ -34,6 +56,9 @@ const clamp = (v: unknown, lo: number, hi: number, fallback: number): number =>
 
 /** Converts schemas into rules of one grammar (several tools share primitives). */
 export class JsonSchemaGrammar {
+  #nodes = 0;
+  #totalNodes = 0;
+  #subject = "input_schema";
   constructor(readonly rules: GbnfRules = new GbnfRules()) {}
 
   /** A GBNF expression (usually a rule name) for values valid under `schema`. */
@@ -42,7 +67,9 @@ export class JsonSchemaGrammar {
   }
 
   /** Arguments of a tool: the schema text parsed; anything unusable means any bounded object. */
-  toolArguments(inputSchemaJson: string, hint: string): string {
+  toolArguments(inputSchemaJson: string, hint: string, toolName?: string): string {
+    if (toolName !== undefined) this.#subject = `input_schema of tool '${toolName}'`;
+    this.#nodes = 0;
     const parsed = inputSchemaJson.trim() === "" ? undefined : tryParseJson(inputSchemaJson);
     const schema = parsed !== undefined && isPlainObject(parsed.value) ? parsed.value : {};
     const hasShape = Object.keys(schema).length > 0;
@@ -51,15 +78,25 @@ export class JsonSchemaGrammar {
 
   #convert(schema: unknown, hint: string, depth: number, root: unknown): string {
     if (!isPlainObject(schema)) return this.#generic(0);
+    if (++this.#nodes > L.maxSchemaNodes) {
+      throw new SchemaGrammarError(
+        `${this.#subject}: the schema expands to more than ${L.maxSchemaNodes} nodes ($ref, anyOf and nesting included); simplify it`,
+      );
+    }
+    if (++this.#totalNodes > L.maxGrammarNodes) {
+      throw new SchemaGrammarError(`tools: the tools' schemas expand to more than ${L.maxGrammarNodes} nodes in all`);
+    }
     if (depth > L.maxDepth) return this.#shallow(schema);
     const s = schema;
+    checkType(s.type, this.#subject);
     if (typeof s.$ref === "string") {
       const target = resolveRef(root, s.$ref);
       return target === undefined ? this.#generic(L.genericDepth) : this.#convert(target, hint, depth + 1, root);
     }
-    if ("const" in s) return gbnfLiteral(canonicalJson(s.const));
+    if ("const" in s) return gbnfLiteral(markupSafeJson(canonicalJson(s.const)));
     if (Array.isArray(s.enum) && s.enum.length > 0) {
-      return this.rules.add(`${hint}-enum`, s.enum.map((v) => gbnfLiteral(canonicalJson(v))).join(" | "));
+      const values = s.enum.map((v) => gbnfLiteral(markupSafeJson(canonicalJson(v))));
+      return this.rules.add(`${hint}-enum`, values.join(" | "));
     }
     const alternatives = Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : undefined;
     if (alternatives !== undefined && alternatives.length > 0) {
@@ -108,7 +145,10 @@ export class JsonSchemaGrammar {
     );
     const kv = (name: string, valueSchema: unknown): string => {
       const value = this.#convert(valueSchema, `${hint}-${name}`, depth + 1, root);
-      return this.rules.add(`${hint}-${name}-kv`, `${gbnfLiteral(`${JSON.stringify(name)}: `)} ${value}`);
+      return this.rules.add(
+        `${hint}-${name}-kv`,
+        `${gbnfLiteral(`${markupSafeJson(JSON.stringify(name))}: `)} ${value}`,
+      );
     };
     const required = props.filter(([n]) => requiredNames.has(n)).map(([n, v]) => kv(n, v));
     const known = new Set(props.map(([n]) => n));
@@ -195,6 +235,18 @@ export class JsonSchemaGrammar {
       const kv = `${this.#string({})} ": " ${this.#generic(depth + 1)}`;
       return `"{" (${kv} ${repeat(`(", " ${kv})`, 0, L.maxArrayItems - 1)})? "}"`;
     });
+  }
+}
+
+/** `type` is absent, one JSON type name, or a non-empty list of them. */
+function checkType(type: unknown, subject: string): void {
+  if (type === undefined) return;
+  const names = Array.isArray(type) ? type : [type];
+  if (names.length === 0) throw new SchemaGrammarError(`${subject}: "type" is an empty list`);
+  for (const name of names) {
+    if (typeof name !== "string" || !JSON_TYPES.has(name)) {
+      throw new SchemaGrammarError(`${subject}: "type" ${JSON.stringify(name)} is not a JSON Schema type`);
+    }
   }
 }
 

@@ -63,7 +63,8 @@ export function toolCallGrammar(
   const json = new JsonSchemaGrammar(new GbnfRules());
   const rules = json.rules;
   const alternatives = selected.map((tool) => {
-    const args = markup.argumentsGrammar?.(json, tool) ?? json.toolArguments(tool.inputSchemaJson, `${tool.name}-args`);
+    const args =
+      markup.argumentsGrammar?.(json, tool) ?? json.toolArguments(tool.inputSchemaJson, `${tool.name}-args`, tool.name);
     return rules.add(
       `call-${tool.name}`,
       `${gbnfLiteral(markup.callOpen(tool.name))} ${args} ${gbnfLiteral(markup.callClose)}`,

@@ -1,4 +1,4 @@
-import type { Engine, EngineSequence, Token } from "../../native/engine-types.ts";
+import { type Engine, type EngineSequence, type Token, TokenizerInputError } from "../../native/engine-types.ts";
 import {
   type Conversation,
   type GenerateEvent,
@@ -8,6 +8,7 @@ import {
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type IdKind, isIdKind, isSessionId, mintId } from "../../shared/ids.ts";
 import { signThinking } from "../../shared/thinking-signature.ts";
+import { SchemaGrammarError } from "../chat/json-schema-grammar.ts";
 import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
 import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.ts";
@@ -101,6 +102,9 @@ export async function* runTurn(
     }
     const maxTokens = Math.min(request.sampling?.maxTokens || DEFAULT_MAX_TOKENS, room);
     trace.planned();
+    const thinkingOpen = plan.rendered.thinkingOpen;
+    // Built before the decision goes out, so a schema it refuses is the client's HTTP 400.
+    const grammar = turnGrammar(format, plan.conversation, thinkingOpen, config);
     logDecision(request, plan, promptTokens);
     yield generateEvent({
       case: "prompt",
@@ -127,7 +131,6 @@ export async function* runTurn(
     trace.prefilled();
 
     const sampling = request.sampling;
-    const thinkingOpen = plan.rendered.thinkingOpen;
     const turn = yield* sampleTurn({
       sequence,
       parser: format.createOutputParser({ thinkingOpen, tools: plan.conversation.tools }),
@@ -137,7 +140,7 @@ export async function* runTurn(
         topK: sampling?.topK ?? 0,
         minP: 0,
         seed: sampling?.seed === undefined ? undefined : Number(sampling.seed),
-        grammar: grammarForTurn(format, plan.conversation, thinkingOpen, config.testPolicy),
+        grammar,
       },
       maxTokens,
       stopSequences: sampling?.stopSequences ?? [],
@@ -254,13 +257,53 @@ export function tokenizeSegments(
   segments: readonly PromptSegment[],
   sampledSpan: (text: string) => readonly Token[] | undefined = () => undefined,
 ): Token[] {
+  checkPromptBytes(engine, segments);
   const tokens: Token[] = [];
   for (const segment of segments) {
     if (segment.text.length === 0) continue;
     const known = segment.special ? undefined : sampledSpan(segment.text);
-    for (const t of known ?? engine.tokenize(segment.text, { special: segment.special })) tokens.push(t);
+    for (const t of known ?? tokenizeText(engine, segment.text, segment.special)) tokens.push(t);
   }
   return tokens;
+}
+
+function turnGrammar(
+  format: ChatFormat,
+  conversation: Conversation,
+  thinkingOpen: boolean,
+  config: WorkerConfig,
+): string | undefined {
+  try {
+    return grammarForTurn(format, conversation, thinkingOpen, config.testPolicy);
+  } catch (error) {
+    if (error instanceof SchemaGrammarError) throw WorkerFailure.invalid(error.message, "tools");
+    throw error;
+  }
+}
+
+/** A tokenizer refusal (a run its pre-tokenizer cannot take) is the client's 400, not the worker's 500. */
+function tokenizeText(engine: Engine, text: string, special: boolean): Token[] {
+  try {
+    return engine.tokenize(text, { special });
+  } catch (error) {
+    if (error instanceof TokenizerInputError) throw WorkerFailure.invalid(error.message, "messages");
+    throw error;
+  }
+}
+
+/**
+ * Refuse, before tokenizing, a prompt whose bytes cannot fit the context however well they
+ * tokenize: tokenizing 30 MB takes the event loop for half a minute.
+ */
+function checkPromptBytes(engine: Engine, segments: readonly PromptSegment[]): void {
+  let bytes = 0;
+  for (const segment of segments) if (!segment.special) bytes += Buffer.byteLength(segment.text, "utf8");
+  const fewestTokens = Math.ceil(bytes / engine.maxTokenBytes);
+  if (fewestTokens >= engine.options.contextSize) {
+    throw WorkerFailure.contextTooLong(
+      `prompt is ${bytes} bytes, at least ${fewestTokens} tokens; this worker's context holds ${engine.options.contextSize}`,
+    );
+  }
 }
 
 function decodeTokens(engine: Engine, tokens: readonly Token[]): string {

@@ -43,6 +43,8 @@ export interface GgufSummary {
   vocabSize: number;
   /** `tokenizer.ggml.model` (e.g. `gpt2`, `llama`). */
   tokenizerModel: string;
+  /** `tokenizer.ggml.pre` (the pre-tokenizer llama.cpp splits text with), when present. */
+  tokenizerPre: string | undefined;
   /** Token texts as stored in the vocabulary (byte-level encoded for `gpt2`). */
   tokens: readonly string[];
   /** `tokenizer.ggml.token_type` when present. */
@@ -291,6 +293,7 @@ function validate(raw: RawHeader, path: string, fileSize: number): Omit<GgufSumm
   for (const [k, v] of kv) if (!Array.isArray(v)) metadata.set(k, v as GgufScalar);
   const name = kv.get("general.name");
   const chatTemplate = kv.get("tokenizer.chat_template");
+  const tokenizerPre = kv.get("tokenizer.ggml.pre");
   return {
     path,
     version: raw.version,
@@ -301,6 +304,7 @@ function validate(raw: RawHeader, path: string, fileSize: number): Omit<GgufSumm
     chatTemplate: typeof chatTemplate === "string" ? chatTemplate : undefined,
     vocabSize,
     tokenizerModel,
+    tokenizerPre: typeof tokenizerPre === "string" ? tokenizerPre : undefined,
     tokens,
     tokenTypes: tokenTypes as number[] | undefined,
     merges: merges as string[] | undefined,

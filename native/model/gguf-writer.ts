@@ -252,7 +252,7 @@ export function llamaShapeMeta(name: string, spec: TestModelSpec): Array<[string
   ];
 }
 
-function byteVocabMeta(spec: TestModelSpec): Array<[string, MetaValue]> {
+function byteVocabMeta(spec: TestModelSpec, tokenizerPre: string): Array<[string, MetaValue]> {
   const vocab = buildVocab(spec.vocab);
   const ctl = (text: string): number => {
     const id = vocab.control.get(text);
@@ -261,7 +261,7 @@ function byteVocabMeta(spec: TestModelSpec): Array<[string, MetaValue]> {
   };
   return [
     ["tokenizer.ggml.model", { t: "str", v: "gpt2" }],
-    ["tokenizer.ggml.pre", { t: "str", v: "default" }],
+    ["tokenizer.ggml.pre", { t: "str", v: tokenizerPre }],
     ["tokenizer.ggml.tokens", { t: "strs", v: vocab.tokens }],
     ["tokenizer.ggml.token_type", { t: "i32s", v: vocab.tokenTypes }],
     ["tokenizer.ggml.merges", { t: "strs", v: vocab.merges }],
@@ -338,9 +338,11 @@ export async function writeTestModel(
   path: string,
   size: TestModelSize,
   seed: number = DEFAULT_TEST_MODEL_SEED,
+  /** `tokenizer.ggml.pre`: which llama.cpp pre-tokenizer splits text (tests of other pre-tokenizers). */
+  tokenizerPre = "default",
 ): Promise<void> {
   const spec = TEST_MODEL_SPECS[size];
-  const meta = [...llamaShapeMeta(`frontier-test-${size}`, spec), ...byteVocabMeta(spec)];
+  const meta = [...llamaShapeMeta(`frontier-test-${size}`, spec), ...byteVocabMeta(spec, tokenizerPre)];
   await writeGguf(path, meta, planTensors(spec), seed);
 }
 

@@ -21,6 +21,8 @@ beforeAll(async () => {
   s3 = await startS3();
   stateDir = mkdtempSync(join(tmpdir(), "frontier-pool-s3-"));
   stack = await startStack({
+    // Workers are killed on purpose here; the test watches the pool react, not the stack restart them.
+    supervise: false,
     workers: 2,
     edgeStateDir: join(stateDir, "edge"),
     sharedCheckpointDir: false,

@@ -134,7 +134,7 @@ describe("GPU worker pool", () => {
     }
   });
 
-  it("kills a worker mid-stream: the stream ends with overloaded_error and its sessions continue on the other worker", async () => {
+  it("kills a worker mid-stream: the stream ends with api_error and its sessions continue on the other worker", async () => {
     // Every turn-2 session checkpoint (its frontier: user, assistant, tool results) has landed in the
     // shared store: the tool-frontier write, or parking (which cancels a write not yet started). A
     // turn-1 write may have been cancelled by turn 2 arriving first.
@@ -190,8 +190,9 @@ describe("GPU worker pool", () => {
       text += new TextDecoder().decode(value);
     }
     expect(text).not.toContain("message_stop");
-    expect(text).toMatch(/event: error\ndata: .*"overloaded_error"/);
-    // The client's retry succeeds on the other worker.
+    // Not overloaded_error: the request may be what killed the worker, so nothing invites a retry.
+    expect(text).toMatch(/event: error\ndata: .*"api_error"/);
+    // A client that retries anyway is served by the other worker.
     const retry = await postJson(
       `${edgeUrl}/v1/messages`,
       { ...long, max_tokens: 4 },

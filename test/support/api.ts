@@ -1,5 +1,7 @@
 /** Small helpers for talking to the local edge in tests. */
-export const LOCAL_API_KEY = "sk-frontier-local";
+import { DEV_API_KEY } from "../../shared/dev-secrets.ts";
+
+export const LOCAL_API_KEY = DEV_API_KEY;
 /** A second tenant, configured only in the test stacks. */
 export const OTHER_TENANT_API_KEY = "sk-frontier-test-other-tenant";
 /** The workers' FRONTIER_METRICS_TOKEN in the test stacks. */

@@ -27,6 +27,8 @@ export async function startPoolStack(): Promise<PoolStack> {
     FRONTIER_STATE_DIR: join(stateDir, "worker"),
   };
   const stack = await startStack({
+    // Workers are killed on purpose here; the test watches the pool react, not the stack restart them.
+    supervise: false,
     workers: 2,
     edgeStateDir: join(stateDir, "edge"),
     sharedCheckpointDir: join(stateDir, "checkpoints"),

@@ -18,6 +18,8 @@ declare module "vitest" {
     workerOpsUrl: string;
     /** A file receiving the worker's decision log, line by line. */
     workerLogFile: string;
+    /** The worker's process id: a test that sees it change (or gone) saw the worker die. */
+    workerPid: number;
   }
 }
 
@@ -53,6 +55,7 @@ export async function setupStack(
   project.provide("workerGrpcUrl", worker.grpcUrl);
   project.provide("workerHttpUrl", worker.httpUrl);
   project.provide("workerOpsUrl", worker.opsUrl ?? "");
+  project.provide("workerPid", worker.process.pid ?? 0);
   const logFile = join(stateDir, "worker.log");
   appendFileSync(logFile, `${worker.logs.join("\n")}\n`);
   worker.process.stderr?.on("data", (chunk: Buffer) => appendFileSync(logFile, chunk));

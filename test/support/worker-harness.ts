@@ -57,7 +57,7 @@ export class WorkerHarness {
       wrapStorage?: (store: CheckpointStore) => CheckpointStorage;
     } = {},
   ) {
-    const config = { ...loadConfig({}), contextSize: 4096, batchSize: 256 };
+    const config = { ...loadConfig({ FRONTIER_DEV: "1" }), contextSize: 4096, batchSize: 256 };
     const memory = new TurnMemory();
     const spans = new SpanTokenMemory();
     this.store = CheckpointStore.open({

@@ -6,6 +6,7 @@ import { ApiError } from "../../../edge/errors.ts";
 
 const LOCAL_HASH = "c383444890ea30a3256c522f6be0b5afb155931118fb6a399ef4c61c5a89784a";
 const vars = {
+  FRONTIER_DEV: "1",
   WORKER_URLS: "http://127.0.0.1:50061, http://127.0.0.1:50062",
   API_KEYS: JSON.stringify({ [LOCAL_HASH]: "local" }),
   ID_SECRET: "frontier-dev-id-secret-change-me",

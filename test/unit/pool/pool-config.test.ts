@@ -3,6 +3,7 @@ import { parseConfig } from "../../../edge/config.ts";
 import { ConfigError } from "../../../edge/config-values.ts";
 
 const base = {
+  FRONTIER_DEV: "1",
   API_KEYS: "{}",
   ID_SECRET: "frontier-dev-id-secret-change-me",
   MODEL_IDS: "frontier-test",

@@ -1,0 +1,76 @@
+/**
+ * Admission to the model routes: a request past its tenant's concurrency or rate (tenant-limits.ts)
+ * gets `429 rate_limit_error` with `retry-after`, in the route's protocol shape. The slot is held
+ * until the response body ends (a stream: its last byte, or the client going away).
+ */
+import { authenticate } from "./auth.ts";
+import type { RequestContext } from "./context.ts";
+import { ApiError } from "./errors.ts";
+
+type Handler = (request: Request, rc: RequestContext) => Promise<Response>;
+
+/** Run `handler` inside one of the tenant's slots (429 when none is free or its rate is spent). */
+export function tenantLimited(handler: Handler): Handler {
+  return async (request, rc) => {
+    const tenant = await authenticate(request.headers, rc.config.apiKeys);
+    const limits = rc.config.tenantLimits.overrides.get(tenant) ?? rc.config.tenantLimits.defaults;
+    if (limits.concurrent === 0 && limits.perMinute === 0) return handler(request, rc);
+    const limiter = rc.env.TENANTS.getByName(tenant);
+    const admission = await limiter.acquire(rc.requestId, limits);
+    if (!admission.ok) {
+      const what =
+        admission.reason === "concurrency"
+          ? `more than ${limits.concurrent} requests in flight`
+          : `more than ${limits.perMinute} requests per minute`;
+      throw new ApiError(
+        "rate_limit_error",
+        `This API key's tenant has ${what}; retry after ${admission.retryAfterS} s`,
+        {
+          retryAfter: admission.retryAfterS,
+          code: "rate_limit_exceeded",
+        },
+      );
+    }
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      rc.waitUntil(limiter.release(rc.requestId).catch(() => undefined));
+    };
+    let response: Response;
+    try {
+      response = await handler(request, rc);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    if (!response.body) {
+      release();
+      return response;
+    }
+    return new Response(releasingBody(response.body, release), response);
+  };
+}
+
+/** The same bytes; `onEnd` runs once when the body is read to its end, fails or is cancelled. */
+function releasingBody(body: ReadableStream<Uint8Array>, onEnd: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          onEnd();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        onEnd();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      onEnd();
+      return reader.cancel(reason);
+    },
+  });
+}
