@@ -45,6 +45,9 @@ const FIELD_STAND_INS: Record<string, string> = {
   "metadata.namespace": "frontier",
 };
 
+/** Secrets the worker refuses to start without (outside local development). */
+const RUNTIME_SECRETS = ["FRONTIER_ID_SECRET", "FRONTIER_WORKER_TOKEN"];
+
 /** A plausible stand-in for a value a deployment takes from a secret. */
 function secretStandIn(name: string): string {
   return name.endsWith("_URL") ? "https://s3.example.com/bucket" : `stand-in-secret-${name.toLowerCase()}`;
@@ -225,7 +228,9 @@ describe("deploy/container/Containerfile", () => {
       for (const [, key, value] of spec.matchAll(/([A-Z_]+)=(\S+)/g)) env[key ?? ""] = value ?? "";
     }
     expect(Object.keys(env).filter((n) => n.startsWith("FRONTIER_") && !KNOWN_VARIABLES.has(n))).toEqual([]);
-    const config = configFrom(env);
+    // The image bakes no secrets: they arrive at run time (the Kubernetes Secret, an env file).
+    for (const name of RUNTIME_SECRETS) expect(env[name], name).toBeUndefined();
+    const config = configFrom({ ...env, ...Object.fromEntries(RUNTIME_SECRETS.map((n) => [n, secretStandIn(n)])) });
     const exposed = instructions("EXPOSE").flatMap((e) => e.split(/\s+/).map(Number));
     expect(exposed).toEqual(expect.arrayContaining([config.grpcPort, config.httpPort, 9464]));
   });

@@ -47,10 +47,12 @@ describe("TurnTrace", () => {
 
 describe("operations listener configuration", () => {
   it("is off by default and needs a metrics token when a port is set", () => {
-    expect(loadConfig({}).ops).toBeUndefined();
-    expect(() => loadConfig({ FRONTIER_METRICS_PORT: "9464" })).toThrow(/FRONTIER_METRICS_TOKEN/);
-    expect(() => loadConfig({ FRONTIER_METRICS_PORT: "9464", FRONTIER_METRICS_TOKEN: "short" })).toThrow(/16/);
+    const dev = { FRONTIER_DEV: "1" };
+    expect(loadConfig(dev).ops).toBeUndefined();
+    expect(() => loadConfig({ ...dev, FRONTIER_METRICS_PORT: "9464" })).toThrow(/FRONTIER_METRICS_TOKEN/);
+    expect(() => loadConfig({ ...dev, FRONTIER_METRICS_PORT: "9464", FRONTIER_METRICS_TOKEN: "short" })).toThrow(/16/);
     const ops = loadConfig({
+      ...dev,
       FRONTIER_METRICS_PORT: "9464",
       FRONTIER_METRICS_TOKEN: "a-long-enough-metrics-token",
       FRONTIER_WORKER_HOST: "10.0.0.5",
