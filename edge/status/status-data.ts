@@ -22,6 +22,8 @@ type WorkerSelf =
       reachable: true;
       ready: boolean;
       model: string;
+      /** The engine build it loaded (prebuilt or local, CPU or CUDA, llama.cpp release). */
+      build: string;
       contextSize: number;
       sequencesTotal: number;
       sequencesFree: number;
@@ -123,6 +125,7 @@ async function askWorker(rc: RequestContext, worker: PoolWorker): Promise<Worker
       reachable: true,
       ready: health.ready,
       model: health.modelName,
+      build: health.engineBuild,
       contextSize: health.contextSize,
       sequencesTotal: stats.sequencesTotal,
       sequencesFree: stats.sequencesFree,

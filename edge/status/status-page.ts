@@ -40,7 +40,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 <table id="workers"><thead><tr>
   <th>region</th><th>worker</th><th>state</th><th>ready</th><th>model</th><th>sequences free / total</th>
   <th>active</th><th>queued</th><th>resident</th><th>parked</th><th>checkpoints</th><th>checkpoint bytes</th>
-  <th>heartbeat</th>
+  <th>heartbeat</th><th>build</th>
 </tr></thead><tbody></tbody></table>
 
 <h2>Cache decisions</h2>
@@ -91,6 +91,7 @@ function render(s) {
       self ? self.queuedRequests : w.queueDepth, self ? self.liveSessions : w.residentSessions,
       self ? self.parkedSessions : null, self ? self.checkpoints : null, self ? bytes(self.checkpointBytes) : null,
       w.heartbeatAgeMs === null ? (w.static ? "static" : "–") : (w.heartbeatAgeMs / 1000).toFixed(1) + " s ago",
+      self ? self.build : null,
     ]);
   }
   clear("decisions");

@@ -89,6 +89,8 @@ describe("status page", () => {
     expect(cells[3]).toBe("yes");
     expect(cells[4]).not.toBe("–");
     expect(cells[5]).toMatch(/^\d+ \/ 4$/);
+    // The engine build the worker loaded (its Health RPC), e.g. "prebuilt CPU build (llama.cpp …)".
+    expect(cells[13]).toMatch(/^(prebuilt|local) (CPU|CUDA|VULKAN|METAL) build \(llama\.cpp /);
     expect(Number(await page.textContent("#sessions-resident"))).toBeGreaterThanOrEqual(1);
     expect(Number(await page.textContent("#turns"))).toBeGreaterThanOrEqual(1);
     expect(await page.textContent("#checkpoints")).toMatch(/^[1-9]\d* \(/);

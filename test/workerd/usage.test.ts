@@ -134,7 +134,13 @@ describe("usage per tenant", () => {
     expect((await call("/admin/usage?from=yesterday", { key: ADMIN_TOKEN, bearer: true })).status).toBe(400);
     expect((await call("/admin/usage?tenant=nobody", { key: ADMIN_TOKEN, bearer: true })).status).toBe(404);
     const all = await call("/admin/usage", { key: ADMIN_TOKEN, bearer: true });
-    expect(((await all.json()) as UsageBody).tenants.map((t) => t.tenant)).toEqual(["local", "other"]);
+    // Every configured tenant, sorted (vitest.workerd.config.ts API_KEYS).
+    expect(((await all.json()) as UsageBody).tenants.map((t) => t.tenant)).toEqual([
+      "limited",
+      "local",
+      "other",
+      "solo",
+    ]);
   });
 
   it("totals after a tool loop equal the sum of the usage each turn reported", async () => {
