@@ -102,7 +102,10 @@ describe("native gRPC (h2c) against the worker", () => {
       kinds.push(String(event.event));
       if (event.event === "stop") stop = event.stop as Record<string, unknown>;
     }
-    expect(kinds[0]).toBe("prompt");
+    // The worker acknowledges a Generate at once with a keep-alive (the edge tells a worker that died
+    // while running the request from one it never reached); the cache decision comes next.
+    expect(kinds[0]).toBe("keepAlive");
+    expect(kinds.filter((k) => k !== "keepAlive")[0]).toBe("prompt");
     expect(kinds.at(-1)).toBe("stop");
     expect(stop?.reason).toMatch(/STOP_REASON_(MAX_TOKENS|END_TURN)/);
     const usage = stop?.usage as Record<string, number>;
