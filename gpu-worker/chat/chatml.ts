@@ -7,19 +7,8 @@
  * carry a plain ChatML template and are served with this family.
  */
 import { FamilyFormat, type FamilySpec } from "./family.ts";
-import {
-  CHATML_CONTROL_TOKENS,
-  chatMlSystem,
-  HERMES_TOOL_MARKUP,
-  hermesAssistant,
-  hermesHeader,
-  hermesUser,
-  IM_END,
-  IM_START,
-  readHermesSpan,
-} from "./hermes.ts";
+import { CHATML_HERMES_TURNS, IM_START, readHermesSpan } from "./hermes.ts";
 import { TaggedOutputParser } from "./tagged-parser.ts";
-import { MAX_PARALLEL_CALLS } from "./tool-grammar.ts";
 
 export { CHATML_CONTROL_TOKENS, TOOLS_INTRO, TOOLS_OUTRO } from "./hermes.ts";
 
@@ -28,18 +17,7 @@ const NO_THINKING_PREFILL = "<think>\n\n</think>\n\n";
 
 const CHATML: FamilySpec = {
   name: "chatml",
-  controlTokens: CHATML_CONTROL_TOKENS,
-  turnControlTokens: [],
-  endOfTurnText: IM_END,
-  endOfGenerationTexts: [IM_END, "<|endoftext|>"],
-  maxCallsPerTurn: MAX_PARALLEL_CALLS,
-  markup: HERMES_TOOL_MARKUP,
-  header: hermesHeader,
-  system: chatMlSystem,
-  user: hermesUser,
-  assistantHeader: () => `${IM_START}assistant\n`,
-  assistantBody: hermesAssistant,
-  assistantClose: () => `${IM_END}\n`,
+  ...CHATML_HERMES_TURNS,
   generation: (ctx) => ({
     header: `${IM_START}assistant\n`,
     prefill: ctx.thinking ? THINKING_PREFILL : NO_THINKING_PREFILL,

@@ -19,9 +19,10 @@ import {
   toolResultText,
   userItems,
 } from "./content.ts";
+import type { FamilySpec } from "./family.ts";
 import { canonicalJson, isPlainObject, tryParseJson } from "./json-text.ts";
 import { safeCut } from "./tagged-parser.ts";
-import type { ToolCallMarkup } from "./tool-grammar.ts";
+import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "./tool-grammar.ts";
 
 export const IM_START = "<|im_start|>";
 export const IM_END = "<|im_end|>";
@@ -157,3 +158,22 @@ function wholeCall(inner: string, end: number): SpanCall | undefined {
   if (typeof name !== "string" || name === "" || !isPlainObject(args)) return undefined;
   return { name, args: JSON.stringify(args), closing: "", done: true, broken: false, rawStart: 0, rawEnd: end };
 }
+
+/**
+ * Everything of a ChatML + Hermes family but its name, generation prefix and parser (`chatml` and
+ * `qwen3` differ only there).
+ */
+export const CHATML_HERMES_TURNS: Omit<FamilySpec, "name" | "generation" | "parser"> = {
+  controlTokens: CHATML_CONTROL_TOKENS,
+  turnControlTokens: [],
+  endOfTurnText: IM_END,
+  endOfGenerationTexts: [IM_END, "<|endoftext|>"],
+  maxCallsPerTurn: MAX_PARALLEL_CALLS,
+  markup: HERMES_TOOL_MARKUP,
+  header: hermesHeader,
+  system: chatMlSystem,
+  user: hermesUser,
+  assistantHeader: () => `${IM_START}assistant\n`,
+  assistantBody: hermesAssistant,
+  assistantClose: () => `${IM_END}\n`,
+};

@@ -7,34 +7,12 @@
  * reasoning of turns before the last user query; Frontier keeps it (the live KV holds it).
  */
 import { FamilyFormat, type FamilySpec } from "./family.ts";
-import {
-  CHATML_CONTROL_TOKENS,
-  chatMlSystem,
-  HERMES_TOOL_MARKUP,
-  hermesAssistant,
-  hermesHeader,
-  hermesUser,
-  IM_END,
-  IM_START,
-  readHermesSpan,
-} from "./hermes.ts";
+import { CHATML_HERMES_TURNS, IM_START, readHermesSpan } from "./hermes.ts";
 import { TaggedOutputParser } from "./tagged-parser.ts";
-import { MAX_PARALLEL_CALLS } from "./tool-grammar.ts";
 
 const QWEN3: FamilySpec = {
   name: "qwen3",
-  controlTokens: CHATML_CONTROL_TOKENS,
-  turnControlTokens: [],
-  endOfTurnText: IM_END,
-  endOfGenerationTexts: [IM_END, "<|endoftext|>"],
-  maxCallsPerTurn: MAX_PARALLEL_CALLS,
-  markup: HERMES_TOOL_MARKUP,
-  header: hermesHeader,
-  system: chatMlSystem,
-  user: hermesUser,
-  assistantHeader: () => `${IM_START}assistant\n`,
-  assistantBody: hermesAssistant,
-  assistantClose: () => `${IM_END}\n`,
+  ...CHATML_HERMES_TURNS,
   generation: (ctx) => ({
     header: `${IM_START}assistant\n`,
     prefill: ctx.thinking ? "" : "<think>\n\n</think>\n\n",
