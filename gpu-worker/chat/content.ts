@@ -58,6 +58,10 @@ export function contextText(block: ContentBlock): string | undefined {
       return `[tool_result${b.value.isError ? " error" : ""}] ${b.value.content}`;
     case "opaque":
       return `[${b.value.type}] ${b.value.json}`;
+    case "serverToolUse":
+      return `[server_tool_use ${b.value.name}] ${b.value.inputJson}`;
+    case "serverToolResult":
+      return `[${b.value.type}${b.value.isError ? " error" : ""}] ${b.value.text}`;
     case undefined:
       return undefined;
     default:

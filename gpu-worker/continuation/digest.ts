@@ -47,6 +47,14 @@ export function messageDigest(message: Message): string {
       case "toolUse":
         hash.update(`u${block.value.id}`);
         break;
+      case "serverToolUse":
+        hash.update(`s${block.value.id}\u0000${block.value.name}\u0000${block.value.inputJson}`);
+        break;
+      case "serverToolResult":
+        hash.update(
+          `S${block.value.toolUseId}\u0000${block.value.type}\u0000${block.value.isError ? 1 : 0}\u0000${block.value.text}`,
+        );
+        break;
       case undefined:
         break;
     }

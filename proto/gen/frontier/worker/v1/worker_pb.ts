@@ -13,7 +13,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file frontier/worker/v1/worker.proto.
  */
 export const file_frontier_worker_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("Ch9mcm9udGllci93b3JrZXIvdjEvd29ya2VyLnByb3RvEhJmcm9udGllci53b3JrZXIudjEi5QEKDENvbnZlcnNhdGlvbhIOCgZzeXN0ZW0YASADKAkSLQoIbWVzc2FnZXMYAiADKAsyGy5mcm9udGllci53b3JrZXIudjEuTWVzc2FnZRIxCgV0b29scxgDIAMoCzIiLmZyb250aWVyLndvcmtlci52MS5Ub29sRGVmaW5pdGlvbhIzCgt0b29sX2Nob2ljZRgEIAEoCzIeLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlEi4KCHRoaW5raW5nGAUgASgLMhwuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nImQKB01lc3NhZ2USJgoEcm9sZRgBIAEoDjIYLmZyb250aWVyLndvcmtlci52MS5Sb2xlEjEKB2NvbnRlbnQYAiADKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udGVudEJsb2NrIqICCgxDb250ZW50QmxvY2sSLQoEdGV4dBgBIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0QmxvY2tIABI1Cgh0aGlua2luZxgCIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0Jsb2NrSAASNAoIdG9vbF91c2UYAyABKAsyIC5mcm9udGllci53b3JrZXIudjEuVG9vbFVzZUJsb2NrSAASOgoLdG9vbF9yZXN1bHQYBCABKAsyIy5mcm9udGllci53b3JrZXIudjEuVG9vbFJlc3VsdEJsb2NrSAASMQoGb3BhcXVlGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLk9wYXF1ZUJsb2NrSABCBwoFYmxvY2siGQoJVGV4dEJsb2NrEgwKBHRleHQYASABKAkiNAoNVGhpbmtpbmdCbG9jaxIQCgh0aGlua2luZxgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkiPAoMVG9vbFVzZUJsb2NrEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCSJJCg9Ub29sUmVzdWx0QmxvY2sSEwoLdG9vbF91c2VfaWQYASABKAkSDwoHY29udGVudBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCIpCgtPcGFxdWVCbG9jaxIMCgR0eXBlGAEgASgJEgwKBGpzb24YAiABKAkiTgoOVG9vbERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIZChFpbnB1dF9zY2hlbWFfanNvbhgDIAEoCSJvCgpUb29sQ2hvaWNlEjAKBG1vZGUYASABKA4yIi5mcm9udGllci53b3JrZXIudjEuVG9vbENob2ljZU1vZGUSDAoEbmFtZRgCIAEoCRIhChlkaXNhYmxlX3BhcmFsbGVsX3Rvb2xfdXNlGAMgASgIIlEKCFRoaW5raW5nEi4KBG1vZGUYASABKA4yIC5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdNb2RlEhUKDWJ1ZGdldF90b2tlbnMYAiABKA0ivgEKDlNhbXBsaW5nUGFyYW1zEhIKCm1heF90b2tlbnMYASABKA0SGAoLdGVtcGVyYXR1cmUYAiABKAJIAIgBARISCgV0b3BfcBgDIAEoAkgBiAEBEhIKBXRvcF9rGAQgASgNSAKIAQESFgoOc3RvcF9zZXF1ZW5jZXMYBSADKAkSEQoEc2VlZBgGIAEoBEgDiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkIi0KB0lkS2luZHMSDwoHbWVzc2FnZRgBIAEoCRIRCgl0b29sX2NhbGwYAiABKAki/gEKD0dlbmVyYXRlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRISCgpzZXNzaW9uX2lkGAMgASgJEg0KBWVwb2NoGAQgASgEEi0KCGlkX2tpbmRzGAggASgLMhsuZnJvbnRpZXIud29ya2VyLnYxLklkS2luZHMSNgoMY29udmVyc2F0aW9uGAYgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnZlcnNhdGlvbhI0CghzYW1wbGluZxgHIAEoCzIiLmZyb250aWVyLndvcmtlci52MS5TYW1wbGluZ1BhcmFtc0oECAUQBiLBBAoNR2VuZXJhdGVFdmVudBI1CgZwcm9tcHQYASABKAsyIy5mcm9udGllci53b3JrZXIudjEuUHJvbXB0UHJvY2Vzc2VkSAASMwoKa2VlcF9hbGl2ZRgCIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5LZWVwQWxpdmVIABIzCgp0ZXh0X2RlbHRhGAMgASgLMh0uZnJvbnRpZXIud29ya2VyLnYxLlRleHREZWx0YUgAEjsKDnRoaW5raW5nX2RlbHRhGAQgASgLMiEuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nRGVsdGFIABI3Cgx0aGlua2luZ19lbmQYBSABKAsyHy5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdFbmRIABI8Cg90b29sX2NhbGxfc3RhcnQYBiABKAsyIS5mcm9udGllci53b3JrZXIudjEuVG9vbENhbGxTdGFydEgAEjwKD3Rvb2xfY2FsbF9kZWx0YRgHIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2FsbERlbHRhSAASOAoNdG9vbF9jYWxsX2VuZBgIIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2FsbEVuZEgAEigKBHN0b3AYCSABKAsyGC5mcm9udGllci53b3JrZXIudjEuU3RvcEgAEjAKBWVycm9yGAogASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLldvcmtlckVycm9ySABCBwoFZXZlbnQiyQEKD1Byb21wdFByb2Nlc3NlZBIVCg1wcm9tcHRfdG9rZW5zGAEgASgNEhUKDWNhY2hlZF90b2tlbnMYAiABKA0SEgoKbWVzc2FnZV9pZBgFIAEoCRIzCghkZWNpc2lvbhgGIAEoDjIhLmZyb250aWVyLndvcmtlci52MS5DYWNoZURlY2lzaW9uEjMKC21pc3NfcmVhc29uGAcgASgOMh4uZnJvbnRpZXIud29ya2VyLnYxLk1pc3NSZWFzb25KBAgDEARKBAgEEAUiOwoJS2VlcEFsaXZlEhgKEHByZWZpbGxlZF90b2tlbnMYASABKA0SFAoMdG90YWxfdG9rZW5zGAIgASgNIhkKCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJIh0KDVRoaW5raW5nRGVsdGESDAoEdGV4dBgBIAEoCSIgCgtUaGlua2luZ0VuZBIRCglzaWduYXR1cmUYASABKAkiOAoNVG9vbENhbGxTdGFydBINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJIjYKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SFgoOYXJndW1lbnRzX2pzb24YAiABKAkiHAoLVG9vbENhbGxFbmQSDQoFaW5kZXgYASABKA0iSwoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgNEhUKDWNhY2hlZF90b2tlbnMYAiABKA0SFQoNb3V0cHV0X3Rva2VucxgDIAEoDSJ3CgRTdG9wEi4KBnJlYXNvbhgBIAEoDjIeLmZyb250aWVyLndvcmtlci52MS5TdG9wUmVhc29uEhUKDXN0b3Bfc2VxdWVuY2UYAiABKAkSKAoFdXNhZ2UYAyABKAsyGS5mcm9udGllci53b3JrZXIudjEuVXNhZ2UiYAoLV29ya2VyRXJyb3ISMQoEY29kZRgBIAEoDjIjLmZyb250aWVyLndvcmtlci52MS5Xb3JrZXJFcnJvckNvZGUSDwoHbWVzc2FnZRgCIAEoCRINCgVwYXJhbRgDIAEoCSJzChJDb3VudFRva2Vuc1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCgl0ZW5hbnRfaWQYAiABKAkSNgoMY29udmVyc2F0aW9uGAMgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnZlcnNhdGlvbiIrChNDb3VudFRva2Vuc1Jlc3BvbnNlEhQKDGlucHV0X3Rva2VucxgBIAEoDSIPCg1IZWFsdGhSZXF1ZXN0IooBCg5IZWFsdGhSZXNwb25zZRINCgVyZWFkeRgBIAEoCBIRCgl3b3JrZXJfaWQYAiABKAkSEgoKbW9kZWxfbmFtZRgDIAEoCRIWCg5tb2RlbF9pZGVudGl0eRgEIAEoCRIUCgxjb250ZXh0X3NpemUYBSABKA0SFAoMZW5naW5lX2J1aWxkGAYgASgJIg4KDFN0YXRzUmVxdWVzdCKFAgoNU3RhdHNSZXNwb25zZRIXCg9zZXF1ZW5jZXNfdG90YWwYASABKA0SFgoOc2VxdWVuY2VzX2ZyZWUYAiABKA0SFQoNbGl2ZV9zZXNzaW9ucxgDIAEoDRIXCg9hY3RpdmVfcmVxdWVzdHMYBCABKA0SFwoPcXVldWVkX3JlcXVlc3RzGAUgASgNEhcKD3BhcmtlZF9zZXNzaW9ucxgGIAEoDRITCgtjaGVja3BvaW50cxgHIAEoDRIYChBjaGVja3BvaW50X2J5dGVzGAggASgEEhcKD2NoZWNrcG9pbnRfaGl0cxgJIAEoBBIZChFjaGVja3BvaW50X21pc3NlcxgKIAEoBCI+ChVSZWxlYXNlU2Vzc2lvblJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkiKgoWUmVsZWFzZVNlc3Npb25SZXNwb25zZRIQCghyZWxlYXNlZBgBIAEoCCIOCgxEcmFpblJlcXVlc3QiUAoRSGFuZGVkT3ZlclNlc3Npb24SEQoJdGVuYW50X2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSFAoMY2hlY2twb2ludGVkGAMgASgIImMKDURyYWluUmVzcG9uc2USNwoIc2Vzc2lvbnMYASADKAsyJS5mcm9udGllci53b3JrZXIudjEuSGFuZGVkT3ZlclNlc3Npb24SGQoRcmVzaWRlbnRfc2Vzc2lvbnMYAiABKA0ijAIKDFdvcmtlclJlcG9ydBIKCgJpZBgBIAEoCRIOCgZyZWdpb24YAiABKAkSCwoDdXJsGAMgASgJEgwKBGJvb3QYBCABKAkSFgoObW9kZWxfaWRlbnRpdHkYBSABKAkSFwoPc2VxdWVuY2VzX3RvdGFsGAYgASgNEhYKDnNlcXVlbmNlc19mcmVlGAcgASgNEhMKC3F1ZXVlX2RlcHRoGAggASgNEhcKD2FjdGl2ZV9yZXF1ZXN0cxgJIAEoDRIZChFyZXNpZGVudF9zZXNzaW9ucxgKIAEoDRIQCghwcmVmaXhlcxgLIAMoCRIQCghkcmFpbmluZxgMIAEoCBIPCgdsZWF2aW5nGA0gASgIKlAKBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg0KCVJPTEVfVVNFUhABEhIKDlJPTEVfQVNTSVNUQU5UEAISDwoLUk9MRV9TWVNURU0QAyp7Cg5Ub29sQ2hvaWNlTW9kZRIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QABIYChRUT09MX0NIT0lDRV9NT0RFX0FOWRABEhkKFVRPT0xfQ0hPSUNFX01PREVfVE9PTBACEhkKFVRPT0xfQ0hPSUNFX01PREVfTk9ORRADKmEKDFRoaW5raW5nTW9kZRIaChZUSElOS0lOR19NT0RFX0RJU0FCTEVEEAASGQoVVEhJTktJTkdfTU9ERV9FTkFCTEVEEAESGgoWVEhJTktJTkdfTU9ERV9BREFQVElWRRACKtQBCg1DYWNoZURlY2lzaW9uEh4KGkNBQ0hFX0RFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASIAocQ0FDSEVfREVDSVNJT05fTElWRV9UT09MX0lEUxABEiMKH0NBQ0hFX0RFQ0lTSU9OX0xJVkVfVEVYVF9QUkVGSVgQAhIkCiBDQUNIRV9ERUNJU0lPTl9MSVZFX1RPS0VOX1BSRUZJWBADEh0KGUNBQ0hFX0RFQ0lTSU9OX0NIRUNLUE9JTlQQBBIXChNDQUNIRV9ERUNJU0lPTl9DT0xEEAUq/AEKCk1pc3NSZWFzb24SFAoQTUlTU19SRUFTT05fTk9ORRAAEh0KGU1JU1NfUkVBU09OX05PX0xJVkVfU1RBVEUQARIYChRNSVNTX1JFQVNPTl9LVl9NT1ZFRBACEhwKGE1JU1NfUkVBU09OX0lEU19OT1RfTElWRRADEh4KGk1JU1NfUkVBU09OX0hJU1RPUllfRURJVEVEEAQSHQoZTUlTU19SRUFTT05fVEVYVF9NSVNNQVRDSBAFEh4KGk1JU1NfUkVBU09OX1RPS0VOX01JU01BVENIEAYSIgoeTUlTU19SRUFTT05fQ0hFQ0tQT0lOVF9DT1JSVVBUEAcqswEKClN0b3BSZWFzb24SGwoXU1RPUF9SRUFTT05fVU5TUEVDSUZJRUQQABIYChRTVE9QX1JFQVNPTl9FTkRfVFVSThABEhoKFlNUT1BfUkVBU09OX01BWF9UT0tFTlMQAhIdChlTVE9QX1JFQVNPTl9TVE9QX1NFUVVFTkNFEAMSGAoUU1RPUF9SRUFTT05fVE9PTF9VU0UQBBIZChVTVE9QX1JFQVNPTl9DQU5DRUxMRUQQBSrXAgoPV29ya2VyRXJyb3JDb2RlEiEKHVdPUktFUl9FUlJPUl9DT0RFX1VOU1BFQ0lGSUVEEAASHgoaV09SS0VSX0VSUk9SX0NPREVfSU5URVJOQUwQARIlCiFXT1JLRVJfRVJST1JfQ09ERV9JTlZBTElEX1JFUVVFU1QQAhIgChxXT1JLRVJfRVJST1JfQ09ERV9PVkVSTE9BREVEEAMSJgoiV09SS0VSX0VSUk9SX0NPREVfQ09OVEVYVF9UT09fTE9ORxAEEikKJVdPUktFUl9FUlJPUl9DT0RFX1VOS05PV05fVE9PTF9VU0VfSUQQBRIiCh5XT1JLRVJfRVJST1JfQ09ERV9TRVNTSU9OX0JVU1kQBhIeChpXT1JLRVJfRVJST1JfQ09ERV9EUkFJTklORxAHEiEKHVdPUktFUl9FUlJPUl9DT0RFX1NUQUxFX0VQT0NIEAgymwQKDVdvcmtlclNlcnZpY2USVAoIR2VuZXJhdGUSIy5mcm9udGllci53b3JrZXIudjEuR2VuZXJhdGVSZXF1ZXN0GiEuZnJvbnRpZXIud29ya2VyLnYxLkdlbmVyYXRlRXZlbnQwARJeCgtDb3VudFRva2VucxImLmZyb250aWVyLndvcmtlci52MS5Db3VudFRva2Vuc1JlcXVlc3QaJy5mcm9udGllci53b3JrZXIudjEuQ291bnRUb2tlbnNSZXNwb25zZRJPCgZIZWFsdGgSIS5mcm9udGllci53b3JrZXIudjEuSGVhbHRoUmVxdWVzdBoiLmZyb250aWVyLndvcmtlci52MS5IZWFsdGhSZXNwb25zZRJMCgVTdGF0cxIgLmZyb250aWVyLndvcmtlci52MS5TdGF0c1JlcXVlc3QaIS5mcm9udGllci53b3JrZXIudjEuU3RhdHNSZXNwb25zZRJnCg5SZWxlYXNlU2Vzc2lvbhIpLmZyb250aWVyLndvcmtlci52MS5SZWxlYXNlU2Vzc2lvblJlcXVlc3QaKi5mcm9udGllci53b3JrZXIudjEuUmVsZWFzZVNlc3Npb25SZXNwb25zZRJMCgVEcmFpbhIgLmZyb250aWVyLndvcmtlci52MS5EcmFpblJlcXVlc3QaIS5mcm9udGllci53b3JrZXIudjEuRHJhaW5SZXNwb25zZWIGcHJvdG8z");
+  fileDesc("Ch9mcm9udGllci93b3JrZXIvdjEvd29ya2VyLnByb3RvEhJmcm9udGllci53b3JrZXIudjEi5QEKDENvbnZlcnNhdGlvbhIOCgZzeXN0ZW0YASADKAkSLQoIbWVzc2FnZXMYAiADKAsyGy5mcm9udGllci53b3JrZXIudjEuTWVzc2FnZRIxCgV0b29scxgDIAMoCzIiLmZyb250aWVyLndvcmtlci52MS5Ub29sRGVmaW5pdGlvbhIzCgt0b29sX2Nob2ljZRgEIAEoCzIeLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlEi4KCHRoaW5raW5nGAUgASgLMhwuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nImQKB01lc3NhZ2USJgoEcm9sZRgBIAEoDjIYLmZyb250aWVyLndvcmtlci52MS5Sb2xlEjEKB2NvbnRlbnQYAiADKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udGVudEJsb2NrIq4DCgxDb250ZW50QmxvY2sSLQoEdGV4dBgBIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0QmxvY2tIABI1Cgh0aGlua2luZxgCIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0Jsb2NrSAASNAoIdG9vbF91c2UYAyABKAsyIC5mcm9udGllci53b3JrZXIudjEuVG9vbFVzZUJsb2NrSAASOgoLdG9vbF9yZXN1bHQYBCABKAsyIy5mcm9udGllci53b3JrZXIudjEuVG9vbFJlc3VsdEJsb2NrSAASMQoGb3BhcXVlGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLk9wYXF1ZUJsb2NrSAASQQoPc2VydmVyX3Rvb2xfdXNlGAYgASgLMiYuZnJvbnRpZXIud29ya2VyLnYxLlNlcnZlclRvb2xVc2VCbG9ja0gAEkcKEnNlcnZlcl90b29sX3Jlc3VsdBgHIAEoCzIpLmZyb250aWVyLndvcmtlci52MS5TZXJ2ZXJUb29sUmVzdWx0QmxvY2tIAEIHCgVibG9jayIZCglUZXh0QmxvY2sSDAoEdGV4dBgBIAEoCSI0Cg1UaGlua2luZ0Jsb2NrEhAKCHRoaW5raW5nGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCSI8CgxUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIkkKD1Rvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIPCgdjb250ZW50GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIIikKC09wYXF1ZUJsb2NrEgwKBHR5cGUYASABKAkSDAoEanNvbhgCIAEoCSJCChJTZXJ2ZXJUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIloKFVNlcnZlclRvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEgwKBHRleHQYAyABKAkSEAoIaXNfZXJyb3IYBCABKAgiTgoOVG9vbERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIZChFpbnB1dF9zY2hlbWFfanNvbhgDIAEoCSJvCgpUb29sQ2hvaWNlEjAKBG1vZGUYASABKA4yIi5mcm9udGllci53b3JrZXIudjEuVG9vbENob2ljZU1vZGUSDAoEbmFtZRgCIAEoCRIhChlkaXNhYmxlX3BhcmFsbGVsX3Rvb2xfdXNlGAMgASgIIlEKCFRoaW5raW5nEi4KBG1vZGUYASABKA4yIC5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdNb2RlEhUKDWJ1ZGdldF90b2tlbnMYAiABKA0ivgEKDlNhbXBsaW5nUGFyYW1zEhIKCm1heF90b2tlbnMYASABKA0SGAoLdGVtcGVyYXR1cmUYAiABKAJIAIgBARISCgV0b3BfcBgDIAEoAkgBiAEBEhIKBXRvcF9rGAQgASgNSAKIAQESFgoOc3RvcF9zZXF1ZW5jZXMYBSADKAkSEQoEc2VlZBgGIAEoBEgDiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkIi0KB0lkS2luZHMSDwoHbWVzc2FnZRgBIAEoCRIRCgl0b29sX2NhbGwYAiABKAki/gEKD0dlbmVyYXRlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRISCgpzZXNzaW9uX2lkGAMgASgJEg0KBWVwb2NoGAQgASgEEi0KCGlkX2tpbmRzGAggASgLMhsuZnJvbnRpZXIud29ya2VyLnYxLklkS2luZHMSNgoMY29udmVyc2F0aW9uGAYgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnZlcnNhdGlvbhI0CghzYW1wbGluZxgHIAEoCzIiLmZyb250aWVyLndvcmtlci52MS5TYW1wbGluZ1BhcmFtc0oECAUQBiLBBAoNR2VuZXJhdGVFdmVudBI1CgZwcm9tcHQYASABKAsyIy5mcm9udGllci53b3JrZXIudjEuUHJvbXB0UHJvY2Vzc2VkSAASMwoKa2VlcF9hbGl2ZRgCIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5LZWVwQWxpdmVIABIzCgp0ZXh0X2RlbHRhGAMgASgLMh0uZnJvbnRpZXIud29ya2VyLnYxLlRleHREZWx0YUgAEjsKDnRoaW5raW5nX2RlbHRhGAQgASgLMiEuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nRGVsdGFIABI3Cgx0aGlua2luZ19lbmQYBSABKAsyHy5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdFbmRIABI8Cg90b29sX2NhbGxfc3RhcnQYBiABKAsyIS5mcm9udGllci53b3JrZXIudjEuVG9vbENhbGxTdGFydEgAEjwKD3Rvb2xfY2FsbF9kZWx0YRgHIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2FsbERlbHRhSAASOAoNdG9vbF9jYWxsX2VuZBgIIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2FsbEVuZEgAEigKBHN0b3AYCSABKAsyGC5mcm9udGllci53b3JrZXIudjEuU3RvcEgAEjAKBWVycm9yGAogASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLldvcmtlckVycm9ySABCBwoFZXZlbnQiyQEKD1Byb21wdFByb2Nlc3NlZBIVCg1wcm9tcHRfdG9rZW5zGAEgASgNEhUKDWNhY2hlZF90b2tlbnMYAiABKA0SEgoKbWVzc2FnZV9pZBgFIAEoCRIzCghkZWNpc2lvbhgGIAEoDjIhLmZyb250aWVyLndvcmtlci52MS5DYWNoZURlY2lzaW9uEjMKC21pc3NfcmVhc29uGAcgASgOMh4uZnJvbnRpZXIud29ya2VyLnYxLk1pc3NSZWFzb25KBAgDEARKBAgEEAUiOwoJS2VlcEFsaXZlEhgKEHByZWZpbGxlZF90b2tlbnMYASABKA0SFAoMdG90YWxfdG9rZW5zGAIgASgNIhkKCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJIh0KDVRoaW5raW5nRGVsdGESDAoEdGV4dBgBIAEoCSIgCgtUaGlua2luZ0VuZBIRCglzaWduYXR1cmUYASABKAkiOAoNVG9vbENhbGxTdGFydBINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJIjYKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SFgoOYXJndW1lbnRzX2pzb24YAiABKAkiHAoLVG9vbENhbGxFbmQSDQoFaW5kZXgYASABKA0iSwoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgNEhUKDWNhY2hlZF90b2tlbnMYAiABKA0SFQoNb3V0cHV0X3Rva2VucxgDIAEoDSJ3CgRTdG9wEi4KBnJlYXNvbhgBIAEoDjIeLmZyb250aWVyLndvcmtlci52MS5TdG9wUmVhc29uEhUKDXN0b3Bfc2VxdWVuY2UYAiABKAkSKAoFdXNhZ2UYAyABKAsyGS5mcm9udGllci53b3JrZXIudjEuVXNhZ2UiYAoLV29ya2VyRXJyb3ISMQoEY29kZRgBIAEoDjIjLmZyb250aWVyLndvcmtlci52MS5Xb3JrZXJFcnJvckNvZGUSDwoHbWVzc2FnZRgCIAEoCRINCgVwYXJhbRgDIAEoCSJzChJDb3VudFRva2Vuc1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCgl0ZW5hbnRfaWQYAiABKAkSNgoMY29udmVyc2F0aW9uGAMgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnZlcnNhdGlvbiIrChNDb3VudFRva2Vuc1Jlc3BvbnNlEhQKDGlucHV0X3Rva2VucxgBIAEoDSIPCg1IZWFsdGhSZXF1ZXN0IooBCg5IZWFsdGhSZXNwb25zZRINCgVyZWFkeRgBIAEoCBIRCgl3b3JrZXJfaWQYAiABKAkSEgoKbW9kZWxfbmFtZRgDIAEoCRIWCg5tb2RlbF9pZGVudGl0eRgEIAEoCRIUCgxjb250ZXh0X3NpemUYBSABKA0SFAoMZW5naW5lX2J1aWxkGAYgASgJIg4KDFN0YXRzUmVxdWVzdCKFAgoNU3RhdHNSZXNwb25zZRIXCg9zZXF1ZW5jZXNfdG90YWwYASABKA0SFgoOc2VxdWVuY2VzX2ZyZWUYAiABKA0SFQoNbGl2ZV9zZXNzaW9ucxgDIAEoDRIXCg9hY3RpdmVfcmVxdWVzdHMYBCABKA0SFwoPcXVldWVkX3JlcXVlc3RzGAUgASgNEhcKD3BhcmtlZF9zZXNzaW9ucxgGIAEoDRITCgtjaGVja3BvaW50cxgHIAEoDRIYChBjaGVja3BvaW50X2J5dGVzGAggASgEEhcKD2NoZWNrcG9pbnRfaGl0cxgJIAEoBBIZChFjaGVja3BvaW50X21pc3NlcxgKIAEoBCI+ChVSZWxlYXNlU2Vzc2lvblJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkiKgoWUmVsZWFzZVNlc3Npb25SZXNwb25zZRIQCghyZWxlYXNlZBgBIAEoCCIOCgxEcmFpblJlcXVlc3QiUAoRSGFuZGVkT3ZlclNlc3Npb24SEQoJdGVuYW50X2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSFAoMY2hlY2twb2ludGVkGAMgASgIImMKDURyYWluUmVzcG9uc2USNwoIc2Vzc2lvbnMYASADKAsyJS5mcm9udGllci53b3JrZXIudjEuSGFuZGVkT3ZlclNlc3Npb24SGQoRcmVzaWRlbnRfc2Vzc2lvbnMYAiABKA0ijAIKDFdvcmtlclJlcG9ydBIKCgJpZBgBIAEoCRIOCgZyZWdpb24YAiABKAkSCwoDdXJsGAMgASgJEgwKBGJvb3QYBCABKAkSFgoObW9kZWxfaWRlbnRpdHkYBSABKAkSFwoPc2VxdWVuY2VzX3RvdGFsGAYgASgNEhYKDnNlcXVlbmNlc19mcmVlGAcgASgNEhMKC3F1ZXVlX2RlcHRoGAggASgNEhcKD2FjdGl2ZV9yZXF1ZXN0cxgJIAEoDRIZChFyZXNpZGVudF9zZXNzaW9ucxgKIAEoDRIQCghwcmVmaXhlcxgLIAMoCRIQCghkcmFpbmluZxgMIAEoCBIPCgdsZWF2aW5nGA0gASgIKlAKBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg0KCVJPTEVfVVNFUhABEhIKDlJPTEVfQVNTSVNUQU5UEAISDwoLUk9MRV9TWVNURU0QAyp7Cg5Ub29sQ2hvaWNlTW9kZRIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QABIYChRUT09MX0NIT0lDRV9NT0RFX0FOWRABEhkKFVRPT0xfQ0hPSUNFX01PREVfVE9PTBACEhkKFVRPT0xfQ0hPSUNFX01PREVfTk9ORRADKmEKDFRoaW5raW5nTW9kZRIaChZUSElOS0lOR19NT0RFX0RJU0FCTEVEEAASGQoVVEhJTktJTkdfTU9ERV9FTkFCTEVEEAESGgoWVEhJTktJTkdfTU9ERV9BREFQVElWRRACKtQBCg1DYWNoZURlY2lzaW9uEh4KGkNBQ0hFX0RFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASIAocQ0FDSEVfREVDSVNJT05fTElWRV9UT09MX0lEUxABEiMKH0NBQ0hFX0RFQ0lTSU9OX0xJVkVfVEVYVF9QUkVGSVgQAhIkCiBDQUNIRV9ERUNJU0lPTl9MSVZFX1RPS0VOX1BSRUZJWBADEh0KGUNBQ0hFX0RFQ0lTSU9OX0NIRUNLUE9JTlQQBBIXChNDQUNIRV9ERUNJU0lPTl9DT0xEEAUq/AEKCk1pc3NSZWFzb24SFAoQTUlTU19SRUFTT05fTk9ORRAAEh0KGU1JU1NfUkVBU09OX05PX0xJVkVfU1RBVEUQARIYChRNSVNTX1JFQVNPTl9LVl9NT1ZFRBACEhwKGE1JU1NfUkVBU09OX0lEU19OT1RfTElWRRADEh4KGk1JU1NfUkVBU09OX0hJU1RPUllfRURJVEVEEAQSHQoZTUlTU19SRUFTT05fVEVYVF9NSVNNQVRDSBAFEh4KGk1JU1NfUkVBU09OX1RPS0VOX01JU01BVENIEAYSIgoeTUlTU19SRUFTT05fQ0hFQ0tQT0lOVF9DT1JSVVBUEAcqswEKClN0b3BSZWFzb24SGwoXU1RPUF9SRUFTT05fVU5TUEVDSUZJRUQQABIYChRTVE9QX1JFQVNPTl9FTkRfVFVSThABEhoKFlNUT1BfUkVBU09OX01BWF9UT0tFTlMQAhIdChlTVE9QX1JFQVNPTl9TVE9QX1NFUVVFTkNFEAMSGAoUU1RPUF9SRUFTT05fVE9PTF9VU0UQBBIZChVTVE9QX1JFQVNPTl9DQU5DRUxMRUQQBSrXAgoPV29ya2VyRXJyb3JDb2RlEiEKHVdPUktFUl9FUlJPUl9DT0RFX1VOU1BFQ0lGSUVEEAASHgoaV09SS0VSX0VSUk9SX0NPREVfSU5URVJOQUwQARIlCiFXT1JLRVJfRVJST1JfQ09ERV9JTlZBTElEX1JFUVVFU1QQAhIgChxXT1JLRVJfRVJST1JfQ09ERV9PVkVSTE9BREVEEAMSJgoiV09SS0VSX0VSUk9SX0NPREVfQ09OVEVYVF9UT09fTE9ORxAEEikKJVdPUktFUl9FUlJPUl9DT0RFX1VOS05PV05fVE9PTF9VU0VfSUQQBRIiCh5XT1JLRVJfRVJST1JfQ09ERV9TRVNTSU9OX0JVU1kQBhIeChpXT1JLRVJfRVJST1JfQ09ERV9EUkFJTklORxAHEiEKHVdPUktFUl9FUlJPUl9DT0RFX1NUQUxFX0VQT0NIEAgymwQKDVdvcmtlclNlcnZpY2USVAoIR2VuZXJhdGUSIy5mcm9udGllci53b3JrZXIudjEuR2VuZXJhdGVSZXF1ZXN0GiEuZnJvbnRpZXIud29ya2VyLnYxLkdlbmVyYXRlRXZlbnQwARJeCgtDb3VudFRva2VucxImLmZyb250aWVyLndvcmtlci52MS5Db3VudFRva2Vuc1JlcXVlc3QaJy5mcm9udGllci53b3JrZXIudjEuQ291bnRUb2tlbnNSZXNwb25zZRJPCgZIZWFsdGgSIS5mcm9udGllci53b3JrZXIudjEuSGVhbHRoUmVxdWVzdBoiLmZyb250aWVyLndvcmtlci52MS5IZWFsdGhSZXNwb25zZRJMCgVTdGF0cxIgLmZyb250aWVyLndvcmtlci52MS5TdGF0c1JlcXVlc3QaIS5mcm9udGllci53b3JrZXIudjEuU3RhdHNSZXNwb25zZRJnCg5SZWxlYXNlU2Vzc2lvbhIpLmZyb250aWVyLndvcmtlci52MS5SZWxlYXNlU2Vzc2lvblJlcXVlc3QaKi5mcm9udGllci53b3JrZXIudjEuUmVsZWFzZVNlc3Npb25SZXNwb25zZRJMCgVEcmFpbhIgLmZyb250aWVyLndvcmtlci52MS5EcmFpblJlcXVlc3QaIS5mcm9udGllci53b3JrZXIudjEuRHJhaW5SZXNwb25zZWIGcHJvdG8z");
 
 /**
  * @generated from message frontier.worker.v1.Conversation
@@ -113,6 +113,18 @@ export type ContentBlock = Message$1<"frontier.worker.v1.ContentBlock"> & {
      */
     value: OpaqueBlock;
     case: "opaque";
+  } | {
+    /**
+     * @generated from field: frontier.worker.v1.ServerToolUseBlock server_tool_use = 6;
+     */
+    value: ServerToolUseBlock;
+    case: "serverToolUse";
+  } | {
+    /**
+     * @generated from field: frontier.worker.v1.ServerToolResultBlock server_tool_result = 7;
+     */
+    value: ServerToolResultBlock;
+    case: "serverToolResult";
   } | { case: undefined; value?: undefined };
 };
 
@@ -246,6 +258,76 @@ export const OpaqueBlockSchema: GenMessage<OpaqueBlock> = /*@__PURE__*/
   messageDesc(file_frontier_worker_v1_worker, 7);
 
 /**
+ * A hosted (server) tool call inside an assistant turn (web_search, web_fetch): Frontier's own
+ * or one from a history Frontier did not write.
+ *
+ * @generated from message frontier.worker.v1.ServerToolUseBlock
+ */
+export type ServerToolUseBlock = Message$1<"frontier.worker.v1.ServerToolUseBlock"> & {
+  /**
+   * The client's id for it (srvtoolu_..., or a Responses web_search_call id).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string input_json = 3;
+   */
+  inputJson: string;
+};
+
+/**
+ * Describes the message frontier.worker.v1.ServerToolUseBlock.
+ * Use `create(ServerToolUseBlockSchema)` to create a new message.
+ */
+export const ServerToolUseBlockSchema: GenMessage<ServerToolUseBlock> = /*@__PURE__*/
+  messageDesc(file_frontier_worker_v1_worker, 8);
+
+/**
+ * A hosted tool's result, as the exact text the model reads. The edge makes it: Frontier's own
+ * results from their sealed encrypted_content, foreign ones as a readable summary (title, url,
+ * age, visible text), never ciphertext.
+ *
+ * @generated from message frontier.worker.v1.ServerToolResultBlock
+ */
+export type ServerToolResultBlock = Message$1<"frontier.worker.v1.ServerToolResultBlock"> & {
+  /**
+   * @generated from field: string tool_use_id = 1;
+   */
+  toolUseId: string;
+
+  /**
+   * web_search_tool_result, web_fetch_tool_result, ...
+   *
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * @generated from field: string text = 3;
+   */
+  text: string;
+
+  /**
+   * @generated from field: bool is_error = 4;
+   */
+  isError: boolean;
+};
+
+/**
+ * Describes the message frontier.worker.v1.ServerToolResultBlock.
+ * Use `create(ServerToolResultBlockSchema)` to create a new message.
+ */
+export const ServerToolResultBlockSchema: GenMessage<ServerToolResultBlock> = /*@__PURE__*/
+  messageDesc(file_frontier_worker_v1_worker, 9);
+
+/**
  * @generated from message frontier.worker.v1.ToolDefinition
  */
 export type ToolDefinition = Message$1<"frontier.worker.v1.ToolDefinition"> & {
@@ -272,7 +354,7 @@ export type ToolDefinition = Message$1<"frontier.worker.v1.ToolDefinition"> & {
  * Use `create(ToolDefinitionSchema)` to create a new message.
  */
 export const ToolDefinitionSchema: GenMessage<ToolDefinition> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 8);
+  messageDesc(file_frontier_worker_v1_worker, 10);
 
 /**
  * @generated from message frontier.worker.v1.ToolChoice
@@ -301,7 +383,7 @@ export type ToolChoice = Message$1<"frontier.worker.v1.ToolChoice"> & {
  * Use `create(ToolChoiceSchema)` to create a new message.
  */
 export const ToolChoiceSchema: GenMessage<ToolChoice> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 9);
+  messageDesc(file_frontier_worker_v1_worker, 11);
 
 /**
  * @generated from message frontier.worker.v1.Thinking
@@ -323,7 +405,7 @@ export type Thinking = Message$1<"frontier.worker.v1.Thinking"> & {
  * Use `create(ThinkingSchema)` to create a new message.
  */
 export const ThinkingSchema: GenMessage<Thinking> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 10);
+  messageDesc(file_frontier_worker_v1_worker, 12);
 
 /**
  * @generated from message frontier.worker.v1.SamplingParams
@@ -365,7 +447,7 @@ export type SamplingParams = Message$1<"frontier.worker.v1.SamplingParams"> & {
  * Use `create(SamplingParamsSchema)` to create a new message.
  */
 export const SamplingParamsSchema: GenMessage<SamplingParams> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 11);
+  messageDesc(file_frontier_worker_v1_worker, 13);
 
 /**
  * The kinds of the IDs the worker mints for a turn (`shared/ids.ts` names them). The edge picks
@@ -390,7 +472,7 @@ export type IdKinds = Message$1<"frontier.worker.v1.IdKinds"> & {
  * Use `create(IdKindsSchema)` to create a new message.
  */
 export const IdKindsSchema: GenMessage<IdKinds> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 12);
+  messageDesc(file_frontier_worker_v1_worker, 14);
 
 /**
  * @generated from message frontier.worker.v1.GenerateRequest
@@ -441,7 +523,7 @@ export type GenerateRequest = Message$1<"frontier.worker.v1.GenerateRequest"> & 
  * Use `create(GenerateRequestSchema)` to create a new message.
  */
 export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 13);
+  messageDesc(file_frontier_worker_v1_worker, 15);
 
 /**
  * @generated from message frontier.worker.v1.GenerateEvent
@@ -518,7 +600,7 @@ export type GenerateEvent = Message$1<"frontier.worker.v1.GenerateEvent"> & {
  * Use `create(GenerateEventSchema)` to create a new message.
  */
 export const GenerateEventSchema: GenMessage<GenerateEvent> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 14);
+  messageDesc(file_frontier_worker_v1_worker, 16);
 
 /**
  * Sent once, after the cache decision and before prefill starts.
@@ -565,7 +647,7 @@ export type PromptProcessed = Message$1<"frontier.worker.v1.PromptProcessed"> & 
  * Use `create(PromptProcessedSchema)` to create a new message.
  */
 export const PromptProcessedSchema: GenMessage<PromptProcessed> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 15);
+  messageDesc(file_frontier_worker_v1_worker, 17);
 
 /**
  * Sent periodically while a long prefill runs.
@@ -589,7 +671,7 @@ export type KeepAlive = Message$1<"frontier.worker.v1.KeepAlive"> & {
  * Use `create(KeepAliveSchema)` to create a new message.
  */
 export const KeepAliveSchema: GenMessage<KeepAlive> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 16);
+  messageDesc(file_frontier_worker_v1_worker, 18);
 
 /**
  * @generated from message frontier.worker.v1.TextDelta
@@ -606,7 +688,7 @@ export type TextDelta = Message$1<"frontier.worker.v1.TextDelta"> & {
  * Use `create(TextDeltaSchema)` to create a new message.
  */
 export const TextDeltaSchema: GenMessage<TextDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 17);
+  messageDesc(file_frontier_worker_v1_worker, 19);
 
 /**
  * @generated from message frontier.worker.v1.ThinkingDelta
@@ -623,7 +705,7 @@ export type ThinkingDelta = Message$1<"frontier.worker.v1.ThinkingDelta"> & {
  * Use `create(ThinkingDeltaSchema)` to create a new message.
  */
 export const ThinkingDeltaSchema: GenMessage<ThinkingDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 18);
+  messageDesc(file_frontier_worker_v1_worker, 20);
 
 /**
  * @generated from message frontier.worker.v1.ThinkingEnd
@@ -640,7 +722,7 @@ export type ThinkingEnd = Message$1<"frontier.worker.v1.ThinkingEnd"> & {
  * Use `create(ThinkingEndSchema)` to create a new message.
  */
 export const ThinkingEndSchema: GenMessage<ThinkingEnd> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 19);
+  messageDesc(file_frontier_worker_v1_worker, 21);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallStart
@@ -667,7 +749,7 @@ export type ToolCallStart = Message$1<"frontier.worker.v1.ToolCallStart"> & {
  * Use `create(ToolCallStartSchema)` to create a new message.
  */
 export const ToolCallStartSchema: GenMessage<ToolCallStart> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 20);
+  messageDesc(file_frontier_worker_v1_worker, 22);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallDelta
@@ -689,7 +771,7 @@ export type ToolCallDelta = Message$1<"frontier.worker.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 21);
+  messageDesc(file_frontier_worker_v1_worker, 23);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallEnd
@@ -706,7 +788,7 @@ export type ToolCallEnd = Message$1<"frontier.worker.v1.ToolCallEnd"> & {
  * Use `create(ToolCallEndSchema)` to create a new message.
  */
 export const ToolCallEndSchema: GenMessage<ToolCallEnd> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 22);
+  messageDesc(file_frontier_worker_v1_worker, 24);
 
 /**
  * @generated from message frontier.worker.v1.Usage
@@ -737,7 +819,7 @@ export type Usage = Message$1<"frontier.worker.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 23);
+  messageDesc(file_frontier_worker_v1_worker, 25);
 
 /**
  * @generated from message frontier.worker.v1.Stop
@@ -766,7 +848,7 @@ export type Stop = Message$1<"frontier.worker.v1.Stop"> & {
  * Use `create(StopSchema)` to create a new message.
  */
 export const StopSchema: GenMessage<Stop> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 24);
+  messageDesc(file_frontier_worker_v1_worker, 26);
 
 /**
  * @generated from message frontier.worker.v1.WorkerError
@@ -795,7 +877,7 @@ export type WorkerError = Message$1<"frontier.worker.v1.WorkerError"> & {
  * Use `create(WorkerErrorSchema)` to create a new message.
  */
 export const WorkerErrorSchema: GenMessage<WorkerError> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 25);
+  messageDesc(file_frontier_worker_v1_worker, 27);
 
 /**
  * @generated from message frontier.worker.v1.CountTokensRequest
@@ -822,7 +904,7 @@ export type CountTokensRequest = Message$1<"frontier.worker.v1.CountTokensReques
  * Use `create(CountTokensRequestSchema)` to create a new message.
  */
 export const CountTokensRequestSchema: GenMessage<CountTokensRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 26);
+  messageDesc(file_frontier_worker_v1_worker, 28);
 
 /**
  * @generated from message frontier.worker.v1.CountTokensResponse
@@ -839,7 +921,7 @@ export type CountTokensResponse = Message$1<"frontier.worker.v1.CountTokensRespo
  * Use `create(CountTokensResponseSchema)` to create a new message.
  */
 export const CountTokensResponseSchema: GenMessage<CountTokensResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 27);
+  messageDesc(file_frontier_worker_v1_worker, 29);
 
 /**
  * @generated from message frontier.worker.v1.HealthRequest
@@ -852,7 +934,7 @@ export type HealthRequest = Message$1<"frontier.worker.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 28);
+  messageDesc(file_frontier_worker_v1_worker, 30);
 
 /**
  * @generated from message frontier.worker.v1.HealthResponse
@@ -896,7 +978,7 @@ export type HealthResponse = Message$1<"frontier.worker.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 29);
+  messageDesc(file_frontier_worker_v1_worker, 31);
 
 /**
  * @generated from message frontier.worker.v1.StatsRequest
@@ -909,7 +991,7 @@ export type StatsRequest = Message$1<"frontier.worker.v1.StatsRequest"> & {
  * Use `create(StatsRequestSchema)` to create a new message.
  */
 export const StatsRequestSchema: GenMessage<StatsRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 30);
+  messageDesc(file_frontier_worker_v1_worker, 32);
 
 /**
  * @generated from message frontier.worker.v1.StatsResponse
@@ -977,7 +1059,7 @@ export type StatsResponse = Message$1<"frontier.worker.v1.StatsResponse"> & {
  * Use `create(StatsResponseSchema)` to create a new message.
  */
 export const StatsResponseSchema: GenMessage<StatsResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 31);
+  messageDesc(file_frontier_worker_v1_worker, 33);
 
 /**
  * @generated from message frontier.worker.v1.ReleaseSessionRequest
@@ -999,7 +1081,7 @@ export type ReleaseSessionRequest = Message$1<"frontier.worker.v1.ReleaseSession
  * Use `create(ReleaseSessionRequestSchema)` to create a new message.
  */
 export const ReleaseSessionRequestSchema: GenMessage<ReleaseSessionRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 32);
+  messageDesc(file_frontier_worker_v1_worker, 34);
 
 /**
  * @generated from message frontier.worker.v1.ReleaseSessionResponse
@@ -1016,7 +1098,7 @@ export type ReleaseSessionResponse = Message$1<"frontier.worker.v1.ReleaseSessio
  * Use `create(ReleaseSessionResponseSchema)` to create a new message.
  */
 export const ReleaseSessionResponseSchema: GenMessage<ReleaseSessionResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 33);
+  messageDesc(file_frontier_worker_v1_worker, 35);
 
 /**
  * @generated from message frontier.worker.v1.DrainRequest
@@ -1029,7 +1111,7 @@ export type DrainRequest = Message$1<"frontier.worker.v1.DrainRequest"> & {
  * Use `create(DrainRequestSchema)` to create a new message.
  */
 export const DrainRequestSchema: GenMessage<DrainRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 34);
+  messageDesc(file_frontier_worker_v1_worker, 36);
 
 /**
  * @generated from message frontier.worker.v1.HandedOverSession
@@ -1058,7 +1140,7 @@ export type HandedOverSession = Message$1<"frontier.worker.v1.HandedOverSession"
  * Use `create(HandedOverSessionSchema)` to create a new message.
  */
 export const HandedOverSessionSchema: GenMessage<HandedOverSession> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 35);
+  messageDesc(file_frontier_worker_v1_worker, 37);
 
 /**
  * @generated from message frontier.worker.v1.DrainResponse
@@ -1082,7 +1164,7 @@ export type DrainResponse = Message$1<"frontier.worker.v1.DrainResponse"> & {
  * Use `create(DrainResponseSchema)` to create a new message.
  */
 export const DrainResponseSchema: GenMessage<DrainResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 36);
+  messageDesc(file_frontier_worker_v1_worker, 38);
 
 /**
  * What a worker reports in each heartbeat to its region's pool (POST /internal/pool/heartbeat on
@@ -1173,7 +1255,7 @@ export type WorkerReport = Message$1<"frontier.worker.v1.WorkerReport"> & {
  * Use `create(WorkerReportSchema)` to create a new message.
  */
 export const WorkerReportSchema: GenMessage<WorkerReport> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 37);
+  messageDesc(file_frontier_worker_v1_worker, 39);
 
 /**
  * @generated from enum frontier.worker.v1.Role
