@@ -17,6 +17,7 @@ import {
   ToolDefinitionSchema,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { generateRequestFor, type SessionTarget, type TurnIdKinds } from "../generate-request.ts";
+import { foreignThinkingBlock, serverToolBlock } from "./server-tool-blocks.ts";
 import type {
   InputBlock,
   Role as InputRole,
@@ -77,6 +78,7 @@ function toContentBlock(block: InputBlock): ContentBlock {
     case "text":
       return create(ContentBlockSchema, { block: { case: "text", value: { text: block.text } } });
     case "thinking":
+      if (block.foreign) return foreignThinkingBlock(block);
       return create(ContentBlockSchema, {
         block: { case: "thinking", value: { thinking: block.thinking, signature: block.signature } },
       });
@@ -91,6 +93,11 @@ function toContentBlock(block: InputBlock): ContentBlock {
           value: { toolUseId: block.tool_use_id, content: flattenToolResult(block.content), isError: block.is_error },
         },
       });
+    case "server_tool_use":
+    case "web_search_tool_result":
+    case "web_fetch_tool_result":
+    case "redacted_thinking":
+      return serverToolBlock(block);
     case "opaque":
       return create(ContentBlockSchema, { block: { case: "opaque", value: { type: block.kind, json: block.json } } });
   }

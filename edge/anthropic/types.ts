@@ -5,12 +5,34 @@ export type Role = "user" | "assistant" | "system";
 /** A part of a `tool_result`'s content: text, or another block kind the edge renders as a placeholder. */
 export type ToolResultPart = { type: "text"; text: string } | { type: "other"; kind: string };
 
+/** One `web_search_result` entry. `text` is set only when its `encrypted_content` is Frontier's own
+ * sealed text for this tenant (foreign-history.ts); a foreign hit renders as title, URL and age. */
+export interface SearchHitInput {
+  url: string;
+  title: string;
+  page_age: string | undefined;
+  encrypted_content: string;
+  text?: string | undefined;
+}
+
+export type WebSearchContent = { type: "hits"; hits: SearchHitInput[] } | { type: "error"; error_code: string };
+
+/** A `web_fetch_result`: the document's visible text when it is a text source (or Frontier's own sealed page). */
+export type WebFetchContent =
+  | { type: "page"; url: string; title: string | undefined; retrieved_at: string | undefined; data: string | undefined }
+  | { type: "error"; error_code: string };
+
 export type InputBlock =
   | { type: "text"; text: string }
-  | { type: "thinking"; thinking: string; signature: string }
+  /** `foreign`: the signature is not Frontier's (set false only once verified, foreign-history.ts). */
+  | { type: "thinking"; thinking: string; signature: string; foreign: boolean }
+  | { type: "redacted_thinking"; data: string; json: string }
+  | { type: "server_tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "web_search_tool_result"; tool_use_id: string; content: WebSearchContent }
+  | { type: "web_fetch_tool_result"; tool_use_id: string; content: WebFetchContent }
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
   | { type: "tool_result"; tool_use_id: string; content: string | ToolResultPart[]; is_error: boolean }
-  /** Any block Frontier did not make (redacted_thinking, server_tool_use, ...), kept verbatim. */
+  /** Any other block kind, kept verbatim (rendered as its JSON). */
   | { type: "opaque"; kind: string; json: string };
 
 export interface InputMessage {

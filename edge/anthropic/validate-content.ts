@@ -13,6 +13,13 @@ import {
   required,
 } from "../check.ts";
 import type { InputBlock, InputMessage, ToolResultPart } from "./types.ts";
+import {
+  validateCitations,
+  validateRedactedThinking,
+  validateServerToolUse,
+  validateWebFetchResult,
+  validateWebSearchResult,
+} from "./validate-server-tools.ts";
 
 const ROLES = ["user", "assistant", "system"] as const;
 /** Block kinds the model cannot read; rejected with a clear message rather than silently dropped. */
@@ -44,15 +51,23 @@ function validateBlock(value: unknown, path: Path): InputBlock {
   const type = asString(required(block, "type", path), [...path, "type"]);
   switch (type) {
     case "text":
+      validateCitations(block, path);
       return { type, text: asString(required(block, "text", path), [...path, "text"]) };
     case "thinking": {
-      const signature = optional(block, "signature");
-      return {
-        type,
-        thinking: asString(required(block, "thinking", path), [...path, "thinking"]),
-        signature: signature === undefined ? "" : asString(signature, [...path, "signature"]),
-      };
+      const value = optional(block, "signature");
+      const signature = value === undefined ? "" : asString(value, [...path, "signature"]);
+      const thinking = asString(required(block, "thinking", path), [...path, "thinking"]);
+      // A signature is another provider's until foreign-history.ts verifies it as Frontier's.
+      return { type, thinking, signature, foreign: signature !== "" };
     }
+    case "redacted_thinking":
+      return validateRedactedThinking(block, path, opaqueJson(block));
+    case "server_tool_use":
+      return validateServerToolUse(block, path);
+    case "web_search_tool_result":
+      return validateWebSearchResult(block, path);
+    case "web_fetch_tool_result":
+      return validateWebFetchResult(block, path);
     case "tool_use":
       return {
         type,

@@ -2,6 +2,7 @@
 import { create } from "@bufbuild/protobuf";
 import { CountTokensRequestSchema } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { LIMITS } from "../../shared/limits.ts";
+import { ownBlobsFor, resolveOwnBlocks } from "../anthropic/foreign-history.ts";
 import { toConversation } from "../anthropic/normalize.ts";
 import { validateMessagesRequest } from "../anthropic/validate.ts";
 import { authenticate } from "../auth.ts";
@@ -17,7 +18,9 @@ const COUNT_TIMEOUT_MS = 30_000;
 
 export async function handleCountTokens(request: Request, rc: RequestContext): Promise<Response> {
   const tenant = await authenticate(request.headers, rc.config.apiKeys);
-  const body = validateMessagesRequest(await readJsonBody(request, LIMITS.maxBodyBytes), { requireMaxTokens: false });
+  const parsed = validateMessagesRequest(await readJsonBody(request, LIMITS.maxBodyBytes), { requireMaxTokens: false });
+  const own = ownBlobsFor(rc.config.idSecret, tenant);
+  const body = { ...parsed, messages: await resolveOwnBlocks(parsed.messages, own) };
   const message = create(CountTokensRequestSchema, {
     requestId: rc.requestId,
     tenantId: tenant,

@@ -1,6 +1,7 @@
 /** POST /v1/messages: authenticate, validate, find the session, forward to its worker, render. */
 import { LIMITS } from "../../shared/limits.ts";
 import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
+import { ownBlobsFor, resolveOwnBlocks } from "../anthropic/foreign-history.ts";
 import { toGenerateRequest } from "../anthropic/normalize.ts";
 import { collectRoutingIds } from "../anthropic/routing-ids.ts";
 import { AnthropicTurn } from "../anthropic/turn.ts";
@@ -15,7 +16,8 @@ import { resolveSession } from "../session-route.ts";
 export async function handleMessages(request: Request, rc: RequestContext): Promise<Response> {
   const { env, config, requestId } = rc;
   const tenant = await authenticate(request.headers, config.apiKeys);
-  const body = validateMessagesRequest(await readJsonBody(request, LIMITS.maxBodyBytes), { requireMaxTokens: true });
+  const parsed = validateMessagesRequest(await readJsonBody(request, LIMITS.maxBodyBytes), { requireMaxTokens: true });
+  const body = { ...parsed, messages: await resolveOwnBlocks(parsed.messages, ownBlobsFor(config.idSecret, tenant)) };
   const generate = toGenerateRequest(body, { requestId, tenantId: tenant, sessionId: "", epoch: 0 });
   const prefix = generate.conversation ? await prefixFingerprint(tenant, generate.conversation) : undefined;
   const resolved = await resolveSession(env, config, {

@@ -23,6 +23,7 @@ import {
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { generateRequestFor, type SessionTarget, type TurnIdKinds } from "../generate-request.ts";
 import type { InputItem, ResponsesRequest, ToolChoice } from "./types.ts";
+import { foreignReasoningBlock, webSearchCallBlocks } from "./web-search-blocks.ts";
 
 /** Responses and their function calls: `resp_…` / `call_…`. */
 export const RESPONSES_ID_KINDS: TurnIdKinds = { message: "resp", toolCall: "call" };
@@ -56,7 +57,7 @@ export function toConversation(request: ResponsesRequest, items: readonly InputI
     const last = messages.at(-1);
     const target = last?.role === role ? last : create(MessageSchema, { role });
     if (target !== last) messages.push(target);
-    target.content.push(toBlock(item));
+    target.content.push(...toBlocks(item));
   }
   const effort = request.reasoning_effort;
   const budget = effort === undefined ? undefined : THINKING_BUDGETS[effort];
@@ -86,29 +87,33 @@ function sideOf(item: InputItem): Role {
       return Role.USER;
     case "function_call":
     case "reasoning":
+    case "web_search_call":
       return Role.ASSISTANT;
   }
 }
 
-function toBlock(item: InputItem): ContentBlock {
+function toBlocks(item: InputItem): ContentBlock[] {
   switch (item.type) {
     case "message":
-      return textBlock(item.text);
+      return [textBlock(item.text)];
     case "reasoning":
-      if (item.sealed === "foreign") {
-        // Not Frontier's reasoning: kept verbatim as context, never rendered as the model's thinking.
-        const json = JSON.stringify({ text: item.text, encrypted_content: item.encrypted_content });
-        return create(ContentBlockSchema, { block: { case: "opaque", value: { type: "reasoning", json } } });
-      }
-      return create(ContentBlockSchema, { block: { case: "thinking", value: { thinking: item.text } } });
+      // Not Frontier's reasoning: context, never the model's thinking, and never its ciphertext.
+      if (item.sealed === "foreign") return [foreignReasoningBlock(item)];
+      return [create(ContentBlockSchema, { block: { case: "thinking", value: { thinking: item.text } } })];
     case "function_call":
-      return create(ContentBlockSchema, {
-        block: { case: "toolUse", value: { id: item.call_id, name: item.name, inputJson: item.arguments } },
-      });
+      return [
+        create(ContentBlockSchema, {
+          block: { case: "toolUse", value: { id: item.call_id, name: item.name, inputJson: item.arguments } },
+        }),
+      ];
     case "function_call_output":
-      return create(ContentBlockSchema, {
-        block: { case: "toolResult", value: { toolUseId: item.call_id, content: item.output } },
-      });
+      return [
+        create(ContentBlockSchema, {
+          block: { case: "toolResult", value: { toolUseId: item.call_id, content: item.output } },
+        }),
+      ];
+    case "web_search_call":
+      return webSearchCallBlocks(item);
   }
 }
 

@@ -22,7 +22,7 @@ export function collectResponsesRoutingIds(items: readonly InputItem[]): Routing
         replayed.push(current);
       }
       if (item.type === "function_call") current.push(item.call_id);
-      const id = "id" in item ? item.id : undefined;
+      const id = "id" in item && item.type !== "web_search_call" ? item.id : undefined;
       if (id !== undefined) current.push(id);
       continue;
     }
@@ -39,6 +39,9 @@ export function collectResponsesRoutingIds(items: readonly InputItem[]): Routing
 
 function isAssistantSide(item: InputItem): boolean {
   return (
-    item.type === "function_call" || item.type === "reasoning" || (item.type === "message" && item.role === "assistant")
+    item.type === "function_call" ||
+    item.type === "reasoning" ||
+    item.type === "web_search_call" ||
+    (item.type === "message" && item.role === "assistant")
   );
 }

@@ -46,7 +46,24 @@ export interface ReasoningItem {
   sealed?: "verified" | "foreign";
 }
 
-export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem;
+/** What a `web_search_call` did: a search (with any `sources` it listed), opening a page, finding in one. */
+export type WebSearchAction =
+  | { type: "search"; query: string; sources: string[] }
+  | { type: "open_page"; url: string }
+  | { type: "find"; url: string; pattern: string }
+  | { type: "other"; kind: string };
+
+/** A hosted web search another provider ran (Frontier did not make it): kept verbatim, rendered readably. */
+export interface WebSearchCallItem {
+  type: "web_search_call";
+  id: string;
+  status: string;
+  action: WebSearchAction | undefined;
+  /** The client's item, byte for byte (what a stored record replays). */
+  json: string;
+}
+
+export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem | WebSearchCallItem;
 
 /** Where an offered tool came from (edge/openai/tools.ts). */
 export type ToolOrigin =

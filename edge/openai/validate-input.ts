@@ -7,6 +7,7 @@ import { LIMITS } from "../../shared/limits.ts";
 import { asArray, asEnum, asObject, asString, fail, optional, type Path, required } from "../check.ts";
 import { customArguments, namespacedName } from "./tools.ts";
 import type { InputItem, InputRole } from "./types.ts";
+import { validateWebSearchCall } from "./validate-web-search.ts";
 
 const ROLES: readonly InputRole[] = ["user", "assistant", "system", "developer"];
 const UNSUPPORTED_PARTS = ["input_image", "input_file", "input_audio"];
@@ -65,12 +66,14 @@ function validateItem(value: unknown, path: Path): InputItem {
         ...(encrypted === undefined ? {} : { encrypted_content: asString(encrypted, [...path, "encrypted_content"]) }),
       };
     }
+    case "web_search_call":
+      return validateWebSearchCall(item, path);
     case "item_reference":
       return fail([...path, "type"], "item_reference is not supported; send the referenced item itself");
     default:
       return fail(
         [...path, "type"],
-        `Unsupported input item type ${JSON.stringify(type)}; expected message, function_call, function_call_output, custom_tool_call, custom_tool_call_output or reasoning`,
+        `Unsupported input item type ${JSON.stringify(type)}; expected message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning or web_search_call`,
       );
   }
 }

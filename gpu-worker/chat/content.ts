@@ -57,7 +57,7 @@ export function contextText(block: ContentBlock): string | undefined {
     case "toolResult":
       return `[tool_result${b.value.isError ? " error" : ""}] ${b.value.content}`;
     case "opaque":
-      return `[${b.value.type}] ${b.value.json}`;
+      return b.value.text !== "" ? b.value.text : `[${b.value.type}] ${b.value.json}`;
     case "serverToolUse":
       return `[server_tool_use ${b.value.name}] ${b.value.inputJson}`;
     case "serverToolResult":

@@ -33,7 +33,11 @@ describe("normalize", () => {
                   { type: "text", text: "b" },
                 ],
               },
-              { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: { encrypted_content: "E" } },
+              {
+                type: "web_search_tool_result",
+                tool_use_id: "srvtoolu_1",
+                content: [{ type: "web_search_result", url: "https://a.example", title: "A", encrypted_content: "E" }],
+              },
             ],
           },
         ],
@@ -55,8 +59,8 @@ describe("normalize", () => {
       value: { toolUseId: "toolu_x", content: "a\n[image omitted]\nb", isError: true },
     });
     expect(conversation?.messages[3]?.content[1]?.block).toMatchObject({
-      case: "opaque",
-      value: { type: "web_search_tool_result" },
+      case: "serverToolResult",
+      value: { toolUseId: "srvtoolu_1", type: "web_search_tool_result", text: "[1] A\nURL: https://a.example" },
     });
     expect(conversation?.tools[0]?.inputSchemaJson).toBe(
       '{"type":"object","properties":{"command":{"type":"string"}}}',

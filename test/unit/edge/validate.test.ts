@@ -182,13 +182,9 @@ describe("validateMessagesRequest accepts", () => {
     expect(parsed.thinking).toEqual({ type: "adaptive" });
     expect(parsed.messages[0]?.role).toBe("system");
     expect(parsed.messages[2]?.content).toEqual([
-      { type: "thinking", thinking: "hmm", signature: "sig" },
-      { type: "opaque", kind: "redacted_thinking", json: '{"type":"redacted_thinking","data":"opaque"}' },
-      {
-        type: "opaque",
-        kind: "server_tool_use",
-        json: '{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"q":"x"}}',
-      },
+      { type: "thinking", thinking: "hmm", signature: "sig", foreign: true },
+      { type: "redacted_thinking", data: "opaque", json: '{"type":"redacted_thinking","data":"opaque"}' },
+      { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { q: "x" } },
       { type: "tool_use", id: "toolu_a", name: "Bash", input: { command: "ls" } },
     ]);
   });
