@@ -110,7 +110,8 @@ export class FamilyFormat implements ChatFormat {
       const ctx = context(i);
       if (message.role === Role.SYSTEM) emitParts(b, spec.system(message, ctx));
       else if (message.role === Role.ASSISTANT) {
-        const raw = options.rawAssistantTurn?.(message, i);
+        const replay = options.rawAssistantTurn?.(message, i);
+        const raw = typeof replay === "object" ? replay.raw : replay;
         const last = i === messages.length - 1;
         const body = raw === undefined ? spec.assistantBody(message, ctx) : [];
         const empty = !message.content.some((c) => c.block.case !== undefined) || body.length === 0;
@@ -119,9 +120,10 @@ export class FamilyFormat implements ChatFormat {
         b.template(spec.assistantHeader(ctx));
         const contentStart = b.length;
         // A replayed turn: its bytes verbatim; only the control tokens the model samples are special.
-        if (raw !== undefined)
+        if (raw !== undefined) {
+          if (typeof replay === "object") b.content(replay.context).template("\n");
           for (const s of this.#turnSplitter.split(raw)) s.special ? b.template(s.text) : b.content(s.text);
-        else emitParts(b, body);
+        } else emitParts(b, body);
         // A trailing assistant message is continued (prefill), not closed.
         if (last) open = { start, prefill: b.text.slice(contentStart) };
         else b.template(spec.assistantClose(message, ctx));

@@ -34,13 +34,20 @@ export interface RenderedPrompt {
   thinkingOpen: boolean;
 }
 
+/** A remembered turn replayed after a run of blocks Frontier did not make (rendered as `context`). */
+export interface RawTurnAfterContext {
+  /** Client text (never parsed for control tokens) rendered before the raw turn, e.g. a foreign search exchange. */
+  context: string;
+  raw: string;
+}
+
 export interface RenderOptions {
   /**
    * Exact-turn memory. When it returns a string for an assistant message, that string is rendered
    * verbatim as everything between the assistant role header and the end-of-turn marker, instead
-   * of re-serialising the client's blocks.
+   * of re-serialising the client's blocks; with `context`, that context comes first, then a newline.
    */
-  rawAssistantTurn?: (message: Message, index: number) => string | undefined;
+  rawAssistantTurn?: (message: Message, index: number) => string | RawTurnAfterContext | undefined;
 }
 
 /**

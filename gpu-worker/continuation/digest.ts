@@ -1,5 +1,12 @@
 import { createHash } from "node:crypto";
-import { type Conversation, type Message, Role } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { create, toBinary } from "@bufbuild/protobuf";
+import {
+  type ContentBlock,
+  type Conversation,
+  type Message,
+  MessageSchema,
+  Role,
+} from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
 /**
  * Cheap fingerprints that let the live-ID fast path check that a request still agrees with the
@@ -85,4 +92,26 @@ export function sameIdSet(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length || a.length === 0) return false;
   const set = new Set(a);
   return set.size === a.length && b.every((id) => set.has(id));
+}
+
+/** Blocks exactly as the client sent them (their proto encoding): what a continued turn's raw starts with. */
+export function blocksDigest(blocks: readonly ContentBlock[]): string {
+  const bytes = toBinary(MessageSchema, create(MessageSchema, { role: Role.ASSISTANT, content: [...blocks] }));
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/**
+ * The digest of a trailing assistant message a turn continues when it holds blocks Frontier did not
+ * make (a foreign run the turn's raw bytes then start with); undefined otherwise.
+ */
+export function continuedBlocksDigest(messages: readonly Message[]): string | undefined {
+  const last = messages.at(-1);
+  if (last?.role !== Role.ASSISTANT || !last.content.some(isForeignBlock)) return undefined;
+  return blocksDigest(last.content);
+}
+
+/** Blocks Frontier did not sample (server tool exchanges, opaque, foreign thinking): never in a turn's raw bytes. */
+export function isForeignBlock(block: ContentBlock): boolean {
+  const kind = block.block.case;
+  return kind === "serverToolUse" || kind === "serverToolResult" || kind === "opaque";
 }

@@ -9,6 +9,8 @@ export interface SampledTurnRecord {
   /** Everything between the assistant role header and the end-of-turn marker, as sampled. */
   raw: string;
   toolUseIds: readonly string[];
+  /** See RememberedTurn.lead. */
+  lead?: string | undefined;
   /** The plain prompt segment a replay of the turn renders, and the tokens the KV holds for it. */
   spanText: string;
   spanTokens: readonly Token[];

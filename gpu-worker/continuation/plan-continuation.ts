@@ -10,9 +10,10 @@ import {
 import { segmentsFrom } from "../chat/prompt-builder.ts";
 import type { ChatFormat, PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { WorkerFailure } from "../errors.ts";
-import { headerDigest, messageDigest, sameIdSet, toolResultIds, toolUseIds, visibleText } from "./digest.ts";
+import { headerDigest, messageDigest, sameIdSet, toolResultIds, toolUseIds } from "./digest.ts";
 import type { Frontier } from "./frontier.ts";
-import { type TurnMemory, visibleTextKey } from "./turn-memory.ts";
+import { anchorCounts, replayTurn } from "./replay-turn.ts";
+import type { TurnMemory } from "./turn-memory.ts";
 
 export type Decision = "live-tool-ids" | "live-text-prefix" | "live-token-prefix" | "checkpoint" | "cold";
 
@@ -61,8 +62,9 @@ export function planContinuation(input: PlanInput): ContinuationPlan {
       ? input.frontier
       : undefined;
   const conversation = expandToolResultsOnly(input, live);
+  const anchors = anchorCounts(conversation);
   const rendered = input.format.render(conversation, {
-    rawAssistantTurn: (message) => recallTurn(input.memory, input.tenant, message),
+    rawAssistantTurn: (message) => replayTurn(input.memory, input.tenant, message, anchors),
   });
   const base = { conversation, rendered, matchedIds: 0 };
   const resultIds = trailingToolResultIds(conversation);
@@ -122,16 +124,17 @@ function expandToolResultsOnly(input: PlanInput, live: Frontier | undefined): Co
     sameIdSet(remembered.toolUseIds, live.toolUseIds) &&
     headerDigest(conversation) === live.headerDigest
   ) {
+    const calls = live.toolUseIds.map((id) => ({
+      block: { case: "toolUse" as const, value: { id, name: "", inputJson: "{}" } },
+    }));
+    // A turn that continued the client's trailing message (a foreign run) replays as one message with it.
+    const continued = live.lastTurn.lead !== undefined ? live.messages.at(-1) : undefined;
+    const before = continued ? live.messages.slice(0, -1) : live.messages;
     const assistant = create(MessageSchema, {
       role: Role.ASSISTANT,
-      content: live.toolUseIds.map((id) => ({
-        block: { case: "toolUse" as const, value: { id, name: "", inputJson: "{}" } },
-      })),
+      content: [...(continued?.content ?? []), ...calls],
     });
-    return create(ConversationSchema, {
-      ...conversation,
-      messages: [...live.messages, assistant, ...conversation.messages],
-    });
+    return create(ConversationSchema, { ...conversation, messages: [...before, assistant, ...conversation.messages] });
   }
   const id = unknown ?? resultIds[0] ?? "";
   throw WorkerFailure.unknownToolUseId(
@@ -140,20 +143,11 @@ function expandToolResultsOnly(input: PlanInput, live: Frontier | undefined): Co
   );
 }
 
-function recallTurn(memory: TurnMemory, tenant: string, message: Message): string | undefined {
-  const ids = toolUseIds(message);
-  if (ids.length > 0) {
-    const turn = memory.recall(tenant, ids[0] ?? "");
-    return turn && sameIdSet(turn.toolUseIds, ids) ? turn.raw : undefined;
-  }
-  const turn = memory.recall(tenant, visibleTextKey(visibleText(message)));
-  return turn && turn.toolUseIds.length === 0 ? turn.raw : undefined;
-}
-
 /** Same header, the live history unchanged, the live assistant turn replayed, one new user turn. */
 function historyAgrees(conversation: Conversation, live: Frontier): boolean {
   const messages = conversation.messages;
-  const n = live.messageDigests.length;
+  // A continued turn's trailing client message and its sampled blocks are one assistant message.
+  const n = live.messageDigests.length - (live.lastTurn.lead !== undefined ? 1 : 0);
   if (messages.length !== n + 2 || headerDigest(conversation) !== live.headerDigest) return false;
   for (let i = 0; i < n; i++) {
     const message = messages[i];

@@ -12,6 +12,11 @@ export interface RememberedTurn {
   raw: string;
   /** The IDs of the tool calls the turn made, in order. */
   toolUseIds: readonly string[];
+  /**
+   * When the turn continued a client's trailing assistant message, the digest of that message's
+   * blocks (`blocksDigest`): `raw` starts with their rendering, so it replays only after them.
+   */
+  lead?: string | undefined;
 }
 
 export interface TurnMemoryLimits {

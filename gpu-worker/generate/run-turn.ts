@@ -12,7 +12,7 @@ import { SchemaGrammarError } from "../chat/json-schema-grammar.ts";
 import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
 import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.ts";
-import { headerDigest, messageDigest } from "../continuation/digest.ts";
+import { continuedBlocksDigest, headerDigest, messageDigest } from "../continuation/digest.ts";
 import type { SampledTurnRecord } from "../continuation/frontier.ts";
 import { type ContinuationPlan, planContinuation } from "../continuation/plan-continuation.ts";
 import type { SpanTokenMemory } from "../continuation/span-token-memory.ts";
@@ -206,6 +206,7 @@ function recordTurn(
     keys: toolUseIds.length > 0 ? toolUseIds : [visibleTextKey(turn.visibleText)],
     raw: plan.rendered.generationPrefill + turn.rawText,
     toolUseIds,
+    lead: continuedBlocksDigest(messages),
     spanText: headText + turn.rawText,
     spanTokens: [...deps.engine.tokenize(headText, { special: false }), ...turn.tokens],
   };
@@ -223,7 +224,7 @@ function recordTurn(
 
 /** Put a sampled turn into the exact turn memory and the span token memory. */
 export function rememberTurn(deps: Pick<TurnDeps, "memory" | "spans">, tenant: string, turn: SampledTurnRecord): void {
-  deps.memory.remember(tenant, turn.keys, { raw: turn.raw, toolUseIds: turn.toolUseIds });
+  deps.memory.remember(tenant, turn.keys, { raw: turn.raw, toolUseIds: turn.toolUseIds, lead: turn.lead });
   if (turn.spanText) deps.spans.remember(tenant, turn.spanText, turn.spanTokens);
 }
 
