@@ -1,0 +1,193 @@
+/**
+ * Runs of blocks Frontier did not make inside assistant turns it also remembers exactly: tied to the
+ * next client-visible anchor, counted by occurrence across the whole history (replay-turn.ts).
+ */
+import { create } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
+import type { PromptSegment } from "../../../gpu-worker/chat/types.ts";
+import { continuedBlocksDigest } from "../../../gpu-worker/continuation/digest.ts";
+import { planContinuation } from "../../../gpu-worker/continuation/plan-continuation.ts";
+import { anchorCounts } from "../../../gpu-worker/continuation/replay-turn.ts";
+import { TurnMemory, visibleTextKey } from "../../../gpu-worker/continuation/turn-memory.ts";
+import { type Conversation, MessageSchema } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { assistant, conversation, text, toolResult, toolUse, user } from "../chat/fixtures.ts";
+
+const format = new ChatMlFormat();
+const TENANT = "tenant-a";
+const tokenize = (segments: readonly PromptSegment[]) => segments.flatMap((s) => [...s.text].map((c) => c.length));
+
+const HIT_TEXT = "[1] Frontier docs\nURL: https://docs.example/frontier\nAge: 2 days";
+const searchUse = (id: string) => ({
+  block: { case: "serverToolUse" as const, value: { id, name: "web_search", inputJson: '{"query":"frontier"}' } },
+});
+const searchResult = (id: string) => ({
+  block: {
+    case: "serverToolResult" as const,
+    value: { toolUseId: id, type: "web_search_tool_result", text: HIT_TEXT, isError: false },
+  },
+});
+const RAW_CALL = '</think>\n\n<tool_call>\n{"name": "Bash", "arguments": {"command": "ls"}}\n</tool_call>';
+// The client re-serialises the call's input; only the remembered bytes spell RAW_CALL.
+const clientCall = toolUse("toolu_9", "Bash", '{ "command" : "ls" }');
+
+function render(conv: Conversation, memory: TurnMemory): string {
+  return planContinuation({
+    tenant: TENANT,
+    conversation: conv,
+    format,
+    memory,
+    frontier: undefined,
+    liveTokens: [],
+    tokenize,
+  }).rendered.text;
+}
+
+function occurrences(haystack: string, needle: string): number {
+  return haystack.split(needle).length - 1;
+}
+
+function rememberCall(): TurnMemory {
+  const memory = new TurnMemory();
+  memory.remember(TENANT, ["toolu_9"], { raw: RAW_CALL, toolUseIds: ["toolu_9"] });
+  return memory;
+}
+
+/** Frontier continued the client's trailing [search exchange] message and sampled `sampled`. */
+function rememberContinued(sampled: string): TurnMemory {
+  const first = conversation([user(text("Search it")), assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"))]);
+  const plan = planContinuation({
+    tenant: TENANT,
+    conversation: first,
+    format,
+    memory: new TurnMemory(),
+    frontier: undefined,
+    liveTokens: [],
+    tokenize,
+  });
+  const memory = new TurnMemory();
+  memory.remember(TENANT, [visibleTextKey(sampled)], {
+    raw: plan.rendered.generationPrefill + sampled,
+    toolUseIds: [],
+    lead: continuedBlocksDigest(first.messages),
+  });
+  return memory;
+}
+
+describe("foreign runs in remembered assistant turns", () => {
+  it("renders a complete leading search run as context, then the exact remembered bytes (it used to be dropped)", () => {
+    const conv = conversation([
+      user(text("Find the docs, then list files")),
+      assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), clientCall),
+      user(toolResult("toolu_9", "a.txt")),
+    ]);
+    const rendered = render(conv, rememberCall());
+    expect(occurrences(rendered, RAW_CALL)).toBe(1);
+    expect(occurrences(rendered, HIT_TEXT)).toBe(1);
+    expect(rendered.indexOf(HIT_TEXT)).toBeLessThan(rendered.indexOf(RAW_CALL));
+    expect(rendered.indexOf("Find the docs")).toBeLessThan(rendered.indexOf(HIT_TEXT));
+  });
+
+  it("does not re-place a run whose server_tool_use has no result: the message renders as sent", () => {
+    const conv = conversation([
+      user(text("Find the docs, then list files")),
+      assistant(searchUse("srvtoolu_a"), clientCall),
+      user(toolResult("toolu_9", "a.txt")),
+    ]);
+    const rendered = render(conv, rememberCall());
+    expect(rendered).not.toContain(RAW_CALL);
+    expect(rendered).toContain('"command" : "ls"');
+    expect(rendered).toContain('{"query":"frontier"}');
+  });
+
+  it("does not re-place a run inside the remembered turn (between its own blocks)", () => {
+    const conv = conversation([
+      user(text("go")),
+      assistant(text("Let me look."), searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), clientCall),
+      user(toolResult("toolu_9", "a.txt")),
+    ]);
+    const memory = rememberCall();
+    const rendered = render(conv, memory);
+    expect(rendered).not.toContain(RAW_CALL);
+    expect(rendered.indexOf("Let me look.")).toBeLessThan(rendered.indexOf(HIT_TEXT));
+    expect(rendered.indexOf(HIT_TEXT)).toBeLessThan(rendered.indexOf('"command" : "ls"'));
+  });
+
+  it("counts anchors by occurrence across the whole history", () => {
+    const conv = conversation([
+      user(text("q1")),
+      assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), text("Done.")),
+      user(text("q2")),
+      assistant(text("Done.")),
+      user(toolResult("toolu_9", "x")),
+    ]);
+    const counts = anchorCounts(conv);
+    expect(counts.get("text:Done.")).toBe(2);
+    expect(counts.get("text:q1")).toBe(1);
+    expect([...counts.keys()].some((k) => k.includes("srvtoolu"))).toBe(false);
+  });
+
+  it("a repeated identical text does not take a later run: the continued turn's run stays where the client put it", () => {
+    const memory = rememberContinued("Done.");
+    const conv = conversation([
+      user(text("Search it")),
+      assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), text("Done.")),
+      user(text("And again?")),
+      assistant(text("Done.")),
+      user(text("Thanks")),
+    ]);
+    const rendered = render(conv, memory);
+    // Exactly one copy of the run, in the first turn; the later "Done." renders alone.
+    expect(occurrences(rendered, HIT_TEXT)).toBe(1);
+    const later = rendered.indexOf("And again?");
+    expect(rendered.indexOf(HIT_TEXT)).toBeLessThan(later);
+    expect(rendered.slice(later)).not.toContain("web_search");
+    expect(occurrences(rendered, "Done.")).toBe(2);
+  });
+
+  it("a continued turn whose anchor is unique replays byte for byte what the KV holds", () => {
+    const memory = rememberContinued("Found it.");
+    const first = conversation([
+      user(text("Search it")),
+      assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a")),
+    ]);
+    const kvText =
+      planContinuation({
+        tenant: TENANT,
+        conversation: first,
+        format,
+        memory: new TurnMemory(),
+        frontier: undefined,
+        liveTokens: [],
+        tokenize,
+      }).rendered.text + "Found it.";
+    const replay = conversation([
+      user(text("Search it")),
+      assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), text("Found it.")),
+      user(text("Thanks")),
+    ]);
+    expect(render(replay, memory).startsWith(kvText)).toBe(true);
+    // The same text on a message without the run gets no remembered bytes (no run is guessed onto it).
+    const other = conversation([user(text("Search it")), assistant(text("Found it.")), user(text("Thanks"))]);
+    expect(occurrences(render(other, memory), HIT_TEXT)).toBe(0);
+  });
+
+  it("keeps the client's blocks of a foreign run byte for byte in the conversation it plans", () => {
+    const conv = conversation([
+      user(text("go")),
+      assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), clientCall),
+      user(toolResult("toolu_9", "a.txt")),
+    ]);
+    const before = conv.messages.map((m) => create(MessageSchema, m));
+    const plan = planContinuation({
+      tenant: TENANT,
+      conversation: conv,
+      format,
+      memory: rememberCall(),
+      frontier: undefined,
+      liveTokens: [],
+      tokenize,
+    });
+    expect(plan.conversation.messages).toEqual(before);
+  });
+});
