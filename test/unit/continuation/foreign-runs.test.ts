@@ -2,11 +2,12 @@
  * Runs of blocks Frontier did not make inside assistant turns it also remembers exactly: tied to the
  * next client-visible anchor, counted by occurrence across the whole history (replay-turn.ts).
  */
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
 import type { PromptSegment } from "../../../gpu-worker/chat/types.ts";
 import { continuedBlocksDigest } from "../../../gpu-worker/continuation/digest.ts";
+import { type Frontier, frontierFromJson, frontierToJson } from "../../../gpu-worker/continuation/frontier.ts";
 import { planContinuation } from "../../../gpu-worker/continuation/plan-continuation.ts";
 import { anchorCounts } from "../../../gpu-worker/continuation/replay-turn.ts";
 import { TurnMemory, visibleTextKey } from "../../../gpu-worker/continuation/turn-memory.ts";
@@ -189,5 +190,39 @@ describe("foreign runs in remembered assistant turns", () => {
       tokenize,
     });
     expect(plan.conversation.messages).toEqual(before);
+  });
+
+  it("a checkpoint's frontier keeps the client's foreign blocks byte for byte, and the continued turn's lead", () => {
+    const messages = conversation([
+      user(text("Search it")),
+      assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), {
+        block: {
+          case: "opaque",
+          value: {
+            type: "redacted_thinking",
+            json: '{"type":"redacted_thinking","data":"RD"}',
+            text: "[redacted thinking]",
+            anchor: "RD",
+          },
+        },
+      }),
+    ]).messages;
+    const lead = continuedBlocksDigest(messages);
+    expect(lead).toBeDefined();
+    const frontier: Frontier = {
+      text: "t",
+      tokenCount: 1,
+      toolUseIds: ["toolu_9"],
+      messages,
+      messageDigests: [],
+      headerDigest: "h",
+      lastTurn: { keys: ["toolu_9"], raw: "r", toolUseIds: ["toolu_9"], lead, spanText: "", spanTokens: [] },
+    };
+    const restored = frontierFromJson(JSON.parse(JSON.stringify(frontierToJson(frontier))));
+    expect(restored.messages.map((m) => toBinary(MessageSchema, m))).toEqual(
+      messages.map((m) => toBinary(MessageSchema, m)),
+    );
+    expect(restored.lastTurn.lead).toBe(lead);
+    expect(continuedBlocksDigest(restored.messages)).toBe(lead);
   });
 });

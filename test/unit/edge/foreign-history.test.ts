@@ -79,7 +79,7 @@ async function conversationOf(body: unknown, tenant = TENANT): Promise<Conversat
 }
 
 function renderAll(conversation: Conversation): string[] {
-  return CHAT_FAMILIES.map((family) => createChatFormat(family, {}).render(conversation).text);
+  return CHAT_FAMILIES.map((family) => createChatFormat(family, { chatTemplate: undefined }).render(conversation).text);
 }
 
 function validationError(body: unknown): string {
@@ -208,7 +208,8 @@ describe("foreign Messages history", () => {
   it("answers a malformed foreign block with a validation error naming the field", () => {
     const broken = (block: unknown) => {
       const body = foreignExchange();
-      body.messages[1]?.content.splice(1, 2, block as never);
+      const content = body.messages[1]?.content;
+      if (Array.isArray(content)) content.splice(1, 2, block as never);
       return validationError(body);
     };
     expect(broken({ type: "server_tool_use", name: "web_search", input: {} })).toBe(

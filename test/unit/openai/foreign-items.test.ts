@@ -59,7 +59,7 @@ describe("foreign Responses items", () => {
       value: { thinking: "my own plan" },
     });
     for (const family of CHAT_FAMILIES) {
-      const rendered = createChatFormat(family, {}).render(conversation).text;
+      const rendered = createChatFormat(family, { chatTemplate: undefined }).render(conversation).text;
       expect(rendered).toContain("frontier release");
       expect(rendered).toContain("[reasoning from another model] think about it");
       expect(rendered).not.toContain("Zq9rZq9r");
