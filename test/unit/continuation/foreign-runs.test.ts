@@ -152,16 +152,16 @@ describe("foreign runs in remembered assistant turns", () => {
       user(text("Search it")),
       assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a")),
     ]);
-    const kvText =
-      planContinuation({
-        tenant: TENANT,
-        conversation: first,
-        format,
-        memory: new TurnMemory(),
-        frontier: undefined,
-        liveTokens: [],
-        tokenize,
-      }).rendered.text + "Found it.";
+    const firstPrompt = planContinuation({
+      tenant: TENANT,
+      conversation: first,
+      format,
+      memory: new TurnMemory(),
+      frontier: undefined,
+      liveTokens: [],
+      tokenize,
+    }).rendered.text;
+    const kvText = `${firstPrompt}Found it.`;
     const replay = conversation([
       user(text("Search it")),
       assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), text("Found it.")),
