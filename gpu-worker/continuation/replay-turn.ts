@@ -30,7 +30,8 @@ export function anchorCounts(conversation: Conversation): AnchorCounts {
   return counts;
 }
 
-/** A block's client-visible anchor, undefined for the members of a foreign run. */
+/** A block's client-visible anchor (undefined for results and unsigned thinking). A run ties to the first
+ * block after it that is not foreign, so a foreign server_tool_use is never its own run's anchor. */
 export function anchorOf(block: ContentBlock): string | undefined {
   const b = block.block;
   switch (b.case) {
@@ -38,6 +39,8 @@ export function anchorOf(block: ContentBlock): string | undefined {
       return `text:${b.value.text}`;
     case "toolUse":
       return `tool_use:${b.value.id}`;
+    case "serverToolUse":
+      return `server_tool_use:${b.value.id}`;
     case "thinking":
       return b.value.signature === "" ? undefined : `signature:${b.value.signature}`;
     case "opaque":
@@ -56,6 +59,8 @@ export function replayTurn(
   const turn = recall(memory, tenant, message);
   if (!turn) return undefined;
   const blocks = message.content;
+  const ownServerCalls = new Set(turn.serverToolUseIds ?? []);
+  const isForeign = (block: ContentBlock) => isForeignBlock(block) && !ownServerCalls.has(serverCallId(block));
   const unique = (at: number) => {
     const block = blocks[at];
     const anchor = block && anchorOf(block);
@@ -63,11 +68,11 @@ export function replayTurn(
   };
   if (turn.lead !== undefined) {
     const n = leadLength(blocks, turn.lead);
-    if (n === undefined || blocks.slice(n).some(isForeignBlock)) return undefined;
-    return blocks.slice(0, n).some(isForeignBlock) && !unique(n) ? undefined : turn.raw;
+    if (n === undefined || blocks.slice(n).some(isForeign)) return undefined;
+    return blocks.slice(0, n).some(isForeign) && !unique(n) ? undefined : turn.raw;
   }
-  const run = blocks.findIndex((block) => !isForeignBlock(block));
-  if (run === -1 || blocks.slice(run).some(isForeignBlock)) return undefined;
+  const run = blocks.findIndex((block) => !isForeign(block));
+  if (run === -1 || blocks.slice(run).some(isForeign)) return undefined;
   if (run === 0) return turn.raw;
   const lead = blocks.slice(0, run);
   if (!complete(lead) || !unique(run)) return undefined;
@@ -88,6 +93,13 @@ function recall(memory: TurnMemory, tenant: string, message: Message): Remembere
 function leadLength(blocks: readonly ContentBlock[], lead: string): number | undefined {
   for (let n = 1; n < blocks.length; n++) if (blocksDigest(blocks.slice(0, n)) === lead) return n;
   return undefined;
+}
+
+/** The hosted call a server tool block belongs to ("" for any other block). */
+function serverCallId({ block }: ContentBlock): string {
+  if (block.case === "serverToolUse") return block.value.id;
+  if (block.case === "serverToolResult") return block.value.toolUseId;
+  return "";
 }
 
 /** Every server_tool_use of the run has its result in the run. */

@@ -17,6 +17,8 @@ export interface RememberedTurn {
    * blocks (`blocksDigest`): `raw` starts with their rendering, so it replays only after them.
    */
   lead?: string | undefined;
+  /** IDs of hosted (server) tool calls Frontier ran inside the turn: their blocks are in `raw`, not foreign. */
+  serverToolUseIds?: readonly string[] | undefined;
 }
 
 export interface TurnMemoryLimits {

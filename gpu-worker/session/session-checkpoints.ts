@@ -276,7 +276,14 @@ export class SessionCheckpoints {
       const ids = toolUseIds(message);
       const keys = ids.length > 0 ? ids : [visibleTextKey(visibleText(message))];
       const turn = this.memory.recall(tenant, keys[0] ?? "");
-      if (turn) out.push({ keys, raw: turn.raw, toolUseIds: [...turn.toolUseIds], lead: turn.lead });
+      if (turn)
+        out.push({
+          keys,
+          raw: turn.raw,
+          toolUseIds: [...turn.toolUseIds],
+          lead: turn.lead,
+          serverToolUseIds: turn.serverToolUseIds,
+        });
     }
     return out;
   }

@@ -125,7 +125,7 @@ describe("foreign runs in remembered assistant turns", () => {
     const counts = anchorCounts(conv);
     expect(counts.get("text:Done.")).toBe(2);
     expect(counts.get("text:q1")).toBe(1);
-    expect([...counts.keys()].some((k) => k.includes("srvtoolu"))).toBe(false);
+    expect(counts.get("server_tool_use:srvtoolu_a")).toBe(1);
   });
 
   it("a repeated identical text does not take a later run: the continued turn's run stays where the client put it", () => {
@@ -224,5 +224,19 @@ describe("foreign runs in remembered assistant turns", () => {
     );
     expect(restored.lastTurn.lead).toBe(lead);
     expect(continuedBlocksDigest(restored.messages)).toBe(lead);
+  });
+
+  it("treats hosted calls Frontier ran inside its own turn as part of the remembered bytes, not a foreign run", () => {
+    const raw = "<tool_call>web_search</tool_call>[1] Frontier docs\nDone.";
+    const memory = new TurnMemory();
+    memory.remember(TENANT, [visibleTextKey("Done.")], { raw, toolUseIds: [], serverToolUseIds: ["srvtoolu_own"] });
+    const conv = conversation([
+      user(text("Search it")),
+      assistant(searchUse("srvtoolu_own"), searchResult("srvtoolu_own"), text("Done.")),
+      user(text("Thanks")),
+    ]);
+    const rendered = render(conv, memory);
+    expect(occurrences(rendered, raw)).toBe(1);
+    expect(occurrences(rendered, HIT_TEXT)).toBe(0);
   });
 });
