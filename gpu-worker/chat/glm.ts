@@ -55,8 +55,10 @@ const TOOLS_OUTRO =
   "<arg_key>{arg-key-2}</arg_key>\n<arg_value>{arg-value-2}</arg_value>\n...\n</tool_call>";
 
 const ARGUMENT: XmlParameterMarkup = {
+  family: "glm",
   open: (key) => `\n<arg_key>${key}</arg_key>\n<arg_value>`,
   close: "</arg_value>",
+  reserved: CONTROL_TOKENS,
 };
 
 const GLM_TOOL_MARKUP: ToolCallMarkup = {
@@ -67,6 +69,7 @@ const GLM_TOOL_MARKUP: ToolCallMarkup = {
   callOpen: (name) => `\n<tool_call>${name}`,
   callClose: "\n</tool_call>",
   argumentsGrammar: (json, tool) => xmlArgumentsGrammar(ARGUMENT, json, tool),
+  stringsWithoutAngle: true,
   argumentsText: (argumentsJson) => xmlArgumentsText(ARGUMENT, argumentsJson),
 };
 

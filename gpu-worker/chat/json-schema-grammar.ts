@@ -54,12 +54,35 @@ function repeat(expr: string, min: number, max: number): string {
 const clamp = (v: unknown, lo: number, hi: number, fallback: number): number =>
   typeof v === "number" && Number.isFinite(v) ? Math.min(hi, Math.max(lo, Math.floor(v))) : fallback;
 
+export interface JsonGrammarOptions {
+  /**
+   * Free string characters exclude `<`: where the format finds the end of a value by searching for
+   * a closing tag (XML arguments), a sampled string must not be able to spell one.
+   */
+  stringsWithoutAngle?: boolean;
+}
+
 /** Converts schemas into rules of one grammar (several tools share primitives). */
 export class JsonSchemaGrammar {
   #nodes = 0;
   #totalNodes = 0;
   #subject = "input_schema";
-  constructor(readonly rules: GbnfRules = new GbnfRules()) {}
+  readonly #stringChars: string;
+  constructor(
+    readonly rules: GbnfRules = new GbnfRules(),
+    options: JsonGrammarOptions = {},
+  ) {
+    this.#stringChars = options.stringsWithoutAngle
+      ? "[\\x20\\x21\\x23-\\x3B\\x3D-\\x5B\\x5D-\\x7E]"
+      : "[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]";
+  }
+
+  /** Name the schema in refusals (e.g. "response_format.json_schema.schema"). */
+  describeAs(subject: string): this {
+    this.#subject = subject;
+    this.#nodes = 0;
+    return this;
+  }
 
   /** A GBNF expression (usually a rule name) for values valid under `schema`. */
   value(schema: unknown, hint: string, root: unknown = schema): string {
@@ -186,7 +209,7 @@ export class JsonSchemaGrammar {
   }
 
   #string(s: Schema): string {
-    const char = this.rules.define("json-char", () => `[\\x20\\x21\\x23-\\x5B\\x5D-\\x7E] | "\\\\" ["\\\\]`);
+    const char = this.rules.define("json-char", () => `${this.#stringChars} | "\\\\" ["\\\\]`);
     const min = clamp(s.minLength, 0, L.maxStringChars, 0);
     const max = clamp(s.maxLength, min, L.maxStringChars, L.maxStringChars);
     const body = () => `"\\"" ${repeat(char, min, max)} "\\""`.replace("  ", " ");

@@ -30,7 +30,22 @@ const TOOLS_OUTRO =
   "- If there is no function call available, answer the question like normal with your current knowledge and do not tell the user about function calls\n" +
   "</IMPORTANT>";
 
-const PARAMETER: XmlParameterMarkup = { open: (key) => `<parameter=${key}>\n`, close: "\n</parameter>\n" };
+const PARAMETER: XmlParameterMarkup = {
+  family: "qwen3-coder",
+  open: (key) => `<parameter=${key}>\n`,
+  close: "\n</parameter>\n",
+  reserved: [
+    ...CHATML_CONTROL_TOKENS,
+    "<tool_call>",
+    "</tool_call>",
+    "<function=",
+    "</function>",
+    "<parameter=",
+    "</parameter>",
+    "<think>",
+    "</think>",
+  ],
+};
 
 const CODER_TOOL_MARKUP: ToolCallMarkup = {
   thinkingClose: "\n</think>\n\n",
@@ -40,6 +55,7 @@ const CODER_TOOL_MARKUP: ToolCallMarkup = {
   callOpen: (name) => `<tool_call>\n<function=${name}>\n`,
   callClose: "</function>\n</tool_call>",
   argumentsGrammar: (json, tool) => xmlArgumentsGrammar(PARAMETER, json, tool),
+  stringsWithoutAngle: true,
   argumentsText: (argumentsJson) => xmlArgumentsText(PARAMETER, argumentsJson),
 };
 

@@ -20,6 +20,8 @@ export interface ToolCallMarkup {
   callClose: string;
   /** The arguments' grammar, where they are not the JSON object itself (XML parameters). */
   argumentsGrammar?(json: JsonSchemaGrammar, tool: GrammarTool): string;
+  /** JSON strings inside the arguments exclude `<` (values end at a closing tag the parser searches for). */
+  stringsWithoutAngle?: boolean;
   /** Opens visible text where plain text is not what a turn starts with (harmony's final channel). */
   textOpen?: string;
   /** The arguments' text of a fixed call, where they are not its JSON verbatim. */
@@ -60,7 +62,7 @@ export function toolCallGrammar(
         : `tool_choice names an unknown tool: ${choice.name}`,
     );
   }
-  const json = new JsonSchemaGrammar(new GbnfRules());
+  const json = new JsonSchemaGrammar(new GbnfRules(), { stringsWithoutAngle: markup.stringsWithoutAngle === true });
   const rules = json.rules;
   const alternatives = selected.map((tool) => {
     const args =
