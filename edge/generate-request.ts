@@ -4,6 +4,7 @@ import {
   type Conversation,
   type GenerateRequest,
   GenerateRequestSchema,
+  type ResponseFormat,
   type SamplingParams,
 } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { IdKind } from "../shared/ids.ts";
@@ -27,6 +28,7 @@ export function generateRequestFor(
   idKinds: TurnIdKinds,
   conversation: Conversation,
   sampling: SamplingParams,
+  responseFormat?: ResponseFormat,
 ): GenerateRequest {
   return create(GenerateRequestSchema, {
     requestId: target.requestId,
@@ -36,5 +38,6 @@ export function generateRequestFor(
     idKinds: { message: idKinds.message, toolCall: idKinds.toolCall },
     conversation,
     sampling,
+    responseFormat,
   });
 }

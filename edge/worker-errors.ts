@@ -27,7 +27,8 @@ export function failoverReason(error: unknown): FailoverReason | undefined {
 }
 
 export function workerErrorToApiError(error: WorkerError): ApiError {
-  const message = error.param ? `${error.param}: ${error.message}` : error.message;
+  const named = error.param === "" || error.message.startsWith(error.param);
+  const message = named ? error.message : `${error.param}: ${error.message}`;
   switch (error.code) {
     case WorkerErrorCode.UNKNOWN_TOOL_USE_ID:
       return ApiError.invalid(
@@ -35,6 +36,9 @@ export function workerErrorToApiError(error: WorkerError): ApiError {
           "including the assistant message that made this tool call, to continue.",
       );
     case WorkerErrorCode.INVALID_REQUEST:
+      return error.param === ""
+        ? ApiError.invalid(message)
+        : new ApiError("invalid_request_error", message, { param: error.param });
     case WorkerErrorCode.CONTEXT_TOO_LONG:
       return ApiError.invalid(message);
     case WorkerErrorCode.OVERLOADED:

@@ -3,6 +3,8 @@
  * returns) and the `chat.completion` / `chat.completion.chunk` shapes it renders.
  */
 
+import type { AnswerFormat } from "../response-format.ts";
+
 export interface ChatToolCall {
   id: string;
   name: string;
@@ -43,6 +45,8 @@ export interface ChatRequest {
   includeUsage: boolean;
   /** A client's conversation key; routes like the session headers do. */
   promptCacheKey: string | undefined;
+  /** `response_format`: the answer's format (JSON ones constrained by grammar on the worker). */
+  responseFormat: AnswerFormat;
 }
 
 // ---------- output ----------

@@ -2,7 +2,8 @@
  * Validation of a `POST /v1/chat/completions` body into a typed ChatRequest. Unknown fields
  * (`store`, `metadata`, `user`, `service_tier`, ...) are accepted and ignored; what Frontier does
  * not serve (`n > 1`, `logprobs`, audio output, images, penalties, `logit_bias`) is refused with a
- * 400 naming the field rather than silently dropped.
+ * 400 naming the field rather than silently dropped. `response_format` json_object / json_schema
+ * are served by grammar (edge/response-format.ts).
  */
 import { LIMITS } from "../../shared/limits.ts";
 import {
@@ -20,6 +21,7 @@ import {
   required,
   uniqueToolName,
 } from "../check.ts";
+import { validateAnswerFormat } from "../response-format.ts";
 import type { ChatFunctionTool, ChatRequest, ChatToolChoice } from "./types.ts";
 import { validateMessages } from "./validate-messages.ts";
 
@@ -32,7 +34,7 @@ export function validateChatRequest(value: unknown): ChatRequest {
   const model = asString(required(body, "model", []), ["model"]);
   if (model === "") fail(["model"], "String should have at least 1 character");
   refuseUnsupported(body);
-  checkResponseFormat(optional(body, "response_format"));
+  const responseFormat = optional(body, "response_format");
   const tools = validateTools(optional(body, "tools"));
   const toolChoice = optional(body, "tool_choice");
   const temperature = optional(body, "temperature");
@@ -57,6 +59,10 @@ export function validateChatRequest(value: unknown): ChatRequest {
     stream,
     includeUsage: stream && streamOptions !== undefined && includeUsage(streamOptions),
     promptCacheKey: cacheKey === undefined ? undefined : asString(cacheKey, ["prompt_cache_key"]),
+    responseFormat:
+      responseFormat === undefined
+        ? { type: "text" }
+        : validateAnswerFormat(responseFormat, ["response_format"], "json_schema"),
   };
 }
 
@@ -170,18 +176,4 @@ function validateToolChoice(value: unknown, tools: readonly ChatFunctionTool[]):
   if (!tools.some((tool) => tool.name === name))
     fail([...path, "function", "name"], `Tool '${name}' not found in tools`);
   return { name };
-}
-
-/**
- * Only `text` is served: a JSON output needs a grammar on the worker, and an unconstrained answer
- * would silently break the contract, so `json_object` / `json_schema` are refused.
- */
-function checkResponseFormat(value: unknown): void {
-  if (value === undefined) return;
-  const path: Path = ["response_format"];
-  const format = asObject(value, path);
-  const type = asEnum(required(format, "type", path), [...path, "type"], ["text", "json_object", "json_schema"]);
-  if (type !== "text") {
-    fail([...path, "type"], `response_format '${type}' is not supported yet; use 'text' (or a forced tool call)`);
-  }
 }

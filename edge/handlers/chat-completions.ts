@@ -15,6 +15,7 @@ import { validateChatRequest } from "../chat/validate.ts";
 import type { RequestContext } from "../context.ts";
 import { generateRequestFor, type TurnIdKinds } from "../generate-request.ts";
 import { readJsonBody } from "../http.ts";
+import { toResponseFormat } from "../response-format.ts";
 import { requestHint } from "../routing.ts";
 import { serveTurn } from "../serve-turn.ts";
 import { resolveSession } from "../session-route.ts";
@@ -26,7 +27,13 @@ export async function handleChatCompletions(request: Request, rc: RequestContext
   const tenant = await authenticate(request.headers, config.apiKeys);
   const body = validateChatRequest(await readJsonBody(request, LIMITS.maxBodyBytes));
   const target = { requestId, tenantId: tenant, sessionId: "", epoch: 0 };
-  const generate = generateRequestFor(target, CHAT_ID_KINDS, toChatConversation(body), toChatSampling(body));
+  const generate = generateRequestFor(
+    target,
+    CHAT_ID_KINDS,
+    toChatConversation(body),
+    toChatSampling(body),
+    toResponseFormat(body.responseFormat, "response_format.json_schema.schema"),
+  );
   const prefix = generate.conversation ? await prefixFingerprint(tenant, generate.conversation) : undefined;
   const resolved = await resolveSession(env, config, {
     tenant,

@@ -22,6 +22,7 @@ import {
   ToolDefinitionSchema,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { generateRequestFor, type SessionTarget, type TurnIdKinds } from "../generate-request.ts";
+import { toResponseFormat } from "../response-format.ts";
 import type { InputItem, ResponsesRequest, ToolChoice } from "./types.ts";
 import { foreignReasoningBlock, webSearchCallBlocks } from "./web-search-blocks.ts";
 
@@ -41,7 +42,13 @@ export function toGenerateRequest(
     temperature: request.temperature,
     topP: request.top_p,
   });
-  return generateRequestFor(target, RESPONSES_ID_KINDS, toConversation(request, items), sampling);
+  return generateRequestFor(
+    target,
+    RESPONSES_ID_KINDS,
+    toConversation(request, items),
+    sampling,
+    toResponseFormat(request.text_format, "text.format.schema"),
+  );
 }
 
 export function toConversation(request: ResponsesRequest, items: readonly InputItem[]): Conversation {

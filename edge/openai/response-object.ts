@@ -1,7 +1,8 @@
 /** The Response object a request starts (echoing its parameters) and the history items it adds. */
 import { checkNever } from "../../shared/check-never.ts";
+import type { AnswerFormat } from "../response-format.ts";
 import { customArguments, namespacedName } from "./tools.ts";
-import type { InputItem, OutputItem, ResponseObject, ResponsesRequest } from "./types.ts";
+import type { InputItem, OutputItem, ResponseObject, ResponsesRequest, TextFormatObject } from "./types.ts";
 
 export function newResponseObject(request: ResponsesRequest, id: string, createdAt: number): ResponseObject {
   return {
@@ -20,7 +21,7 @@ export function newResponseObject(request: ResponsesRequest, id: string, created
     reasoning: { effort: request.reasoning_effort ?? null, summary: null },
     store: request.store,
     temperature: request.temperature ?? 1,
-    text: { format: { type: "text" } },
+    text: { format: textFormatObject(request.text_format) },
     tool_choice: request.tool_choice,
     tools: request.tools.map(({ origin: _origin, ...tool }) => tool),
     top_p: request.top_p ?? 1,
@@ -28,6 +29,18 @@ export function newResponseObject(request: ResponsesRequest, id: string, created
     usage: null,
     user: request.user ?? null,
     metadata: request.metadata,
+  };
+}
+
+function textFormatObject(format: AnswerFormat): TextFormatObject {
+  if (format.type !== "json_schema") return { type: format.type };
+  const { name, description, schema, strict } = format;
+  return {
+    type: "json_schema",
+    name,
+    ...(description === undefined ? {} : { description }),
+    schema: schema ?? {},
+    strict,
   };
 }
 

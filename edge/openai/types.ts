@@ -3,6 +3,8 @@
  * validate.ts returns), output items, the response object and its stream events.
  */
 
+import type { AnswerFormat } from "../response-format.ts";
+
 export type InputRole = "user" | "assistant" | "system" | "developer";
 
 /** A message item; `text` joins its text parts (input_text, output_text, refusal). */
@@ -106,6 +108,8 @@ export interface ResponsesRequest {
   prompt_cache_key: string | undefined;
   metadata: Record<string, string>;
   user: string | undefined;
+  /** `text.format` (JSON formats constrained by grammar on the worker). */
+  text_format: AnswerFormat;
 }
 
 // ---------- output ----------
@@ -171,7 +175,7 @@ export interface ResponseObject {
   reasoning: { effort: string | null; summary: null };
   store: boolean;
   temperature: number;
-  text: { format: { type: "text" } };
+  text: { format: TextFormatObject };
   tool_choice: ToolChoice;
   tools: Omit<FunctionTool, "origin">[];
   top_p: number;
@@ -180,6 +184,12 @@ export interface ResponseObject {
   user: string | null;
   metadata: Record<string, string>;
 }
+
+/** `text.format` as a response echoes it. */
+export type TextFormatObject =
+  | { type: "text" }
+  | { type: "json_object" }
+  | { type: "json_schema"; name: string; description?: string; schema: Record<string, unknown>; strict: boolean };
 
 /** A stream event before its `sequence_number` is stamped. */
 export type ResponseStreamEvent = { type: string } & Record<string, unknown>;

@@ -1,7 +1,7 @@
 /**
  * Validation of a `POST /v1/responses` body into a typed ResponsesRequest. Unknown fields
  * (`service_tier`, `client_metadata`, `stream_options`, ...) are accepted and ignored; features
- * Frontier does not serve (`background`, non-text `text.format`, most hosted tools,
+ * Frontier does not serve (`background`, most hosted tools,
  * `conversation`) are refused with a 400 naming the field rather than silently dropped. Tools:
  * tools.ts (Codex's namespace and custom tools; web_search declared but not offered).
  */
@@ -20,6 +20,7 @@ import {
   type Path,
   required,
 } from "../check.ts";
+import { type AnswerFormat, validateAnswerFormat } from "../response-format.ts";
 import { validateTools } from "./tools.ts";
 import type { FunctionTool, ResponsesRequest, ToolChoice } from "./types.ts";
 import { validateInput } from "./validate-input.ts";
@@ -64,6 +65,7 @@ export function validateResponsesRequest(value: unknown): ResponsesRequest {
     prompt_cache_key: cacheKey === undefined ? undefined : asString(cacheKey, ["prompt_cache_key"]),
     metadata: validateMetadata(optional(body, "metadata")),
     user: user === undefined ? undefined : asString(user, ["user"]),
+    text_format: textFormat(optional(body, "text")),
   };
 }
 
@@ -75,20 +77,15 @@ function refuseUnsupported(body: Record<string, unknown>): void {
   if (optional(body, "conversation") !== undefined) {
     fail(["conversation"], "The Conversations API is not supported; use previous_response_id or send the full input");
   }
-  const text = optional(body, "text");
-  if (text !== undefined) {
-    const format = optional(asObject(text, ["text"]), "format");
-    if (format !== undefined) {
-      const type = asString(required(asObject(format, ["text", "format"]), "type", ["text", "format"]), [
-        "text",
-        "format",
-        "type",
-      ]);
-      if (type !== "text") fail(["text", "format", "type"], `Output format '${type}' is not supported; use 'text'`);
-    }
-  }
   const truncation = optional(body, "truncation");
   if (truncation !== undefined) asEnum(truncation, ["truncation"], ["disabled", "auto"]);
+}
+
+/** `text.format`: text, json_object or json_schema (its fields inline), served by grammar. */
+function textFormat(value: unknown): AnswerFormat {
+  if (value === undefined) return { type: "text" };
+  const format = optional(asObject(value, ["text"]), "format");
+  return format === undefined ? { type: "text" } : validateAnswerFormat(format, ["text", "format"], "inline");
 }
 
 function flag(body: Record<string, unknown>, key: string, fallback: boolean): boolean {

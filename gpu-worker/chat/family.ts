@@ -5,11 +5,13 @@
  * message loop, exact-turn replay, continuing a trailing assistant message, offsets, grammars.
  */
 import { type Conversation, type Message, Role, ThinkingMode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { answerGrammar } from "./answer-grammar.ts";
 import { emitParts, type Part } from "./content.ts";
 import { ControlTokenSplitter, PromptBuilder } from "./prompt-builder.ts";
 import type { ToolCallMarkup } from "./tool-grammar.ts";
 import * as grammars from "./tool-grammar.ts";
 import type {
+  AnswerGrammarOptions,
   ChatFormat,
   FixedToolCall,
   OutputParser,
@@ -157,6 +159,10 @@ export class FamilyFormat implements ChatFormat {
 
   toolCallGrammar(options: ToolCallGrammarOptions): string {
     return grammars.toolCallGrammar(this.spec.markup, options, this.maxCallsPerTurn);
+  }
+
+  answerGrammar(options: AnswerGrammarOptions): string {
+    return answerGrammar(this.spec.markup, options, this.maxCallsPerTurn);
   }
 
   fixedTextGrammar(text: string, thinkingOpen = false): string {

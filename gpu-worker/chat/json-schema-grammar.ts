@@ -27,9 +27,16 @@ export const JSON_GRAMMAR_LIMITS = {
 
 const JSON_TYPES = new Set(["string", "integer", "number", "boolean", "null", "array", "object"]);
 
-/** A tool schema the grammar cannot be built from (empty or unknown type, past the size bound). */
+/** A schema the grammar cannot be built from (empty or unknown type, past the size bound). */
 export class SchemaGrammarError extends Error {
   override readonly name = "SchemaGrammarError";
+  /** The request field the client fixes (a tool's schema: `tools`). */
+  constructor(
+    message: string,
+    readonly param = "tools",
+  ) {
+    super(message);
+  }
 }
 
 /**

@@ -42,7 +42,7 @@ export function toolCallsText(markup: ToolCallMarkup, calls: readonly FixedToolC
   return `${markup.blockOpen}${body}${markup.blockClose}`;
 }
 
-function withThinkingClose(markup: ToolCallMarkup, thinkingOpen: boolean, body: string): string {
+export function withThinkingClose(markup: ToolCallMarkup, thinkingOpen: boolean, body: string): string {
   return thinkingOpen ? `${gbnfLiteral(markup.thinkingClose)} ${body}` : body;
 }
 
@@ -50,6 +50,18 @@ function withThinkingClose(markup: ToolCallMarkup, thinkingOpen: boolean, body: 
 export function toolCallGrammar(
   markup: ToolCallMarkup,
   options: ToolCallGrammarOptions,
+  maxCalls = MAX_PARALLEL_CALLS,
+): string {
+  const json = new JsonSchemaGrammar(new GbnfRules(), { stringsWithoutAngle: markup.stringsWithoutAngle === true });
+  const body = toolCallsExpression(markup, json, options, maxCalls);
+  return json.rules.toGrammar(withThinkingClose(markup, options.thinkingOpen, body));
+}
+
+/** The GBNF expression (rules added to `json.rules`) of a turn's calls: block markup, 1..n calls. */
+export function toolCallsExpression(
+  markup: ToolCallMarkup,
+  json: JsonSchemaGrammar,
+  options: Omit<ToolCallGrammarOptions, "thinkingOpen">,
   maxCalls = MAX_PARALLEL_CALLS,
 ): string {
   const { choice } = options;
@@ -62,7 +74,6 @@ export function toolCallGrammar(
         : `tool_choice names an unknown tool: ${choice.name}`,
     );
   }
-  const json = new JsonSchemaGrammar(new GbnfRules(), { stringsWithoutAngle: markup.stringsWithoutAngle === true });
   const rules = json.rules;
   const alternatives = selected.map((tool) => {
     const args =
@@ -81,7 +92,7 @@ export function toolCallGrammar(
     `${call}${more}`,
     markup.blockClose === "" ? "" : gbnfLiteral(markup.blockClose),
   ];
-  return rules.toGrammar(withThinkingClose(markup, options.thinkingOpen, parts.filter((p) => p !== "").join(" ")));
+  return parts.filter((p) => p !== "").join(" ");
 }
 
 export function fixedTextGrammar(markup: ToolCallMarkup, text: string, thinkingOpen: boolean): string {

@@ -116,6 +116,18 @@ export interface ToolCallGrammarOptions {
   thinkingOpen: boolean;
 }
 
+export interface AnswerGrammarOptions {
+  /** The answer's JSON Schema (parsed); undefined: any JSON object. */
+  schema: unknown;
+  /** Refuse keywords the grammar cannot enforce (strict-schema.ts). */
+  strict: boolean;
+  /** The request field holding the schema, named in refusals (`response_format.json_schema.schema`). */
+  field: string;
+  thinkingOpen: boolean;
+  /** tool_choice auto with tools: the turn may make these calls instead of answering. */
+  calls?: Omit<ToolCallGrammarOptions, "thinkingOpen">;
+}
+
 export interface FixedToolCall {
   name: string;
   /** Rendered verbatim as the arguments. */
@@ -137,6 +149,8 @@ export interface ChatFormat {
    * After it completes only end-of-generation may follow.
    */
   toolCallGrammar(options: ToolCallGrammarOptions): string;
+  /** GBNF for a JSON answer (response_format), or calls where `calls` allows them. */
+  answerGrammar(options: AnswerGrammarOptions): string;
   /** GBNF producing exactly `text` (after closing an open thinking block when asked). */
   fixedTextGrammar(text: string, thinkingOpen?: boolean): string;
   /** GBNF producing exactly these calls, arguments verbatim. */

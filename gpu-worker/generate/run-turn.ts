@@ -3,6 +3,7 @@ import {
   type Conversation,
   type GenerateEvent,
   type GenerateRequest,
+  type ResponseFormat,
   Role,
   StopReason,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
@@ -104,7 +105,7 @@ export async function* runTurn(
     trace.planned();
     const thinkingOpen = plan.rendered.thinkingOpen;
     // Built before the decision goes out, so a schema it refuses is the client's HTTP 400.
-    const grammar = turnGrammar(format, plan.conversation, thinkingOpen, config);
+    const grammar = turnGrammar(format, plan.conversation, thinkingOpen, config, request.responseFormat);
     logDecision(request, plan, promptTokens);
     yield generateEvent({
       case: "prompt",
@@ -273,11 +274,12 @@ function turnGrammar(
   conversation: Conversation,
   thinkingOpen: boolean,
   config: WorkerConfig,
+  responseFormat: ResponseFormat | undefined,
 ): string | undefined {
   try {
-    return grammarForTurn(format, conversation, thinkingOpen, config.testPolicy);
+    return grammarForTurn(format, conversation, thinkingOpen, config.testPolicy, responseFormat);
   } catch (error) {
-    if (error instanceof SchemaGrammarError) throw WorkerFailure.invalid(error.message, "tools");
+    if (error instanceof SchemaGrammarError) throw WorkerFailure.invalid(error.message, error.param);
     throw error;
   }
 }

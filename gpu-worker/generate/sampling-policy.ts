@@ -1,4 +1,13 @@
-import { type Conversation, type Message, Role, ToolChoiceMode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import {
+  type Conversation,
+  type Message,
+  type ResponseFormat,
+  ResponseFormatType,
+  Role,
+  ToolChoiceMode,
+} from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { SchemaGrammarError } from "../chat/json-schema-grammar.ts";
+import { tryParseJson } from "../chat/json-text.ts";
 import type { ChatFormat } from "../chat/types.ts";
 import type { TestPolicyName } from "../config.ts";
 
@@ -20,12 +29,16 @@ const SCRIPTED_SHELL_TOOLS: readonly { name: string; args: (command: string) => 
  *   `format.maxCallsPerTurn`); after tool results, a short plain-text answer. Every family writes
  *   them in its own markup (tested per family against llama.cpp in the engine tier).
  *   With a forced `tool_choice` that allows parallel calls, it requires at least two of them.
+ * - A JSON `response_format`: the answer follows its schema; with tool_choice auto and tools, the
+ *   turn may call a tool instead (never under the scripted policy: a random model must not choose
+ *   calls a real client runs). A forced tool_choice wins: the format applies to the answer after.
  */
 export function grammarForTurn(
   format: ChatFormat,
   conversation: Conversation,
   thinkingOpen: boolean,
   testPolicy: TestPolicyName | undefined,
+  responseFormat?: ResponseFormat,
 ): string | undefined {
   const choice = conversation.toolChoice;
   const tools = conversation.tools;
@@ -52,9 +65,32 @@ export function grammarForTurn(
       }));
       return format.fixedToolCallsGrammar(calls, thinkingOpen);
     }
-    return format.plainTextGrammar(thinkingOpen);
   }
+  if (responseFormat !== undefined && responseFormat.type !== ResponseFormatType.TEXT) {
+    const callsAllowed = tools.length > 0 && (choice?.mode ?? ToolChoiceMode.AUTO) === ToolChoiceMode.AUTO;
+    return format.answerGrammar({
+      schema: answerSchema(responseFormat),
+      strict: responseFormat.strict,
+      field: responseFormat.field || "response_format",
+      thinkingOpen,
+      calls:
+        callsAllowed && testPolicy !== "scripted-tools"
+          ? { tools, choice: "any", parallel: !choice?.disableParallelToolUse }
+          : undefined,
+    });
+  }
+  if (testPolicy === "scripted-tools") return format.plainTextGrammar(thinkingOpen);
   return undefined;
+}
+
+/** The answer's schema: undefined (any JSON object) for json_object or an empty schema. */
+function answerSchema(responseFormat: ResponseFormat): unknown {
+  if (responseFormat.type !== ResponseFormatType.JSON_SCHEMA || responseFormat.schemaJson.trim() === "")
+    return undefined;
+  const parsed = tryParseJson(responseFormat.schemaJson);
+  if (parsed === undefined)
+    throw new SchemaGrammarError("the schema is not valid JSON", responseFormat.field || "response_format");
+  return parsed.value;
 }
 
 function isUserTextTurn(message: Message): boolean {

@@ -21,6 +21,7 @@ const REQUEST: ResponsesRequest = {
   prompt_cache_key: undefined,
   metadata: {},
   user: undefined,
+  text_format: { type: "text" },
 };
 
 export function newSessionResponse(id: string, text: string): ResponseObject {

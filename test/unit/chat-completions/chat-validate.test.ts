@@ -98,9 +98,23 @@ describe("validateChatRequest", () => {
     [{ messages: [] }, "messages: List should have at least 1 item"],
     [{ stop: ["a", "b", "c", "d", "e"] }, "stop: At most 4"],
     [{ response_format: { type: "xml" } }, "response_format.type:"],
+    [{ response_format: { type: "json_schema" } }, "response_format.json_schema: Field required"],
+    [{ response_format: { type: "json_schema", json_schema: {} } }, "response_format.json_schema.name: Field required"],
     [
-      { response_format: { type: "json_object" } },
-      "response_format.type: response_format 'json_object' is not supported",
+      { response_format: { type: "json_schema", json_schema: { name: "a b" } } },
+      "response_format.json_schema.name: String should match pattern",
+    ],
+    [
+      { response_format: { type: "json_schema", json_schema: { name: "a", schema: [1] } } },
+      "response_format.json_schema.schema: Input should be an object",
+    ],
+    [
+      { response_format: { type: "json_schema", json_schema: { name: "a", strict: "yes" } } },
+      "response_format.json_schema.strict: Input should be a valid boolean",
+    ],
+    [
+      { response_format: { type: "json_schema", json_schema: { name: "a", description: 5 } } },
+      "response_format.json_schema.description:",
     ],
   ])("refuses %j naming the field", (body, message) => {
     expect(refusal(body)).toContain(message);

@@ -97,7 +97,11 @@ describe("Responses validation", () => {
       "tool_choice.name",
     );
     expect(invalid({ model: "m", input: "x", background: true })).toBe("background");
-    expect(invalid({ model: "m", input: "x", text: { format: { type: "json_schema" } } })).toBe("text.format.type");
+    expect(invalid({ model: "m", input: "x", text: { format: { type: "json_schema" } } })).toBe("text.format.name");
+    expect(invalid({ model: "m", input: "x", text: { format: { type: "xml" } } })).toBe("text.format.type");
+    expect(invalid({ model: "m", input: "x", text: { format: { type: "json_schema", name: "n", schema: 1 } } })).toBe(
+      "text.format.schema",
+    );
     expect(invalid({ model: "m", input: "x", max_output_tokens: 0 })).toBe("max_output_tokens");
     expect(invalid({ model: "m", input: "x", temperature: 3 })).toBe("temperature");
   });

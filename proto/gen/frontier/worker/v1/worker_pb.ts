@@ -13,7 +13,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file frontier/worker/v1/worker.proto.
  */
 export const file_frontier_worker_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("Ch9mcm9udGllci93b3JrZXIvdjEvd29ya2VyLnByb3RvEhJmcm9udGllci53b3JrZXIudjEi5QEKDENvbnZlcnNhdGlvbhIOCgZzeXN0ZW0YASADKAkSLQoIbWVzc2FnZXMYAiADKAsyGy5mcm9udGllci53b3JrZXIudjEuTWVzc2FnZRIxCgV0b29scxgDIAMoCzIiLmZyb250aWVyLndvcmtlci52MS5Ub29sRGVmaW5pdGlvbhIzCgt0b29sX2Nob2ljZRgEIAEoCzIeLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlEi4KCHRoaW5raW5nGAUgASgLMhwuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nImQKB01lc3NhZ2USJgoEcm9sZRgBIAEoDjIYLmZyb250aWVyLndvcmtlci52MS5Sb2xlEjEKB2NvbnRlbnQYAiADKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udGVudEJsb2NrIq4DCgxDb250ZW50QmxvY2sSLQoEdGV4dBgBIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0QmxvY2tIABI1Cgh0aGlua2luZxgCIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0Jsb2NrSAASNAoIdG9vbF91c2UYAyABKAsyIC5mcm9udGllci53b3JrZXIudjEuVG9vbFVzZUJsb2NrSAASOgoLdG9vbF9yZXN1bHQYBCABKAsyIy5mcm9udGllci53b3JrZXIudjEuVG9vbFJlc3VsdEJsb2NrSAASMQoGb3BhcXVlGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLk9wYXF1ZUJsb2NrSAASQQoPc2VydmVyX3Rvb2xfdXNlGAYgASgLMiYuZnJvbnRpZXIud29ya2VyLnYxLlNlcnZlclRvb2xVc2VCbG9ja0gAEkcKEnNlcnZlcl90b29sX3Jlc3VsdBgHIAEoCzIpLmZyb250aWVyLndvcmtlci52MS5TZXJ2ZXJUb29sUmVzdWx0QmxvY2tIAEIHCgVibG9jayIZCglUZXh0QmxvY2sSDAoEdGV4dBgBIAEoCSI0Cg1UaGlua2luZ0Jsb2NrEhAKCHRoaW5raW5nGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCSI8CgxUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIkkKD1Rvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIPCgdjb250ZW50GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIIkcKC09wYXF1ZUJsb2NrEgwKBHR5cGUYASABKAkSDAoEanNvbhgCIAEoCRIMCgR0ZXh0GAMgASgJEg4KBmFuY2hvchgEIAEoCSJCChJTZXJ2ZXJUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIloKFVNlcnZlclRvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEgwKBHRleHQYAyABKAkSEAoIaXNfZXJyb3IYBCABKAgiTgoOVG9vbERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIZChFpbnB1dF9zY2hlbWFfanNvbhgDIAEoCSJvCgpUb29sQ2hvaWNlEjAKBG1vZGUYASABKA4yIi5mcm9udGllci53b3JrZXIudjEuVG9vbENob2ljZU1vZGUSDAoEbmFtZRgCIAEoCRIhChlkaXNhYmxlX3BhcmFsbGVsX3Rvb2xfdXNlGAMgASgIIlEKCFRoaW5raW5nEi4KBG1vZGUYASABKA4yIC5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdNb2RlEhUKDWJ1ZGdldF90b2tlbnMYAiABKA0ivgEKDlNhbXBsaW5nUGFyYW1zEhIKCm1heF90b2tlbnMYASABKA0SGAoLdGVtcGVyYXR1cmUYAiABKAJIAIgBARISCgV0b3BfcBgDIAEoAkgBiAEBEhIKBXRvcF9rGAQgASgNSAKIAQESFgoOc3RvcF9zZXF1ZW5jZXMYBSADKAkSEQoEc2VlZBgGIAEoBEgDiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkIi0KB0lkS2luZHMSDwoHbWVzc2FnZRgBIAEoCRIRCgl0b29sX2NhbGwYAiABKAki/gEKD0dlbmVyYXRlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRISCgpzZXNzaW9uX2lkGAMgASgJEg0KBWVwb2NoGAQgASgEEi0KCGlkX2tpbmRzGAggASgLMhsuZnJvbnRpZXIud29ya2VyLnYxLklkS2luZHMSNgoMY29udmVyc2F0aW9uGAYgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnZlcnNhdGlvbhI0CghzYW1wbGluZxgHIAEoCzIiLmZyb250aWVyLndvcmtlci52MS5TYW1wbGluZ1BhcmFtc0oECAUQBiLBBAoNR2VuZXJhdGVFdmVudBI1CgZwcm9tcHQYASABKAsyIy5mcm9udGllci53b3JrZXIudjEuUHJvbXB0UHJvY2Vzc2VkSAASMwoKa2VlcF9hbGl2ZRgCIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5LZWVwQWxpdmVIABIzCgp0ZXh0X2RlbHRhGAMgASgLMh0uZnJvbnRpZXIud29ya2VyLnYxLlRleHREZWx0YUgAEjsKDnRoaW5raW5nX2RlbHRhGAQgASgLMiEuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nRGVsdGFIABI3Cgx0aGlua2luZ19lbmQYBSABKAsyHy5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdFbmRIABI8Cg90b29sX2NhbGxfc3RhcnQYBiABKAsyIS5mcm9udGllci53b3JrZXIudjEuVG9vbENhbGxTdGFydEgAEjwKD3Rvb2xfY2FsbF9kZWx0YRgHIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2FsbERlbHRhSAASOAoNdG9vbF9jYWxsX2VuZBgIIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2FsbEVuZEgAEigKBHN0b3AYCSABKAsyGC5mcm9udGllci53b3JrZXIudjEuU3RvcEgAEjAKBWVycm9yGAogASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLldvcmtlckVycm9ySABCBwoFZXZlbnQiyQEKD1Byb21wdFByb2Nlc3NlZBIVCg1wcm9tcHRfdG9rZW5zGAEgASgNEhUKDWNhY2hlZF90b2tlbnMYAiABKA0SEgoKbWVzc2FnZV9pZBgFIAEoCRIzCghkZWNpc2lvbhgGIAEoDjIhLmZyb250aWVyLndvcmtlci52MS5DYWNoZURlY2lzaW9uEjMKC21pc3NfcmVhc29uGAcgASgOMh4uZnJvbnRpZXIud29ya2VyLnYxLk1pc3NSZWFzb25KBAgDEARKBAgEEAUiOwoJS2VlcEFsaXZlEhgKEHByZWZpbGxlZF90b2tlbnMYASABKA0SFAoMdG90YWxfdG9rZW5zGAIgASgNIhkKCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJIh0KDVRoaW5raW5nRGVsdGESDAoEdGV4dBgBIAEoCSIgCgtUaGlua2luZ0VuZBIRCglzaWduYXR1cmUYASABKAkiOAoNVG9vbENhbGxTdGFydBINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJIjYKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SFgoOYXJndW1lbnRzX2pzb24YAiABKAkiHAoLVG9vbENhbGxFbmQSDQoFaW5kZXgYASABKA0iSwoFVXNhZ2USFAoMaW5wdXRfdG9rZW5zGAEgASgNEhUKDWNhY2hlZF90b2tlbnMYAiABKA0SFQoNb3V0cHV0X3Rva2VucxgDIAEoDSJ3CgRTdG9wEi4KBnJlYXNvbhgBIAEoDjIeLmZyb250aWVyLndvcmtlci52MS5TdG9wUmVhc29uEhUKDXN0b3Bfc2VxdWVuY2UYAiABKAkSKAoFdXNhZ2UYAyABKAsyGS5mcm9udGllci53b3JrZXIudjEuVXNhZ2UiYAoLV29ya2VyRXJyb3ISMQoEY29kZRgBIAEoDjIjLmZyb250aWVyLndvcmtlci52MS5Xb3JrZXJFcnJvckNvZGUSDwoHbWVzc2FnZRgCIAEoCRINCgVwYXJhbRgDIAEoCSJzChJDb3VudFRva2Vuc1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCgl0ZW5hbnRfaWQYAiABKAkSNgoMY29udmVyc2F0aW9uGAMgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnZlcnNhdGlvbiIrChNDb3VudFRva2Vuc1Jlc3BvbnNlEhQKDGlucHV0X3Rva2VucxgBIAEoDSIPCg1IZWFsdGhSZXF1ZXN0IooBCg5IZWFsdGhSZXNwb25zZRINCgVyZWFkeRgBIAEoCBIRCgl3b3JrZXJfaWQYAiABKAkSEgoKbW9kZWxfbmFtZRgDIAEoCRIWCg5tb2RlbF9pZGVudGl0eRgEIAEoCRIUCgxjb250ZXh0X3NpemUYBSABKA0SFAoMZW5naW5lX2J1aWxkGAYgASgJIg4KDFN0YXRzUmVxdWVzdCKFAgoNU3RhdHNSZXNwb25zZRIXCg9zZXF1ZW5jZXNfdG90YWwYASABKA0SFgoOc2VxdWVuY2VzX2ZyZWUYAiABKA0SFQoNbGl2ZV9zZXNzaW9ucxgDIAEoDRIXCg9hY3RpdmVfcmVxdWVzdHMYBCABKA0SFwoPcXVldWVkX3JlcXVlc3RzGAUgASgNEhcKD3BhcmtlZF9zZXNzaW9ucxgGIAEoDRITCgtjaGVja3BvaW50cxgHIAEoDRIYChBjaGVja3BvaW50X2J5dGVzGAggASgEEhcKD2NoZWNrcG9pbnRfaGl0cxgJIAEoBBIZChFjaGVja3BvaW50X21pc3NlcxgKIAEoBCI+ChVSZWxlYXNlU2Vzc2lvblJlcXVlc3QSEQoJdGVuYW50X2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkiKgoWUmVsZWFzZVNlc3Npb25SZXNwb25zZRIQCghyZWxlYXNlZBgBIAEoCCIOCgxEcmFpblJlcXVlc3QiUAoRSGFuZGVkT3ZlclNlc3Npb24SEQoJdGVuYW50X2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSFAoMY2hlY2twb2ludGVkGAMgASgIImMKDURyYWluUmVzcG9uc2USNwoIc2Vzc2lvbnMYASADKAsyJS5mcm9udGllci53b3JrZXIudjEuSGFuZGVkT3ZlclNlc3Npb24SGQoRcmVzaWRlbnRfc2Vzc2lvbnMYAiABKA0ijAIKDFdvcmtlclJlcG9ydBIKCgJpZBgBIAEoCRIOCgZyZWdpb24YAiABKAkSCwoDdXJsGAMgASgJEgwKBGJvb3QYBCABKAkSFgoObW9kZWxfaWRlbnRpdHkYBSABKAkSFwoPc2VxdWVuY2VzX3RvdGFsGAYgASgNEhYKDnNlcXVlbmNlc19mcmVlGAcgASgNEhMKC3F1ZXVlX2RlcHRoGAggASgNEhcKD2FjdGl2ZV9yZXF1ZXN0cxgJIAEoDRIZChFyZXNpZGVudF9zZXNzaW9ucxgKIAEoDRIQCghwcmVmaXhlcxgLIAMoCRIQCghkcmFpbmluZxgMIAEoCBIPCgdsZWF2aW5nGA0gASgIKlAKBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg0KCVJPTEVfVVNFUhABEhIKDlJPTEVfQVNTSVNUQU5UEAISDwoLUk9MRV9TWVNURU0QAyp7Cg5Ub29sQ2hvaWNlTW9kZRIZChVUT09MX0NIT0lDRV9NT0RFX0FVVE8QABIYChRUT09MX0NIT0lDRV9NT0RFX0FOWRABEhkKFVRPT0xfQ0hPSUNFX01PREVfVE9PTBACEhkKFVRPT0xfQ0hPSUNFX01PREVfTk9ORRADKmEKDFRoaW5raW5nTW9kZRIaChZUSElOS0lOR19NT0RFX0RJU0FCTEVEEAASGQoVVEhJTktJTkdfTU9ERV9FTkFCTEVEEAESGgoWVEhJTktJTkdfTU9ERV9BREFQVElWRRACKtQBCg1DYWNoZURlY2lzaW9uEh4KGkNBQ0hFX0RFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASIAocQ0FDSEVfREVDSVNJT05fTElWRV9UT09MX0lEUxABEiMKH0NBQ0hFX0RFQ0lTSU9OX0xJVkVfVEVYVF9QUkVGSVgQAhIkCiBDQUNIRV9ERUNJU0lPTl9MSVZFX1RPS0VOX1BSRUZJWBADEh0KGUNBQ0hFX0RFQ0lTSU9OX0NIRUNLUE9JTlQQBBIXChNDQUNIRV9ERUNJU0lPTl9DT0xEEAUq/AEKCk1pc3NSZWFzb24SFAoQTUlTU19SRUFTT05fTk9ORRAAEh0KGU1JU1NfUkVBU09OX05PX0xJVkVfU1RBVEUQARIYChRNSVNTX1JFQVNPTl9LVl9NT1ZFRBACEhwKGE1JU1NfUkVBU09OX0lEU19OT1RfTElWRRADEh4KGk1JU1NfUkVBU09OX0hJU1RPUllfRURJVEVEEAQSHQoZTUlTU19SRUFTT05fVEVYVF9NSVNNQVRDSBAFEh4KGk1JU1NfUkVBU09OX1RPS0VOX01JU01BVENIEAYSIgoeTUlTU19SRUFTT05fQ0hFQ0tQT0lOVF9DT1JSVVBUEAcqswEKClN0b3BSZWFzb24SGwoXU1RPUF9SRUFTT05fVU5TUEVDSUZJRUQQABIYChRTVE9QX1JFQVNPTl9FTkRfVFVSThABEhoKFlNUT1BfUkVBU09OX01BWF9UT0tFTlMQAhIdChlTVE9QX1JFQVNPTl9TVE9QX1NFUVVFTkNFEAMSGAoUU1RPUF9SRUFTT05fVE9PTF9VU0UQBBIZChVTVE9QX1JFQVNPTl9DQU5DRUxMRUQQBSrXAgoPV29ya2VyRXJyb3JDb2RlEiEKHVdPUktFUl9FUlJPUl9DT0RFX1VOU1BFQ0lGSUVEEAASHgoaV09SS0VSX0VSUk9SX0NPREVfSU5URVJOQUwQARIlCiFXT1JLRVJfRVJST1JfQ09ERV9JTlZBTElEX1JFUVVFU1QQAhIgChxXT1JLRVJfRVJST1JfQ09ERV9PVkVSTE9BREVEEAMSJgoiV09SS0VSX0VSUk9SX0NPREVfQ09OVEVYVF9UT09fTE9ORxAEEikKJVdPUktFUl9FUlJPUl9DT0RFX1VOS05PV05fVE9PTF9VU0VfSUQQBRIiCh5XT1JLRVJfRVJST1JfQ09ERV9TRVNTSU9OX0JVU1kQBhIeChpXT1JLRVJfRVJST1JfQ09ERV9EUkFJTklORxAHEiEKHVdPUktFUl9FUlJPUl9DT0RFX1NUQUxFX0VQT0NIEAgymwQKDVdvcmtlclNlcnZpY2USVAoIR2VuZXJhdGUSIy5mcm9udGllci53b3JrZXIudjEuR2VuZXJhdGVSZXF1ZXN0GiEuZnJvbnRpZXIud29ya2VyLnYxLkdlbmVyYXRlRXZlbnQwARJeCgtDb3VudFRva2VucxImLmZyb250aWVyLndvcmtlci52MS5Db3VudFRva2Vuc1JlcXVlc3QaJy5mcm9udGllci53b3JrZXIudjEuQ291bnRUb2tlbnNSZXNwb25zZRJPCgZIZWFsdGgSIS5mcm9udGllci53b3JrZXIudjEuSGVhbHRoUmVxdWVzdBoiLmZyb250aWVyLndvcmtlci52MS5IZWFsdGhSZXNwb25zZRJMCgVTdGF0cxIgLmZyb250aWVyLndvcmtlci52MS5TdGF0c1JlcXVlc3QaIS5mcm9udGllci53b3JrZXIudjEuU3RhdHNSZXNwb25zZRJnCg5SZWxlYXNlU2Vzc2lvbhIpLmZyb250aWVyLndvcmtlci52MS5SZWxlYXNlU2Vzc2lvblJlcXVlc3QaKi5mcm9udGllci53b3JrZXIudjEuUmVsZWFzZVNlc3Npb25SZXNwb25zZRJMCgVEcmFpbhIgLmZyb250aWVyLndvcmtlci52MS5EcmFpblJlcXVlc3QaIS5mcm9udGllci53b3JrZXIudjEuRHJhaW5SZXNwb25zZWIGcHJvdG8z");
+  fileDesc("Ch9mcm9udGllci93b3JrZXIvdjEvd29ya2VyLnByb3RvEhJmcm9udGllci53b3JrZXIudjEi5QEKDENvbnZlcnNhdGlvbhIOCgZzeXN0ZW0YASADKAkSLQoIbWVzc2FnZXMYAiADKAsyGy5mcm9udGllci53b3JrZXIudjEuTWVzc2FnZRIxCgV0b29scxgDIAMoCzIiLmZyb250aWVyLndvcmtlci52MS5Ub29sRGVmaW5pdGlvbhIzCgt0b29sX2Nob2ljZRgEIAEoCzIeLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlEi4KCHRoaW5raW5nGAUgASgLMhwuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nImQKB01lc3NhZ2USJgoEcm9sZRgBIAEoDjIYLmZyb250aWVyLndvcmtlci52MS5Sb2xlEjEKB2NvbnRlbnQYAiADKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udGVudEJsb2NrIq4DCgxDb250ZW50QmxvY2sSLQoEdGV4dBgBIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0QmxvY2tIABI1Cgh0aGlua2luZxgCIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0Jsb2NrSAASNAoIdG9vbF91c2UYAyABKAsyIC5mcm9udGllci53b3JrZXIudjEuVG9vbFVzZUJsb2NrSAASOgoLdG9vbF9yZXN1bHQYBCABKAsyIy5mcm9udGllci53b3JrZXIudjEuVG9vbFJlc3VsdEJsb2NrSAASMQoGb3BhcXVlGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLk9wYXF1ZUJsb2NrSAASQQoPc2VydmVyX3Rvb2xfdXNlGAYgASgLMiYuZnJvbnRpZXIud29ya2VyLnYxLlNlcnZlclRvb2xVc2VCbG9ja0gAEkcKEnNlcnZlcl90b29sX3Jlc3VsdBgHIAEoCzIpLmZyb250aWVyLndvcmtlci52MS5TZXJ2ZXJUb29sUmVzdWx0QmxvY2tIAEIHCgVibG9jayIZCglUZXh0QmxvY2sSDAoEdGV4dBgBIAEoCSI0Cg1UaGlua2luZ0Jsb2NrEhAKCHRoaW5raW5nGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCSI8CgxUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIkkKD1Rvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIPCgdjb250ZW50GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIIkcKC09wYXF1ZUJsb2NrEgwKBHR5cGUYASABKAkSDAoEanNvbhgCIAEoCRIMCgR0ZXh0GAMgASgJEg4KBmFuY2hvchgEIAEoCSJCChJTZXJ2ZXJUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIloKFVNlcnZlclRvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEgwKBHRleHQYAyABKAkSEAoIaXNfZXJyb3IYBCABKAgiTgoOVG9vbERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIZChFpbnB1dF9zY2hlbWFfanNvbhgDIAEoCSJvCgpUb29sQ2hvaWNlEjAKBG1vZGUYASABKA4yIi5mcm9udGllci53b3JrZXIudjEuVG9vbENob2ljZU1vZGUSDAoEbmFtZRgCIAEoCRIhChlkaXNhYmxlX3BhcmFsbGVsX3Rvb2xfdXNlGAMgASgIIlEKCFRoaW5raW5nEi4KBG1vZGUYASABKA4yIC5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdNb2RlEhUKDWJ1ZGdldF90b2tlbnMYAiABKA0ivgEKDlNhbXBsaW5nUGFyYW1zEhIKCm1heF90b2tlbnMYASABKA0SGAoLdGVtcGVyYXR1cmUYAiABKAJIAIgBARISCgV0b3BfcBgDIAEoAkgBiAEBEhIKBXRvcF9rGAQgASgNSAKIAQESFgoOc3RvcF9zZXF1ZW5jZXMYBSADKAkSEQoEc2VlZBgGIAEoBEgDiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkIi0KB0lkS2luZHMSDwoHbWVzc2FnZRgBIAEoCRIRCgl0b29sX2NhbGwYAiABKAkiuwIKD0dlbmVyYXRlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRISCgpzZXNzaW9uX2lkGAMgASgJEg0KBWVwb2NoGAQgASgEEi0KCGlkX2tpbmRzGAggASgLMhsuZnJvbnRpZXIud29ya2VyLnYxLklkS2luZHMSNgoMY29udmVyc2F0aW9uGAYgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnZlcnNhdGlvbhI0CghzYW1wbGluZxgHIAEoCzIiLmZyb250aWVyLndvcmtlci52MS5TYW1wbGluZ1BhcmFtcxI7Cg9yZXNwb25zZV9mb3JtYXQYCSABKAsyIi5mcm9udGllci53b3JrZXIudjEuUmVzcG9uc2VGb3JtYXRKBAgFEAYiiAEKDlJlc3BvbnNlRm9ybWF0EjQKBHR5cGUYASABKA4yJi5mcm9udGllci53b3JrZXIudjEuUmVzcG9uc2VGb3JtYXRUeXBlEhMKC3NjaGVtYV9qc29uGAIgASgJEgwKBG5hbWUYAyABKAkSDgoGc3RyaWN0GAQgASgIEg0KBWZpZWxkGAUgASgJIsEECg1HZW5lcmF0ZUV2ZW50EjUKBnByb21wdBgBIAEoCzIjLmZyb250aWVyLndvcmtlci52MS5Qcm9tcHRQcm9jZXNzZWRIABIzCgprZWVwX2FsaXZlGAIgASgLMh0uZnJvbnRpZXIud29ya2VyLnYxLktlZXBBbGl2ZUgAEjMKCnRleHRfZGVsdGEYAyABKAsyHS5mcm9udGllci53b3JrZXIudjEuVGV4dERlbHRhSAASOwoOdGhpbmtpbmdfZGVsdGEYBCABKAsyIS5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdEZWx0YUgAEjcKDHRoaW5raW5nX2VuZBgFIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0VuZEgAEjwKD3Rvb2xfY2FsbF9zdGFydBgGIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2FsbFN0YXJ0SAASPAoPdG9vbF9jYWxsX2RlbHRhGAcgASgLMiEuZnJvbnRpZXIud29ya2VyLnYxLlRvb2xDYWxsRGVsdGFIABI4Cg10b29sX2NhbGxfZW5kGAggASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLlRvb2xDYWxsRW5kSAASKAoEc3RvcBgJIAEoCzIYLmZyb250aWVyLndvcmtlci52MS5TdG9wSAASMAoFZXJyb3IYCiABKAsyHy5mcm9udGllci53b3JrZXIudjEuV29ya2VyRXJyb3JIAEIHCgVldmVudCLJAQoPUHJvbXB0UHJvY2Vzc2VkEhUKDXByb21wdF90b2tlbnMYASABKA0SFQoNY2FjaGVkX3Rva2VucxgCIAEoDRISCgptZXNzYWdlX2lkGAUgASgJEjMKCGRlY2lzaW9uGAYgASgOMiEuZnJvbnRpZXIud29ya2VyLnYxLkNhY2hlRGVjaXNpb24SMwoLbWlzc19yZWFzb24YByABKA4yHi5mcm9udGllci53b3JrZXIudjEuTWlzc1JlYXNvbkoECAMQBEoECAQQBSI7CglLZWVwQWxpdmUSGAoQcHJlZmlsbGVkX3Rva2VucxgBIAEoDRIUCgx0b3RhbF90b2tlbnMYAiABKA0iGQoJVGV4dERlbHRhEgwKBHRleHQYASABKAkiHQoNVGhpbmtpbmdEZWx0YRIMCgR0ZXh0GAEgASgJIiAKC1RoaW5raW5nRW5kEhEKCXNpZ25hdHVyZRgBIAEoCSI4Cg1Ub29sQ2FsbFN0YXJ0Eg0KBWluZGV4GAEgASgNEgoKAmlkGAIgASgJEgwKBG5hbWUYAyABKAkiNgoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoDRIWCg5hcmd1bWVudHNfanNvbhgCIAEoCSIcCgtUb29sQ2FsbEVuZBINCgVpbmRleBgBIAEoDSJLCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKA0SFQoNY2FjaGVkX3Rva2VucxgCIAEoDRIVCg1vdXRwdXRfdG9rZW5zGAMgASgNIncKBFN0b3ASLgoGcmVhc29uGAEgASgOMh4uZnJvbnRpZXIud29ya2VyLnYxLlN0b3BSZWFzb24SFQoNc3RvcF9zZXF1ZW5jZRgCIAEoCRIoCgV1c2FnZRgDIAEoCzIZLmZyb250aWVyLndvcmtlci52MS5Vc2FnZSJgCgtXb3JrZXJFcnJvchIxCgRjb2RlGAEgASgOMiMuZnJvbnRpZXIud29ya2VyLnYxLldvcmtlckVycm9yQ29kZRIPCgdtZXNzYWdlGAIgASgJEg0KBXBhcmFtGAMgASgJInMKEkNvdW50VG9rZW5zUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRI2Cgxjb252ZXJzYXRpb24YAyABKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udmVyc2F0aW9uIisKE0NvdW50VG9rZW5zUmVzcG9uc2USFAoMaW5wdXRfdG9rZW5zGAEgASgNIg8KDUhlYWx0aFJlcXVlc3QiigEKDkhlYWx0aFJlc3BvbnNlEg0KBXJlYWR5GAEgASgIEhEKCXdvcmtlcl9pZBgCIAEoCRISCgptb2RlbF9uYW1lGAMgASgJEhYKDm1vZGVsX2lkZW50aXR5GAQgASgJEhQKDGNvbnRleHRfc2l6ZRgFIAEoDRIUCgxlbmdpbmVfYnVpbGQYBiABKAkiDgoMU3RhdHNSZXF1ZXN0IoUCCg1TdGF0c1Jlc3BvbnNlEhcKD3NlcXVlbmNlc190b3RhbBgBIAEoDRIWCg5zZXF1ZW5jZXNfZnJlZRgCIAEoDRIVCg1saXZlX3Nlc3Npb25zGAMgASgNEhcKD2FjdGl2ZV9yZXF1ZXN0cxgEIAEoDRIXCg9xdWV1ZWRfcmVxdWVzdHMYBSABKA0SFwoPcGFya2VkX3Nlc3Npb25zGAYgASgNEhMKC2NoZWNrcG9pbnRzGAcgASgNEhgKEGNoZWNrcG9pbnRfYnl0ZXMYCCABKAQSFwoPY2hlY2twb2ludF9oaXRzGAkgASgEEhkKEWNoZWNrcG9pbnRfbWlzc2VzGAogASgEIj4KFVJlbGVhc2VTZXNzaW9uUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCSIqChZSZWxlYXNlU2Vzc2lvblJlc3BvbnNlEhAKCHJlbGVhc2VkGAEgASgIIg4KDERyYWluUmVxdWVzdCJQChFIYW5kZWRPdmVyU2Vzc2lvbhIRCgl0ZW5hbnRfaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIUCgxjaGVja3BvaW50ZWQYAyABKAgiYwoNRHJhaW5SZXNwb25zZRI3CghzZXNzaW9ucxgBIAMoCzIlLmZyb250aWVyLndvcmtlci52MS5IYW5kZWRPdmVyU2Vzc2lvbhIZChFyZXNpZGVudF9zZXNzaW9ucxgCIAEoDSKMAgoMV29ya2VyUmVwb3J0EgoKAmlkGAEgASgJEg4KBnJlZ2lvbhgCIAEoCRILCgN1cmwYAyABKAkSDAoEYm9vdBgEIAEoCRIWCg5tb2RlbF9pZGVudGl0eRgFIAEoCRIXCg9zZXF1ZW5jZXNfdG90YWwYBiABKA0SFgoOc2VxdWVuY2VzX2ZyZWUYByABKA0SEwoLcXVldWVfZGVwdGgYCCABKA0SFwoPYWN0aXZlX3JlcXVlc3RzGAkgASgNEhkKEXJlc2lkZW50X3Nlc3Npb25zGAogASgNEhAKCHByZWZpeGVzGAsgAygJEhAKCGRyYWluaW5nGAwgASgIEg8KB2xlYXZpbmcYDSABKAgqUAoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDQoJUk9MRV9VU0VSEAESEgoOUk9MRV9BU1NJU1RBTlQQAhIPCgtST0xFX1NZU1RFTRADKnsKDlRvb2xDaG9pY2VNb2RlEhkKFVRPT0xfQ0hPSUNFX01PREVfQVVUTxAAEhgKFFRPT0xfQ0hPSUNFX01PREVfQU5ZEAESGQoVVE9PTF9DSE9JQ0VfTU9ERV9UT09MEAISGQoVVE9PTF9DSE9JQ0VfTU9ERV9OT05FEAMqYQoMVGhpbmtpbmdNb2RlEhoKFlRISU5LSU5HX01PREVfRElTQUJMRUQQABIZChVUSElOS0lOR19NT0RFX0VOQUJMRUQQARIaChZUSElOS0lOR19NT0RFX0FEQVBUSVZFEAIqfwoSUmVzcG9uc2VGb3JtYXRUeXBlEh0KGVJFU1BPTlNFX0ZPUk1BVF9UWVBFX1RFWFQQABIkCiBSRVNQT05TRV9GT1JNQVRfVFlQRV9KU09OX09CSkVDVBABEiQKIFJFU1BPTlNFX0ZPUk1BVF9UWVBFX0pTT05fU0NIRU1BEAIq1AEKDUNhY2hlRGVjaXNpb24SHgoaQ0FDSEVfREVDSVNJT05fVU5TUEVDSUZJRUQQABIgChxDQUNIRV9ERUNJU0lPTl9MSVZFX1RPT0xfSURTEAESIwofQ0FDSEVfREVDSVNJT05fTElWRV9URVhUX1BSRUZJWBACEiQKIENBQ0hFX0RFQ0lTSU9OX0xJVkVfVE9LRU5fUFJFRklYEAMSHQoZQ0FDSEVfREVDSVNJT05fQ0hFQ0tQT0lOVBAEEhcKE0NBQ0hFX0RFQ0lTSU9OX0NPTEQQBSr8AQoKTWlzc1JlYXNvbhIUChBNSVNTX1JFQVNPTl9OT05FEAASHQoZTUlTU19SRUFTT05fTk9fTElWRV9TVEFURRABEhgKFE1JU1NfUkVBU09OX0tWX01PVkVEEAISHAoYTUlTU19SRUFTT05fSURTX05PVF9MSVZFEAMSHgoaTUlTU19SRUFTT05fSElTVE9SWV9FRElURUQQBBIdChlNSVNTX1JFQVNPTl9URVhUX01JU01BVENIEAUSHgoaTUlTU19SRUFTT05fVE9LRU5fTUlTTUFUQ0gQBhIiCh5NSVNTX1JFQVNPTl9DSEVDS1BPSU5UX0NPUlJVUFQQByqzAQoKU3RvcFJlYXNvbhIbChdTVE9QX1JFQVNPTl9VTlNQRUNJRklFRBAAEhgKFFNUT1BfUkVBU09OX0VORF9UVVJOEAESGgoWU1RPUF9SRUFTT05fTUFYX1RPS0VOUxACEh0KGVNUT1BfUkVBU09OX1NUT1BfU0VRVUVOQ0UQAxIYChRTVE9QX1JFQVNPTl9UT09MX1VTRRAEEhkKFVNUT1BfUkVBU09OX0NBTkNFTExFRBAFKtcCCg9Xb3JrZXJFcnJvckNvZGUSIQodV09SS0VSX0VSUk9SX0NPREVfVU5TUEVDSUZJRUQQABIeChpXT1JLRVJfRVJST1JfQ09ERV9JTlRFUk5BTBABEiUKIVdPUktFUl9FUlJPUl9DT0RFX0lOVkFMSURfUkVRVUVTVBACEiAKHFdPUktFUl9FUlJPUl9DT0RFX09WRVJMT0FERUQQAxImCiJXT1JLRVJfRVJST1JfQ09ERV9DT05URVhUX1RPT19MT05HEAQSKQolV09SS0VSX0VSUk9SX0NPREVfVU5LTk9XTl9UT09MX1VTRV9JRBAFEiIKHldPUktFUl9FUlJPUl9DT0RFX1NFU1NJT05fQlVTWRAGEh4KGldPUktFUl9FUlJPUl9DT0RFX0RSQUlOSU5HEAcSIQodV09SS0VSX0VSUk9SX0NPREVfU1RBTEVfRVBPQ0gQCDKbBAoNV29ya2VyU2VydmljZRJUCghHZW5lcmF0ZRIjLmZyb250aWVyLndvcmtlci52MS5HZW5lcmF0ZVJlcXVlc3QaIS5mcm9udGllci53b3JrZXIudjEuR2VuZXJhdGVFdmVudDABEl4KC0NvdW50VG9rZW5zEiYuZnJvbnRpZXIud29ya2VyLnYxLkNvdW50VG9rZW5zUmVxdWVzdBonLmZyb250aWVyLndvcmtlci52MS5Db3VudFRva2Vuc1Jlc3BvbnNlEk8KBkhlYWx0aBIhLmZyb250aWVyLndvcmtlci52MS5IZWFsdGhSZXF1ZXN0GiIuZnJvbnRpZXIud29ya2VyLnYxLkhlYWx0aFJlc3BvbnNlEkwKBVN0YXRzEiAuZnJvbnRpZXIud29ya2VyLnYxLlN0YXRzUmVxdWVzdBohLmZyb250aWVyLndvcmtlci52MS5TdGF0c1Jlc3BvbnNlEmcKDlJlbGVhc2VTZXNzaW9uEikuZnJvbnRpZXIud29ya2VyLnYxLlJlbGVhc2VTZXNzaW9uUmVxdWVzdBoqLmZyb250aWVyLndvcmtlci52MS5SZWxlYXNlU2Vzc2lvblJlc3BvbnNlEkwKBURyYWluEiAuZnJvbnRpZXIud29ya2VyLnYxLkRyYWluUmVxdWVzdBohLmZyb250aWVyLndvcmtlci52MS5EcmFpblJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * @generated from message frontier.worker.v1.Conversation
@@ -532,6 +532,13 @@ export type GenerateRequest = Message$1<"frontier.worker.v1.GenerateRequest"> & 
    * @generated from field: frontier.worker.v1.SamplingParams sampling = 7;
    */
   sampling?: SamplingParams | undefined;
+
+  /**
+   * A constraint on the turn's answer text (absent: free text).
+   *
+   * @generated from field: frontier.worker.v1.ResponseFormat response_format = 9;
+   */
+  responseFormat?: ResponseFormat | undefined;
 };
 
 /**
@@ -540,6 +547,56 @@ export type GenerateRequest = Message$1<"frontier.worker.v1.GenerateRequest"> & 
  */
 export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
   messageDesc(file_frontier_worker_v1_worker, 15);
+
+/**
+ * Chat Completions `response_format`, Responses `text.format`: the answer is sampled under a grammar
+ * built from it (reasoning is closed empty, as for a forced tool call; a call stays possible with
+ * tool_choice auto).
+ *
+ * @generated from message frontier.worker.v1.ResponseFormat
+ */
+export type ResponseFormat = Message$1<"frontier.worker.v1.ResponseFormat"> & {
+  /**
+   * @generated from field: frontier.worker.v1.ResponseFormatType type = 1;
+   */
+  type: ResponseFormatType;
+
+  /**
+   * With RESPONSE_FORMAT_TYPE_JSON_SCHEMA: the JSON Schema (JSON text; empty means any JSON object).
+   *
+   * @generated from field: string schema_json = 2;
+   */
+  schemaJson: string;
+
+  /**
+   * The client's name for the schema.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * Refuse schema keywords the grammar cannot enforce instead of ignoring them.
+   *
+   * @generated from field: bool strict = 4;
+   */
+  strict: boolean;
+
+  /**
+   * The request field holding the schema (`response_format.json_schema.schema`, `text.format.schema`),
+   * named in refusals.
+   *
+   * @generated from field: string field = 5;
+   */
+  field: string;
+};
+
+/**
+ * Describes the message frontier.worker.v1.ResponseFormat.
+ * Use `create(ResponseFormatSchema)` to create a new message.
+ */
+export const ResponseFormatSchema: GenMessage<ResponseFormat> = /*@__PURE__*/
+  messageDesc(file_frontier_worker_v1_worker, 16);
 
 /**
  * @generated from message frontier.worker.v1.GenerateEvent
@@ -616,7 +673,7 @@ export type GenerateEvent = Message$1<"frontier.worker.v1.GenerateEvent"> & {
  * Use `create(GenerateEventSchema)` to create a new message.
  */
 export const GenerateEventSchema: GenMessage<GenerateEvent> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 16);
+  messageDesc(file_frontier_worker_v1_worker, 17);
 
 /**
  * Sent once, after the cache decision and before prefill starts.
@@ -663,7 +720,7 @@ export type PromptProcessed = Message$1<"frontier.worker.v1.PromptProcessed"> & 
  * Use `create(PromptProcessedSchema)` to create a new message.
  */
 export const PromptProcessedSchema: GenMessage<PromptProcessed> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 17);
+  messageDesc(file_frontier_worker_v1_worker, 18);
 
 /**
  * Sent periodically while a long prefill runs.
@@ -687,7 +744,7 @@ export type KeepAlive = Message$1<"frontier.worker.v1.KeepAlive"> & {
  * Use `create(KeepAliveSchema)` to create a new message.
  */
 export const KeepAliveSchema: GenMessage<KeepAlive> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 18);
+  messageDesc(file_frontier_worker_v1_worker, 19);
 
 /**
  * @generated from message frontier.worker.v1.TextDelta
@@ -704,7 +761,7 @@ export type TextDelta = Message$1<"frontier.worker.v1.TextDelta"> & {
  * Use `create(TextDeltaSchema)` to create a new message.
  */
 export const TextDeltaSchema: GenMessage<TextDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 19);
+  messageDesc(file_frontier_worker_v1_worker, 20);
 
 /**
  * @generated from message frontier.worker.v1.ThinkingDelta
@@ -721,7 +778,7 @@ export type ThinkingDelta = Message$1<"frontier.worker.v1.ThinkingDelta"> & {
  * Use `create(ThinkingDeltaSchema)` to create a new message.
  */
 export const ThinkingDeltaSchema: GenMessage<ThinkingDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 20);
+  messageDesc(file_frontier_worker_v1_worker, 21);
 
 /**
  * @generated from message frontier.worker.v1.ThinkingEnd
@@ -738,7 +795,7 @@ export type ThinkingEnd = Message$1<"frontier.worker.v1.ThinkingEnd"> & {
  * Use `create(ThinkingEndSchema)` to create a new message.
  */
 export const ThinkingEndSchema: GenMessage<ThinkingEnd> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 21);
+  messageDesc(file_frontier_worker_v1_worker, 22);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallStart
@@ -765,7 +822,7 @@ export type ToolCallStart = Message$1<"frontier.worker.v1.ToolCallStart"> & {
  * Use `create(ToolCallStartSchema)` to create a new message.
  */
 export const ToolCallStartSchema: GenMessage<ToolCallStart> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 22);
+  messageDesc(file_frontier_worker_v1_worker, 23);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallDelta
@@ -787,7 +844,7 @@ export type ToolCallDelta = Message$1<"frontier.worker.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 23);
+  messageDesc(file_frontier_worker_v1_worker, 24);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallEnd
@@ -804,7 +861,7 @@ export type ToolCallEnd = Message$1<"frontier.worker.v1.ToolCallEnd"> & {
  * Use `create(ToolCallEndSchema)` to create a new message.
  */
 export const ToolCallEndSchema: GenMessage<ToolCallEnd> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 24);
+  messageDesc(file_frontier_worker_v1_worker, 25);
 
 /**
  * @generated from message frontier.worker.v1.Usage
@@ -835,7 +892,7 @@ export type Usage = Message$1<"frontier.worker.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 25);
+  messageDesc(file_frontier_worker_v1_worker, 26);
 
 /**
  * @generated from message frontier.worker.v1.Stop
@@ -864,7 +921,7 @@ export type Stop = Message$1<"frontier.worker.v1.Stop"> & {
  * Use `create(StopSchema)` to create a new message.
  */
 export const StopSchema: GenMessage<Stop> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 26);
+  messageDesc(file_frontier_worker_v1_worker, 27);
 
 /**
  * @generated from message frontier.worker.v1.WorkerError
@@ -893,7 +950,7 @@ export type WorkerError = Message$1<"frontier.worker.v1.WorkerError"> & {
  * Use `create(WorkerErrorSchema)` to create a new message.
  */
 export const WorkerErrorSchema: GenMessage<WorkerError> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 27);
+  messageDesc(file_frontier_worker_v1_worker, 28);
 
 /**
  * @generated from message frontier.worker.v1.CountTokensRequest
@@ -920,7 +977,7 @@ export type CountTokensRequest = Message$1<"frontier.worker.v1.CountTokensReques
  * Use `create(CountTokensRequestSchema)` to create a new message.
  */
 export const CountTokensRequestSchema: GenMessage<CountTokensRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 28);
+  messageDesc(file_frontier_worker_v1_worker, 29);
 
 /**
  * @generated from message frontier.worker.v1.CountTokensResponse
@@ -937,7 +994,7 @@ export type CountTokensResponse = Message$1<"frontier.worker.v1.CountTokensRespo
  * Use `create(CountTokensResponseSchema)` to create a new message.
  */
 export const CountTokensResponseSchema: GenMessage<CountTokensResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 29);
+  messageDesc(file_frontier_worker_v1_worker, 30);
 
 /**
  * @generated from message frontier.worker.v1.HealthRequest
@@ -950,7 +1007,7 @@ export type HealthRequest = Message$1<"frontier.worker.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 30);
+  messageDesc(file_frontier_worker_v1_worker, 31);
 
 /**
  * @generated from message frontier.worker.v1.HealthResponse
@@ -994,7 +1051,7 @@ export type HealthResponse = Message$1<"frontier.worker.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 31);
+  messageDesc(file_frontier_worker_v1_worker, 32);
 
 /**
  * @generated from message frontier.worker.v1.StatsRequest
@@ -1007,7 +1064,7 @@ export type StatsRequest = Message$1<"frontier.worker.v1.StatsRequest"> & {
  * Use `create(StatsRequestSchema)` to create a new message.
  */
 export const StatsRequestSchema: GenMessage<StatsRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 32);
+  messageDesc(file_frontier_worker_v1_worker, 33);
 
 /**
  * @generated from message frontier.worker.v1.StatsResponse
@@ -1075,7 +1132,7 @@ export type StatsResponse = Message$1<"frontier.worker.v1.StatsResponse"> & {
  * Use `create(StatsResponseSchema)` to create a new message.
  */
 export const StatsResponseSchema: GenMessage<StatsResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 33);
+  messageDesc(file_frontier_worker_v1_worker, 34);
 
 /**
  * @generated from message frontier.worker.v1.ReleaseSessionRequest
@@ -1097,7 +1154,7 @@ export type ReleaseSessionRequest = Message$1<"frontier.worker.v1.ReleaseSession
  * Use `create(ReleaseSessionRequestSchema)` to create a new message.
  */
 export const ReleaseSessionRequestSchema: GenMessage<ReleaseSessionRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 34);
+  messageDesc(file_frontier_worker_v1_worker, 35);
 
 /**
  * @generated from message frontier.worker.v1.ReleaseSessionResponse
@@ -1114,7 +1171,7 @@ export type ReleaseSessionResponse = Message$1<"frontier.worker.v1.ReleaseSessio
  * Use `create(ReleaseSessionResponseSchema)` to create a new message.
  */
 export const ReleaseSessionResponseSchema: GenMessage<ReleaseSessionResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 35);
+  messageDesc(file_frontier_worker_v1_worker, 36);
 
 /**
  * @generated from message frontier.worker.v1.DrainRequest
@@ -1127,7 +1184,7 @@ export type DrainRequest = Message$1<"frontier.worker.v1.DrainRequest"> & {
  * Use `create(DrainRequestSchema)` to create a new message.
  */
 export const DrainRequestSchema: GenMessage<DrainRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 36);
+  messageDesc(file_frontier_worker_v1_worker, 37);
 
 /**
  * @generated from message frontier.worker.v1.HandedOverSession
@@ -1156,7 +1213,7 @@ export type HandedOverSession = Message$1<"frontier.worker.v1.HandedOverSession"
  * Use `create(HandedOverSessionSchema)` to create a new message.
  */
 export const HandedOverSessionSchema: GenMessage<HandedOverSession> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 37);
+  messageDesc(file_frontier_worker_v1_worker, 38);
 
 /**
  * @generated from message frontier.worker.v1.DrainResponse
@@ -1180,7 +1237,7 @@ export type DrainResponse = Message$1<"frontier.worker.v1.DrainResponse"> & {
  * Use `create(DrainResponseSchema)` to create a new message.
  */
 export const DrainResponseSchema: GenMessage<DrainResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 38);
+  messageDesc(file_frontier_worker_v1_worker, 39);
 
 /**
  * What a worker reports in each heartbeat to its region's pool (POST /internal/pool/heartbeat on
@@ -1271,7 +1328,7 @@ export type WorkerReport = Message$1<"frontier.worker.v1.WorkerReport"> & {
  * Use `create(WorkerReportSchema)` to create a new message.
  */
 export const WorkerReportSchema: GenMessage<WorkerReport> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 39);
+  messageDesc(file_frontier_worker_v1_worker, 40);
 
 /**
  * @generated from enum frontier.worker.v1.Role
@@ -1362,6 +1419,36 @@ export const ThinkingModeSchema: GenEnum<ThinkingMode> = /*@__PURE__*/
   enumDesc(file_frontier_worker_v1_worker, 2);
 
 /**
+ * @generated from enum frontier.worker.v1.ResponseFormatType
+ */
+export enum ResponseFormatType {
+  /**
+   * @generated from enum value: RESPONSE_FORMAT_TYPE_TEXT = 0;
+   */
+  TEXT = 0,
+
+  /**
+   * Any JSON object.
+   *
+   * @generated from enum value: RESPONSE_FORMAT_TYPE_JSON_OBJECT = 1;
+   */
+  JSON_OBJECT = 1,
+
+  /**
+   * A JSON value valid under `schema_json`.
+   *
+   * @generated from enum value: RESPONSE_FORMAT_TYPE_JSON_SCHEMA = 2;
+   */
+  JSON_SCHEMA = 2,
+}
+
+/**
+ * Describes the enum frontier.worker.v1.ResponseFormatType.
+ */
+export const ResponseFormatTypeSchema: GenEnum<ResponseFormatType> = /*@__PURE__*/
+  enumDesc(file_frontier_worker_v1_worker, 3);
+
+/**
  * The rung of the continuation ladder a turn was served from.
  *
  * @generated from enum frontier.worker.v1.CacheDecision
@@ -1402,7 +1489,7 @@ export enum CacheDecision {
  * Describes the enum frontier.worker.v1.CacheDecision.
  */
 export const CacheDecisionSchema: GenEnum<CacheDecision> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 3);
+  enumDesc(file_frontier_worker_v1_worker, 4);
 
 /**
  * @generated from enum frontier.worker.v1.MissReason
@@ -1453,7 +1540,7 @@ export enum MissReason {
  * Describes the enum frontier.worker.v1.MissReason.
  */
 export const MissReasonSchema: GenEnum<MissReason> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 4);
+  enumDesc(file_frontier_worker_v1_worker, 5);
 
 /**
  * @generated from enum frontier.worker.v1.StopReason
@@ -1494,7 +1581,7 @@ export enum StopReason {
  * Describes the enum frontier.worker.v1.StopReason.
  */
 export const StopReasonSchema: GenEnum<StopReason> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 5);
+  enumDesc(file_frontier_worker_v1_worker, 6);
 
 /**
  * @generated from enum frontier.worker.v1.WorkerErrorCode
@@ -1554,7 +1641,7 @@ export enum WorkerErrorCode {
  * Describes the enum frontier.worker.v1.WorkerErrorCode.
  */
 export const WorkerErrorCodeSchema: GenEnum<WorkerErrorCode> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 6);
+  enumDesc(file_frontier_worker_v1_worker, 7);
 
 /**
  * @generated from service frontier.worker.v1.WorkerService
