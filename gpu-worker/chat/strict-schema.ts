@@ -67,12 +67,13 @@ function walk(schema: unknown, path: string, depth: number, param: string): void
     refuse("additionalProperties", "a schema for additional properties is not enforced");
   for (const [name, sub] of Object.entries(properties ?? {})) walk(sub, `${path}.properties.${name}`, depth + 1, param);
   const items = schema.items;
-  if (Array.isArray(items)) items.forEach((sub, i) => walk(sub, `${path}.items.${i}`, depth + 1, param));
+  if (Array.isArray(items)) for (const [i, sub] of items.entries()) walk(sub, `${path}.items.${i}`, depth + 1, param);
   else if (items !== undefined) walk(items, `${path}.items`, depth + 1, param);
   for (const key of ["prefixItems", "anyOf", "oneOf", "allOf"]) {
     const list = schema[key];
     if (Array.isArray(list))
-      list.forEach((sub, i) => walk(sub, `${path}.${key}.${i}`, key === "prefixItems" ? depth + 1 : depth, param));
+      for (const [i, sub] of list.entries())
+        walk(sub, `${path}.${key}.${i}`, key === "prefixItems" ? depth + 1 : depth, param);
   }
   for (const key of ["$defs", "definitions"]) {
     const defs = schema[key];

@@ -143,12 +143,12 @@ describe("grammarForTurn with a response format", () => {
     schemaJson: JSON.stringify(WEATHER),
     field: FIELD,
   });
-  const turn = (mode: ToolChoiceMode, name = "") =>
+  const turn = (mode: ToolChoiceMode, name = "", last = user(text("weather?"))) =>
     create(ConversationSchema, {
       tools: TOOLS,
       toolChoice: { mode, name },
       thinking: { mode: ThinkingMode.DISABLED },
-      messages: [user(text("weather?"))],
+      messages: [last],
     });
   const call = toolCallsText(markup, [{ name: "Bash", argumentsJson: '{"command": "ls"}' }]);
   const answer = '{"city": "Oslo", "unit": "c"}';
@@ -164,10 +164,7 @@ describe("grammarForTurn with a response format", () => {
 
   it("the scripted test policy never lets the random model choose a call: the answer only", () => {
     // On a user turn the policy forces its fixed echo calls; after tool results the answer is JSON only.
-    const afterResults = create(ConversationSchema, {
-      ...turn(ToolChoiceMode.AUTO),
-      messages: [user(toolResult("call_1", "ok"))],
-    });
+    const afterResults = turn(ToolChoiceMode.AUTO, "", user(toolResult("call_1", "ok")));
     const scripted = grammarForTurn(format, afterResults, false, "scripted-tools", responseFormat) ?? "";
     expect([gbnfMatches(scripted, call), gbnfMatches(scripted, answer)]).toEqual([false, true]);
   });
