@@ -32,6 +32,7 @@ export function gbnfName(hint: string): string {
 export class GbnfRules {
   readonly #bodies = new Map<string, string>();
   readonly #byBody = new Map<string, string>();
+  readonly #prefixes = new Set<string>();
 
   /** Add (or reuse) a rule with this body; returns its name. */
   add(hint: string, body: string): string {
@@ -42,6 +43,15 @@ export class GbnfRules {
     for (let i = 2; this.#bodies.has(name) || name === "root"; i++) name = `${base}-${i}`;
     this.#bodies.set(name, body);
     this.#byBody.set(body, name);
+    return name;
+  }
+
+  /** A name prefix no other caller of `freshPrefix` gets (rules under it: `<prefix>-r<n>`). */
+  freshPrefix(hint: string): string {
+    const base = gbnfName(hint);
+    let name = base;
+    for (let i = 2; this.#prefixes.has(name); i++) name = `${base}-${i}`;
+    this.#prefixes.add(name);
     return name;
   }
 

@@ -2,6 +2,7 @@
  * Grammar builders shared by the formats. Each format describes its tool-call markup once
  * (`ToolCallMarkup`); rendering, grammars and parsing all use that one description.
  */
+import { freeformInput, freeformJsonArguments } from "./freeform-grammar.ts";
 import { GbnfRules, gbnfLiteral } from "./gbnf.ts";
 import { JsonSchemaGrammar } from "./json-schema-grammar.ts";
 import type { FixedToolCall, GrammarTool, ToolCallGrammarOptions } from "./types.ts";
@@ -76,8 +77,11 @@ export function toolCallsExpression(
   }
   const rules = json.rules;
   const alternatives = selected.map((tool) => {
+    const freeform = markup.argumentsGrammar === undefined ? freeformInput(rules, tool, "json") : undefined;
     const args =
-      markup.argumentsGrammar?.(json, tool) ?? json.toolArguments(tool.inputSchemaJson, `${tool.name}-args`, tool.name);
+      (freeform === undefined ? undefined : freeformJsonArguments(freeform)) ??
+      markup.argumentsGrammar?.(json, tool) ??
+      json.toolArguments(tool.inputSchemaJson, `${tool.name}-args`, tool.name);
     return rules.add(
       `call-${tool.name}`,
       `${gbnfLiteral(markup.callOpen(tool.name))} ${args} ${gbnfLiteral(markup.callClose)}`,

@@ -102,6 +102,8 @@ export interface GrammarTool {
   name: string;
   /** JSON Schema of the arguments object; unparsable or empty means any bounded object. */
   inputSchemaJson: string;
+  /** A freeform tool's grammar for its `input` string (freeform-grammar.ts). */
+  inputGrammar?: { syntax: string; definition: string } | undefined;
 }
 
 export interface ToolCallGrammarOptions {

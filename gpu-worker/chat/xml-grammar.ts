@@ -10,6 +10,8 @@
  * refused (SchemaGrammarError: the client's 400 naming the tool). JSON values need no refusal:
  * their `<` is written `\u003c` and their free strings exclude `<`.
  */
+import { FREEFORM_INPUT_PROPERTY } from "../../shared/lark-grammar.ts";
+import { freeformInput } from "./freeform-grammar.ts";
 import { gbnfLiteral } from "./gbnf.ts";
 import { type JsonSchemaGrammar, SchemaGrammarError } from "./json-schema-grammar.ts";
 import { isPlainObject, tryParseJson } from "./json-text.ts";
@@ -37,6 +39,11 @@ export function xmlArgumentsGrammar(markup: XmlParameterMarkup, json: JsonSchema
   const subject = `input_schema of tool '${tool.name}'`;
   if (!SAFE_NAME.test(tool.name))
     throw new SchemaGrammarError(`tools: tool name '${tool.name}' cannot be written in ${markup.family}'s call markup`);
+  const freeform = freeformInput(json.rules, tool, "xml");
+  if (freeform !== undefined) {
+    const open = gbnfLiteral(markup.open(FREEFORM_INPUT_PROPERTY));
+    return json.rules.add(`${tool.name}-params`, `${open} ${freeform} ${gbnfLiteral(markup.close)}`);
+  }
   const parsed = tryParseJson(tool.inputSchemaJson);
   const schema = parsed !== undefined && isPlainObject(parsed.value) ? parsed.value : {};
   const properties = isPlainObject(schema.properties) ? schema.properties : {};

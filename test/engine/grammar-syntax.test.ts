@@ -11,6 +11,7 @@ import { createChatFormat } from "../../gpu-worker/chat/select-format.ts";
 import type { ChatFormat, OutputEvent } from "../../gpu-worker/chat/types.ts";
 import { ensureTestModel } from "../../native/model/gguf-writer.ts";
 import { ThinkingMode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { APPLY_PATCH_LARK, CUSTOM_SCHEMA } from "../unit/chat/codex-apply-patch.ts";
 import { conversation, TOOLS, text, user } from "../unit/chat/fixtures.ts";
 import { gbnfMatches } from "../unit/chat/gbnf-check.ts";
 
@@ -32,6 +33,12 @@ const RICH_TOOLS = [
   ...TOOLS,
   { name: "mcp__x__rich.tool", description: "", inputSchemaJson: JSON.stringify(RICH_SCHEMA) },
 ];
+
+const APPLY_PATCH_TOOL = {
+  name: "apply_patch",
+  inputSchemaJson: CUSTOM_SCHEMA,
+  inputGrammar: { syntax: "lark", definition: APPLY_PATCH_LARK },
+};
 
 /** Every family (qwen3-coder in its thinking variant, so an open thinking block is covered too). */
 const formats: ChatFormat[] = CHAT_FAMILIES.map((family) =>
@@ -60,6 +67,20 @@ function allGrammars(format: ChatFormat): [string, string][] {
     ["fixed calls", format.fixedToolCallsGrammar([{ name: "Bash", argumentsJson: '{"command": "echo hi"}' }], true)],
     ["fixed text", format.fixedTextGrammar('Say "hi" \\ é\n', true)],
     ["plain text", format.plainTextGrammar(true)],
+    [
+      "freeform apply_patch",
+      format.toolCallGrammar({ tools: [APPLY_PATCH_TOOL], choice: "any", parallel: false, thinkingOpen: false }),
+    ],
+    [
+      "json answer or call",
+      format.answerGrammar({
+        schema: RICH_SCHEMA,
+        strict: false,
+        field: "response_format.json_schema.schema",
+        thinkingOpen: true,
+        calls: { tools: RICH_TOOLS, choice: "any", parallel: true },
+      }),
+    ],
     ["schema", jsonSchemaToGbnf(RICH_SCHEMA)],
     ["empty schema", jsonSchemaToGbnf({})],
   ];
@@ -205,6 +226,28 @@ describe("forced turns sampled by the random tiny model", () => {
       }
     },
   );
+
+  it.each(formats)("$name: a forced freeform call's raw input follows its Lark grammar", async (format) => {
+    const tools = [
+      {
+        name: "ping",
+        inputSchemaJson: CUSTOM_SCHEMA,
+        inputGrammar: {
+          syntax: "lark",
+          definition: 'start: "ping " WORD (" " INT)? LF\n%import common (WORD, INT, LF)',
+        },
+      },
+    ];
+    const { events } = await sample(
+      format,
+      (open) => format.toolCallGrammar({ tools, choice: { name: "ping" }, parallel: false, thinkingOpen: open }),
+      tools,
+    );
+    const calls = callsOf(events);
+    expect(calls.map((c) => [c.name, c.status])).toEqual([["ping", "complete"]]);
+    const { input } = JSON.parse(calls[0]?.argumentsJson ?? "") as { input: string };
+    expect(input).toMatch(/^ping [A-Za-z]+( [0-9]+)?\n$/);
+  });
 
   it.each(formats)("$name: the scripted policy's fixed calls and plain text", async (format) => {
     const commands = ["echo frontier-one", "echo frontier-two"];

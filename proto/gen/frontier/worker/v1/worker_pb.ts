@@ -13,7 +13,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file frontier/worker/v1/worker.proto.
  */
 export const file_frontier_worker_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("Ch9mcm9udGllci93b3JrZXIvdjEvd29ya2VyLnByb3RvEhJmcm9udGllci53b3JrZXIudjEi5QEKDENvbnZlcnNhdGlvbhIOCgZzeXN0ZW0YASADKAkSLQoIbWVzc2FnZXMYAiADKAsyGy5mcm9udGllci53b3JrZXIudjEuTWVzc2FnZRIxCgV0b29scxgDIAMoCzIiLmZyb250aWVyLndvcmtlci52MS5Ub29sRGVmaW5pdGlvbhIzCgt0b29sX2Nob2ljZRgEIAEoCzIeLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlEi4KCHRoaW5raW5nGAUgASgLMhwuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nImQKB01lc3NhZ2USJgoEcm9sZRgBIAEoDjIYLmZyb250aWVyLndvcmtlci52MS5Sb2xlEjEKB2NvbnRlbnQYAiADKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udGVudEJsb2NrIq4DCgxDb250ZW50QmxvY2sSLQoEdGV4dBgBIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0QmxvY2tIABI1Cgh0aGlua2luZxgCIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0Jsb2NrSAASNAoIdG9vbF91c2UYAyABKAsyIC5mcm9udGllci53b3JrZXIudjEuVG9vbFVzZUJsb2NrSAASOgoLdG9vbF9yZXN1bHQYBCABKAsyIy5mcm9udGllci53b3JrZXIudjEuVG9vbFJlc3VsdEJsb2NrSAASMQoGb3BhcXVlGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLk9wYXF1ZUJsb2NrSAASQQoPc2VydmVyX3Rvb2xfdXNlGAYgASgLMiYuZnJvbnRpZXIud29ya2VyLnYxLlNlcnZlclRvb2xVc2VCbG9ja0gAEkcKEnNlcnZlcl90b29sX3Jlc3VsdBgHIAEoCzIpLmZyb250aWVyLndvcmtlci52MS5TZXJ2ZXJUb29sUmVzdWx0QmxvY2tIAEIHCgVibG9jayIZCglUZXh0QmxvY2sSDAoEdGV4dBgBIAEoCSI0Cg1UaGlua2luZ0Jsb2NrEhAKCHRoaW5raW5nGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCSI8CgxUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIkkKD1Rvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIPCgdjb250ZW50GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIIkcKC09wYXF1ZUJsb2NrEgwKBHR5cGUYASABKAkSDAoEanNvbhgCIAEoCRIMCgR0ZXh0GAMgASgJEg4KBmFuY2hvchgEIAEoCSJCChJTZXJ2ZXJUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIloKFVNlcnZlclRvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEgwKBHRleHQYAyABKAkSEAoIaXNfZXJyb3IYBCABKAgiTgoOVG9vbERlZmluaXRpb24SDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIZChFpbnB1dF9zY2hlbWFfanNvbhgDIAEoCSJvCgpUb29sQ2hvaWNlEjAKBG1vZGUYASABKA4yIi5mcm9udGllci53b3JrZXIudjEuVG9vbENob2ljZU1vZGUSDAoEbmFtZRgCIAEoCRIhChlkaXNhYmxlX3BhcmFsbGVsX3Rvb2xfdXNlGAMgASgIIlEKCFRoaW5raW5nEi4KBG1vZGUYASABKA4yIC5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdNb2RlEhUKDWJ1ZGdldF90b2tlbnMYAiABKA0ivgEKDlNhbXBsaW5nUGFyYW1zEhIKCm1heF90b2tlbnMYASABKA0SGAoLdGVtcGVyYXR1cmUYAiABKAJIAIgBARISCgV0b3BfcBgDIAEoAkgBiAEBEhIKBXRvcF9rGAQgASgNSAKIAQESFgoOc3RvcF9zZXF1ZW5jZXMYBSADKAkSEQoEc2VlZBgGIAEoBEgDiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkIi0KB0lkS2luZHMSDwoHbWVzc2FnZRgBIAEoCRIRCgl0b29sX2NhbGwYAiABKAkiuwIKD0dlbmVyYXRlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRISCgpzZXNzaW9uX2lkGAMgASgJEg0KBWVwb2NoGAQgASgEEi0KCGlkX2tpbmRzGAggASgLMhsuZnJvbnRpZXIud29ya2VyLnYxLklkS2luZHMSNgoMY29udmVyc2F0aW9uGAYgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnZlcnNhdGlvbhI0CghzYW1wbGluZxgHIAEoCzIiLmZyb250aWVyLndvcmtlci52MS5TYW1wbGluZ1BhcmFtcxI7Cg9yZXNwb25zZV9mb3JtYXQYCSABKAsyIi5mcm9udGllci53b3JrZXIudjEuUmVzcG9uc2VGb3JtYXRKBAgFEAYiiAEKDlJlc3BvbnNlRm9ybWF0EjQKBHR5cGUYASABKA4yJi5mcm9udGllci53b3JrZXIudjEuUmVzcG9uc2VGb3JtYXRUeXBlEhMKC3NjaGVtYV9qc29uGAIgASgJEgwKBG5hbWUYAyABKAkSDgoGc3RyaWN0GAQgASgIEg0KBWZpZWxkGAUgASgJIsEECg1HZW5lcmF0ZUV2ZW50EjUKBnByb21wdBgBIAEoCzIjLmZyb250aWVyLndvcmtlci52MS5Qcm9tcHRQcm9jZXNzZWRIABIzCgprZWVwX2FsaXZlGAIgASgLMh0uZnJvbnRpZXIud29ya2VyLnYxLktlZXBBbGl2ZUgAEjMKCnRleHRfZGVsdGEYAyABKAsyHS5mcm9udGllci53b3JrZXIudjEuVGV4dERlbHRhSAASOwoOdGhpbmtpbmdfZGVsdGEYBCABKAsyIS5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdEZWx0YUgAEjcKDHRoaW5raW5nX2VuZBgFIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0VuZEgAEjwKD3Rvb2xfY2FsbF9zdGFydBgGIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2FsbFN0YXJ0SAASPAoPdG9vbF9jYWxsX2RlbHRhGAcgASgLMiEuZnJvbnRpZXIud29ya2VyLnYxLlRvb2xDYWxsRGVsdGFIABI4Cg10b29sX2NhbGxfZW5kGAggASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLlRvb2xDYWxsRW5kSAASKAoEc3RvcBgJIAEoCzIYLmZyb250aWVyLndvcmtlci52MS5TdG9wSAASMAoFZXJyb3IYCiABKAsyHy5mcm9udGllci53b3JrZXIudjEuV29ya2VyRXJyb3JIAEIHCgVldmVudCLJAQoPUHJvbXB0UHJvY2Vzc2VkEhUKDXByb21wdF90b2tlbnMYASABKA0SFQoNY2FjaGVkX3Rva2VucxgCIAEoDRISCgptZXNzYWdlX2lkGAUgASgJEjMKCGRlY2lzaW9uGAYgASgOMiEuZnJvbnRpZXIud29ya2VyLnYxLkNhY2hlRGVjaXNpb24SMwoLbWlzc19yZWFzb24YByABKA4yHi5mcm9udGllci53b3JrZXIudjEuTWlzc1JlYXNvbkoECAMQBEoECAQQBSI7CglLZWVwQWxpdmUSGAoQcHJlZmlsbGVkX3Rva2VucxgBIAEoDRIUCgx0b3RhbF90b2tlbnMYAiABKA0iGQoJVGV4dERlbHRhEgwKBHRleHQYASABKAkiHQoNVGhpbmtpbmdEZWx0YRIMCgR0ZXh0GAEgASgJIiAKC1RoaW5raW5nRW5kEhEKCXNpZ25hdHVyZRgBIAEoCSI4Cg1Ub29sQ2FsbFN0YXJ0Eg0KBWluZGV4GAEgASgNEgoKAmlkGAIgASgJEgwKBG5hbWUYAyABKAkiNgoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoDRIWCg5hcmd1bWVudHNfanNvbhgCIAEoCSIcCgtUb29sQ2FsbEVuZBINCgVpbmRleBgBIAEoDSJLCgVVc2FnZRIUCgxpbnB1dF90b2tlbnMYASABKA0SFQoNY2FjaGVkX3Rva2VucxgCIAEoDRIVCg1vdXRwdXRfdG9rZW5zGAMgASgNIncKBFN0b3ASLgoGcmVhc29uGAEgASgOMh4uZnJvbnRpZXIud29ya2VyLnYxLlN0b3BSZWFzb24SFQoNc3RvcF9zZXF1ZW5jZRgCIAEoCRIoCgV1c2FnZRgDIAEoCzIZLmZyb250aWVyLndvcmtlci52MS5Vc2FnZSJgCgtXb3JrZXJFcnJvchIxCgRjb2RlGAEgASgOMiMuZnJvbnRpZXIud29ya2VyLnYxLldvcmtlckVycm9yQ29kZRIPCgdtZXNzYWdlGAIgASgJEg0KBXBhcmFtGAMgASgJInMKEkNvdW50VG9rZW5zUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXRlbmFudF9pZBgCIAEoCRI2Cgxjb252ZXJzYXRpb24YAyABKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udmVyc2F0aW9uIisKE0NvdW50VG9rZW5zUmVzcG9uc2USFAoMaW5wdXRfdG9rZW5zGAEgASgNIg8KDUhlYWx0aFJlcXVlc3QiigEKDkhlYWx0aFJlc3BvbnNlEg0KBXJlYWR5GAEgASgIEhEKCXdvcmtlcl9pZBgCIAEoCRISCgptb2RlbF9uYW1lGAMgASgJEhYKDm1vZGVsX2lkZW50aXR5GAQgASgJEhQKDGNvbnRleHRfc2l6ZRgFIAEoDRIUCgxlbmdpbmVfYnVpbGQYBiABKAkiDgoMU3RhdHNSZXF1ZXN0IoUCCg1TdGF0c1Jlc3BvbnNlEhcKD3NlcXVlbmNlc190b3RhbBgBIAEoDRIWCg5zZXF1ZW5jZXNfZnJlZRgCIAEoDRIVCg1saXZlX3Nlc3Npb25zGAMgASgNEhcKD2FjdGl2ZV9yZXF1ZXN0cxgEIAEoDRIXCg9xdWV1ZWRfcmVxdWVzdHMYBSABKA0SFwoPcGFya2VkX3Nlc3Npb25zGAYgASgNEhMKC2NoZWNrcG9pbnRzGAcgASgNEhgKEGNoZWNrcG9pbnRfYnl0ZXMYCCABKAQSFwoPY2hlY2twb2ludF9oaXRzGAkgASgEEhkKEWNoZWNrcG9pbnRfbWlzc2VzGAogASgEIj4KFVJlbGVhc2VTZXNzaW9uUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCSIqChZSZWxlYXNlU2Vzc2lvblJlc3BvbnNlEhAKCHJlbGVhc2VkGAEgASgIIg4KDERyYWluUmVxdWVzdCJQChFIYW5kZWRPdmVyU2Vzc2lvbhIRCgl0ZW5hbnRfaWQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRIUCgxjaGVja3BvaW50ZWQYAyABKAgiYwoNRHJhaW5SZXNwb25zZRI3CghzZXNzaW9ucxgBIAMoCzIlLmZyb250aWVyLndvcmtlci52MS5IYW5kZWRPdmVyU2Vzc2lvbhIZChFyZXNpZGVudF9zZXNzaW9ucxgCIAEoDSKMAgoMV29ya2VyUmVwb3J0EgoKAmlkGAEgASgJEg4KBnJlZ2lvbhgCIAEoCRILCgN1cmwYAyABKAkSDAoEYm9vdBgEIAEoCRIWCg5tb2RlbF9pZGVudGl0eRgFIAEoCRIXCg9zZXF1ZW5jZXNfdG90YWwYBiABKA0SFgoOc2VxdWVuY2VzX2ZyZWUYByABKA0SEwoLcXVldWVfZGVwdGgYCCABKA0SFwoPYWN0aXZlX3JlcXVlc3RzGAkgASgNEhkKEXJlc2lkZW50X3Nlc3Npb25zGAogASgNEhAKCHByZWZpeGVzGAsgAygJEhAKCGRyYWluaW5nGAwgASgIEg8KB2xlYXZpbmcYDSABKAgqUAoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDQoJUk9MRV9VU0VSEAESEgoOUk9MRV9BU1NJU1RBTlQQAhIPCgtST0xFX1NZU1RFTRADKnsKDlRvb2xDaG9pY2VNb2RlEhkKFVRPT0xfQ0hPSUNFX01PREVfQVVUTxAAEhgKFFRPT0xfQ0hPSUNFX01PREVfQU5ZEAESGQoVVE9PTF9DSE9JQ0VfTU9ERV9UT09MEAISGQoVVE9PTF9DSE9JQ0VfTU9ERV9OT05FEAMqYQoMVGhpbmtpbmdNb2RlEhoKFlRISU5LSU5HX01PREVfRElTQUJMRUQQABIZChVUSElOS0lOR19NT0RFX0VOQUJMRUQQARIaChZUSElOS0lOR19NT0RFX0FEQVBUSVZFEAIqfwoSUmVzcG9uc2VGb3JtYXRUeXBlEh0KGVJFU1BPTlNFX0ZPUk1BVF9UWVBFX1RFWFQQABIkCiBSRVNQT05TRV9GT1JNQVRfVFlQRV9KU09OX09CSkVDVBABEiQKIFJFU1BPTlNFX0ZPUk1BVF9UWVBFX0pTT05fU0NIRU1BEAIq1AEKDUNhY2hlRGVjaXNpb24SHgoaQ0FDSEVfREVDSVNJT05fVU5TUEVDSUZJRUQQABIgChxDQUNIRV9ERUNJU0lPTl9MSVZFX1RPT0xfSURTEAESIwofQ0FDSEVfREVDSVNJT05fTElWRV9URVhUX1BSRUZJWBACEiQKIENBQ0hFX0RFQ0lTSU9OX0xJVkVfVE9LRU5fUFJFRklYEAMSHQoZQ0FDSEVfREVDSVNJT05fQ0hFQ0tQT0lOVBAEEhcKE0NBQ0hFX0RFQ0lTSU9OX0NPTEQQBSr8AQoKTWlzc1JlYXNvbhIUChBNSVNTX1JFQVNPTl9OT05FEAASHQoZTUlTU19SRUFTT05fTk9fTElWRV9TVEFURRABEhgKFE1JU1NfUkVBU09OX0tWX01PVkVEEAISHAoYTUlTU19SRUFTT05fSURTX05PVF9MSVZFEAMSHgoaTUlTU19SRUFTT05fSElTVE9SWV9FRElURUQQBBIdChlNSVNTX1JFQVNPTl9URVhUX01JU01BVENIEAUSHgoaTUlTU19SRUFTT05fVE9LRU5fTUlTTUFUQ0gQBhIiCh5NSVNTX1JFQVNPTl9DSEVDS1BPSU5UX0NPUlJVUFQQByqzAQoKU3RvcFJlYXNvbhIbChdTVE9QX1JFQVNPTl9VTlNQRUNJRklFRBAAEhgKFFNUT1BfUkVBU09OX0VORF9UVVJOEAESGgoWU1RPUF9SRUFTT05fTUFYX1RPS0VOUxACEh0KGVNUT1BfUkVBU09OX1NUT1BfU0VRVUVOQ0UQAxIYChRTVE9QX1JFQVNPTl9UT09MX1VTRRAEEhkKFVNUT1BfUkVBU09OX0NBTkNFTExFRBAFKtcCCg9Xb3JrZXJFcnJvckNvZGUSIQodV09SS0VSX0VSUk9SX0NPREVfVU5TUEVDSUZJRUQQABIeChpXT1JLRVJfRVJST1JfQ09ERV9JTlRFUk5BTBABEiUKIVdPUktFUl9FUlJPUl9DT0RFX0lOVkFMSURfUkVRVUVTVBACEiAKHFdPUktFUl9FUlJPUl9DT0RFX09WRVJMT0FERUQQAxImCiJXT1JLRVJfRVJST1JfQ09ERV9DT05URVhUX1RPT19MT05HEAQSKQolV09SS0VSX0VSUk9SX0NPREVfVU5LTk9XTl9UT09MX1VTRV9JRBAFEiIKHldPUktFUl9FUlJPUl9DT0RFX1NFU1NJT05fQlVTWRAGEh4KGldPUktFUl9FUlJPUl9DT0RFX0RSQUlOSU5HEAcSIQodV09SS0VSX0VSUk9SX0NPREVfU1RBTEVfRVBPQ0gQCDKbBAoNV29ya2VyU2VydmljZRJUCghHZW5lcmF0ZRIjLmZyb250aWVyLndvcmtlci52MS5HZW5lcmF0ZVJlcXVlc3QaIS5mcm9udGllci53b3JrZXIudjEuR2VuZXJhdGVFdmVudDABEl4KC0NvdW50VG9rZW5zEiYuZnJvbnRpZXIud29ya2VyLnYxLkNvdW50VG9rZW5zUmVxdWVzdBonLmZyb250aWVyLndvcmtlci52MS5Db3VudFRva2Vuc1Jlc3BvbnNlEk8KBkhlYWx0aBIhLmZyb250aWVyLndvcmtlci52MS5IZWFsdGhSZXF1ZXN0GiIuZnJvbnRpZXIud29ya2VyLnYxLkhlYWx0aFJlc3BvbnNlEkwKBVN0YXRzEiAuZnJvbnRpZXIud29ya2VyLnYxLlN0YXRzUmVxdWVzdBohLmZyb250aWVyLndvcmtlci52MS5TdGF0c1Jlc3BvbnNlEmcKDlJlbGVhc2VTZXNzaW9uEikuZnJvbnRpZXIud29ya2VyLnYxLlJlbGVhc2VTZXNzaW9uUmVxdWVzdBoqLmZyb250aWVyLndvcmtlci52MS5SZWxlYXNlU2Vzc2lvblJlc3BvbnNlEkwKBURyYWluEiAuZnJvbnRpZXIud29ya2VyLnYxLkRyYWluUmVxdWVzdBohLmZyb250aWVyLndvcmtlci52MS5EcmFpblJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("Ch9mcm9udGllci93b3JrZXIvdjEvd29ya2VyLnByb3RvEhJmcm9udGllci53b3JrZXIudjEi5QEKDENvbnZlcnNhdGlvbhIOCgZzeXN0ZW0YASADKAkSLQoIbWVzc2FnZXMYAiADKAsyGy5mcm9udGllci53b3JrZXIudjEuTWVzc2FnZRIxCgV0b29scxgDIAMoCzIiLmZyb250aWVyLndvcmtlci52MS5Ub29sRGVmaW5pdGlvbhIzCgt0b29sX2Nob2ljZRgEIAEoCzIeLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlEi4KCHRoaW5raW5nGAUgASgLMhwuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nImQKB01lc3NhZ2USJgoEcm9sZRgBIAEoDjIYLmZyb250aWVyLndvcmtlci52MS5Sb2xlEjEKB2NvbnRlbnQYAiADKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udGVudEJsb2NrIq4DCgxDb250ZW50QmxvY2sSLQoEdGV4dBgBIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0QmxvY2tIABI1Cgh0aGlua2luZxgCIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0Jsb2NrSAASNAoIdG9vbF91c2UYAyABKAsyIC5mcm9udGllci53b3JrZXIudjEuVG9vbFVzZUJsb2NrSAASOgoLdG9vbF9yZXN1bHQYBCABKAsyIy5mcm9udGllci53b3JrZXIudjEuVG9vbFJlc3VsdEJsb2NrSAASMQoGb3BhcXVlGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLk9wYXF1ZUJsb2NrSAASQQoPc2VydmVyX3Rvb2xfdXNlGAYgASgLMiYuZnJvbnRpZXIud29ya2VyLnYxLlNlcnZlclRvb2xVc2VCbG9ja0gAEkcKEnNlcnZlcl90b29sX3Jlc3VsdBgHIAEoCzIpLmZyb250aWVyLndvcmtlci52MS5TZXJ2ZXJUb29sUmVzdWx0QmxvY2tIAEIHCgVibG9jayIZCglUZXh0QmxvY2sSDAoEdGV4dBgBIAEoCSI0Cg1UaGlua2luZ0Jsb2NrEhAKCHRoaW5raW5nGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCSI8CgxUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIkkKD1Rvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIPCgdjb250ZW50GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIIkcKC09wYXF1ZUJsb2NrEgwKBHR5cGUYASABKAkSDAoEanNvbhgCIAEoCRIMCgR0ZXh0GAMgASgJEg4KBmFuY2hvchgEIAEoCSJCChJTZXJ2ZXJUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIloKFVNlcnZlclRvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEgwKBHRleHQYAyABKAkSEAoIaXNfZXJyb3IYBCABKAgiigEKDlRvb2xEZWZpbml0aW9uEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSGQoRaW5wdXRfc2NoZW1hX2pzb24YAyABKAkSOgoNaW5wdXRfZ3JhbW1hchgEIAEoCzIjLmZyb250aWVyLndvcmtlci52MS5GcmVlZm9ybUdyYW1tYXIiNQoPRnJlZWZvcm1HcmFtbWFyEg4KBnN5bnRheBgBIAEoCRISCgpkZWZpbml0aW9uGAIgASgJIm8KClRvb2xDaG9pY2USMAoEbW9kZRgBIAEoDjIiLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlTW9kZRIMCgRuYW1lGAIgASgJEiEKGWRpc2FibGVfcGFyYWxsZWxfdG9vbF91c2UYAyABKAgiUQoIVGhpbmtpbmcSLgoEbW9kZRgBIAEoDjIgLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ01vZGUSFQoNYnVkZ2V0X3Rva2VucxgCIAEoDSK+AQoOU2FtcGxpbmdQYXJhbXMSEgoKbWF4X3Rva2VucxgBIAEoDRIYCgt0ZW1wZXJhdHVyZRgCIAEoAkgAiAEBEhIKBXRvcF9wGAMgASgCSAGIAQESEgoFdG9wX2sYBCABKA1IAogBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIRCgRzZWVkGAYgASgESAOIAQFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCBwoFX3NlZWQiLQoHSWRLaW5kcxIPCgdtZXNzYWdlGAEgASgJEhEKCXRvb2xfY2FsbBgCIAEoCSK7AgoPR2VuZXJhdGVSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJdGVuYW50X2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSDQoFZXBvY2gYBCABKAQSLQoIaWRfa2luZHMYCCABKAsyGy5mcm9udGllci53b3JrZXIudjEuSWRLaW5kcxI2Cgxjb252ZXJzYXRpb24YBiABKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udmVyc2F0aW9uEjQKCHNhbXBsaW5nGAcgASgLMiIuZnJvbnRpZXIud29ya2VyLnYxLlNhbXBsaW5nUGFyYW1zEjsKD3Jlc3BvbnNlX2Zvcm1hdBgJIAEoCzIiLmZyb250aWVyLndvcmtlci52MS5SZXNwb25zZUZvcm1hdEoECAUQBiKIAQoOUmVzcG9uc2VGb3JtYXQSNAoEdHlwZRgBIAEoDjImLmZyb250aWVyLndvcmtlci52MS5SZXNwb25zZUZvcm1hdFR5cGUSEwoLc2NoZW1hX2pzb24YAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdHJpY3QYBCABKAgSDQoFZmllbGQYBSABKAkiwQQKDUdlbmVyYXRlRXZlbnQSNQoGcHJvbXB0GAEgASgLMiMuZnJvbnRpZXIud29ya2VyLnYxLlByb21wdFByb2Nlc3NlZEgAEjMKCmtlZXBfYWxpdmUYAiABKAsyHS5mcm9udGllci53b3JrZXIudjEuS2VlcEFsaXZlSAASMwoKdGV4dF9kZWx0YRgDIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0RGVsdGFIABI7Cg50aGlua2luZ19kZWx0YRgEIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0RlbHRhSAASNwoMdGhpbmtpbmdfZW5kGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nRW5kSAASPAoPdG9vbF9jYWxsX3N0YXJ0GAYgASgLMiEuZnJvbnRpZXIud29ya2VyLnYxLlRvb2xDYWxsU3RhcnRIABI8Cg90b29sX2NhbGxfZGVsdGEYByABKAsyIS5mcm9udGllci53b3JrZXIudjEuVG9vbENhbGxEZWx0YUgAEjgKDXRvb2xfY2FsbF9lbmQYCCABKAsyHy5mcm9udGllci53b3JrZXIudjEuVG9vbENhbGxFbmRIABIoCgRzdG9wGAkgASgLMhguZnJvbnRpZXIud29ya2VyLnYxLlN0b3BIABIwCgVlcnJvchgKIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5Xb3JrZXJFcnJvckgAQgcKBWV2ZW50IskBCg9Qcm9tcHRQcm9jZXNzZWQSFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAIgASgNEhIKCm1lc3NhZ2VfaWQYBSABKAkSMwoIZGVjaXNpb24YBiABKA4yIS5mcm9udGllci53b3JrZXIudjEuQ2FjaGVEZWNpc2lvbhIzCgttaXNzX3JlYXNvbhgHIAEoDjIeLmZyb250aWVyLndvcmtlci52MS5NaXNzUmVhc29uSgQIAxAESgQIBBAFIjsKCUtlZXBBbGl2ZRIYChBwcmVmaWxsZWRfdG9rZW5zGAEgASgNEhQKDHRvdGFsX3Rva2VucxgCIAEoDSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSIdCg1UaGlua2luZ0RlbHRhEgwKBHRleHQYASABKAkiIAoLVGhpbmtpbmdFbmQSEQoJc2lnbmF0dXJlGAEgASgJIjgKDVRvb2xDYWxsU3RhcnQSDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCSI2Cg1Ub29sQ2FsbERlbHRhEg0KBWluZGV4GAEgASgNEhYKDmFyZ3VtZW50c19qc29uGAIgASgJIhwKC1Rvb2xDYWxsRW5kEg0KBWluZGV4GAEgASgNIksKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAIgASgNEhUKDW91dHB1dF90b2tlbnMYAyABKA0idwoEU3RvcBIuCgZyZWFzb24YASABKA4yHi5mcm9udGllci53b3JrZXIudjEuU3RvcFJlYXNvbhIVCg1zdG9wX3NlcXVlbmNlGAIgASgJEigKBXVzYWdlGAMgASgLMhkuZnJvbnRpZXIud29ya2VyLnYxLlVzYWdlImAKC1dvcmtlckVycm9yEjEKBGNvZGUYASABKA4yIy5mcm9udGllci53b3JrZXIudjEuV29ya2VyRXJyb3JDb2RlEg8KB21lc3NhZ2UYAiABKAkSDQoFcGFyYW0YAyABKAkicwoSQ291bnRUb2tlbnNSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJdGVuYW50X2lkGAIgASgJEjYKDGNvbnZlcnNhdGlvbhgDIAEoCzIgLmZyb250aWVyLndvcmtlci52MS5Db252ZXJzYXRpb24iKwoTQ291bnRUb2tlbnNSZXNwb25zZRIUCgxpbnB1dF90b2tlbnMYASABKA0iDwoNSGVhbHRoUmVxdWVzdCKKAQoOSGVhbHRoUmVzcG9uc2USDQoFcmVhZHkYASABKAgSEQoJd29ya2VyX2lkGAIgASgJEhIKCm1vZGVsX25hbWUYAyABKAkSFgoObW9kZWxfaWRlbnRpdHkYBCABKAkSFAoMY29udGV4dF9zaXplGAUgASgNEhQKDGVuZ2luZV9idWlsZBgGIAEoCSIOCgxTdGF0c1JlcXVlc3QihQIKDVN0YXRzUmVzcG9uc2USFwoPc2VxdWVuY2VzX3RvdGFsGAEgASgNEhYKDnNlcXVlbmNlc19mcmVlGAIgASgNEhUKDWxpdmVfc2Vzc2lvbnMYAyABKA0SFwoPYWN0aXZlX3JlcXVlc3RzGAQgASgNEhcKD3F1ZXVlZF9yZXF1ZXN0cxgFIAEoDRIXCg9wYXJrZWRfc2Vzc2lvbnMYBiABKA0SEwoLY2hlY2twb2ludHMYByABKA0SGAoQY2hlY2twb2ludF9ieXRlcxgIIAEoBBIXCg9jaGVja3BvaW50X2hpdHMYCSABKAQSGQoRY2hlY2twb2ludF9taXNzZXMYCiABKAQiPgoVUmVsZWFzZVNlc3Npb25SZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJIioKFlJlbGVhc2VTZXNzaW9uUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiDgoMRHJhaW5SZXF1ZXN0IlAKEUhhbmRlZE92ZXJTZXNzaW9uEhEKCXRlbmFudF9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhQKDGNoZWNrcG9pbnRlZBgDIAEoCCJjCg1EcmFpblJlc3BvbnNlEjcKCHNlc3Npb25zGAEgAygLMiUuZnJvbnRpZXIud29ya2VyLnYxLkhhbmRlZE92ZXJTZXNzaW9uEhkKEXJlc2lkZW50X3Nlc3Npb25zGAIgASgNIowCCgxXb3JrZXJSZXBvcnQSCgoCaWQYASABKAkSDgoGcmVnaW9uGAIgASgJEgsKA3VybBgDIAEoCRIMCgRib290GAQgASgJEhYKDm1vZGVsX2lkZW50aXR5GAUgASgJEhcKD3NlcXVlbmNlc190b3RhbBgGIAEoDRIWCg5zZXF1ZW5jZXNfZnJlZRgHIAEoDRITCgtxdWV1ZV9kZXB0aBgIIAEoDRIXCg9hY3RpdmVfcmVxdWVzdHMYCSABKA0SGQoRcmVzaWRlbnRfc2Vzc2lvbnMYCiABKA0SEAoIcHJlZml4ZXMYCyADKAkSEAoIZHJhaW5pbmcYDCABKAgSDwoHbGVhdmluZxgNIAEoCCpQCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACEg8KC1JPTEVfU1lTVEVNEAMqewoOVG9vbENob2ljZU1vZGUSGQoVVE9PTF9DSE9JQ0VfTU9ERV9BVVRPEAASGAoUVE9PTF9DSE9JQ0VfTU9ERV9BTlkQARIZChVUT09MX0NIT0lDRV9NT0RFX1RPT0wQAhIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAyphCgxUaGlua2luZ01vZGUSGgoWVEhJTktJTkdfTU9ERV9ESVNBQkxFRBAAEhkKFVRISU5LSU5HX01PREVfRU5BQkxFRBABEhoKFlRISU5LSU5HX01PREVfQURBUFRJVkUQAip/ChJSZXNwb25zZUZvcm1hdFR5cGUSHQoZUkVTUE9OU0VfRk9STUFUX1RZUEVfVEVYVBAAEiQKIFJFU1BPTlNFX0ZPUk1BVF9UWVBFX0pTT05fT0JKRUNUEAESJAogUkVTUE9OU0VfRk9STUFUX1RZUEVfSlNPTl9TQ0hFTUEQAirUAQoNQ2FjaGVEZWNpc2lvbhIeChpDQUNIRV9ERUNJU0lPTl9VTlNQRUNJRklFRBAAEiAKHENBQ0hFX0RFQ0lTSU9OX0xJVkVfVE9PTF9JRFMQARIjCh9DQUNIRV9ERUNJU0lPTl9MSVZFX1RFWFRfUFJFRklYEAISJAogQ0FDSEVfREVDSVNJT05fTElWRV9UT0tFTl9QUkVGSVgQAxIdChlDQUNIRV9ERUNJU0lPTl9DSEVDS1BPSU5UEAQSFwoTQ0FDSEVfREVDSVNJT05fQ09MRBAFKvwBCgpNaXNzUmVhc29uEhQKEE1JU1NfUkVBU09OX05PTkUQABIdChlNSVNTX1JFQVNPTl9OT19MSVZFX1NUQVRFEAESGAoUTUlTU19SRUFTT05fS1ZfTU9WRUQQAhIcChhNSVNTX1JFQVNPTl9JRFNfTk9UX0xJVkUQAxIeChpNSVNTX1JFQVNPTl9ISVNUT1JZX0VESVRFRBAEEh0KGU1JU1NfUkVBU09OX1RFWFRfTUlTTUFUQ0gQBRIeChpNSVNTX1JFQVNPTl9UT0tFTl9NSVNNQVRDSBAGEiIKHk1JU1NfUkVBU09OX0NIRUNLUE9JTlRfQ09SUlVQVBAHKrMBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUU1RPUF9SRUFTT05fRU5EX1RVUk4QARIaChZTVE9QX1JFQVNPTl9NQVhfVE9LRU5TEAISHQoZU1RPUF9SRUFTT05fU1RPUF9TRVFVRU5DRRADEhgKFFNUT1BfUkVBU09OX1RPT0xfVVNFEAQSGQoVU1RPUF9SRUFTT05fQ0FOQ0VMTEVEEAUq1wIKD1dvcmtlckVycm9yQ29kZRIhCh1XT1JLRVJfRVJST1JfQ09ERV9VTlNQRUNJRklFRBAAEh4KGldPUktFUl9FUlJPUl9DT0RFX0lOVEVSTkFMEAESJQohV09SS0VSX0VSUk9SX0NPREVfSU5WQUxJRF9SRVFVRVNUEAISIAocV09SS0VSX0VSUk9SX0NPREVfT1ZFUkxPQURFRBADEiYKIldPUktFUl9FUlJPUl9DT0RFX0NPTlRFWFRfVE9PX0xPTkcQBBIpCiVXT1JLRVJfRVJST1JfQ09ERV9VTktOT1dOX1RPT0xfVVNFX0lEEAUSIgoeV09SS0VSX0VSUk9SX0NPREVfU0VTU0lPTl9CVVNZEAYSHgoaV09SS0VSX0VSUk9SX0NPREVfRFJBSU5JTkcQBxIhCh1XT1JLRVJfRVJST1JfQ09ERV9TVEFMRV9FUE9DSBAIMpsECg1Xb3JrZXJTZXJ2aWNlElQKCEdlbmVyYXRlEiMuZnJvbnRpZXIud29ya2VyLnYxLkdlbmVyYXRlUmVxdWVzdBohLmZyb250aWVyLndvcmtlci52MS5HZW5lcmF0ZUV2ZW50MAESXgoLQ291bnRUb2tlbnMSJi5mcm9udGllci53b3JrZXIudjEuQ291bnRUb2tlbnNSZXF1ZXN0GicuZnJvbnRpZXIud29ya2VyLnYxLkNvdW50VG9rZW5zUmVzcG9uc2USTwoGSGVhbHRoEiEuZnJvbnRpZXIud29ya2VyLnYxLkhlYWx0aFJlcXVlc3QaIi5mcm9udGllci53b3JrZXIudjEuSGVhbHRoUmVzcG9uc2USTAoFU3RhdHMSIC5mcm9udGllci53b3JrZXIudjEuU3RhdHNSZXF1ZXN0GiEuZnJvbnRpZXIud29ya2VyLnYxLlN0YXRzUmVzcG9uc2USZwoOUmVsZWFzZVNlc3Npb24SKS5mcm9udGllci53b3JrZXIudjEuUmVsZWFzZVNlc3Npb25SZXF1ZXN0GiouZnJvbnRpZXIud29ya2VyLnYxLlJlbGVhc2VTZXNzaW9uUmVzcG9uc2USTAoFRHJhaW4SIC5mcm9udGllci53b3JrZXIudjEuRHJhaW5SZXF1ZXN0GiEuZnJvbnRpZXIud29ya2VyLnYxLkRyYWluUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * @generated from message frontier.worker.v1.Conversation
@@ -363,6 +363,14 @@ export type ToolDefinition = Message$1<"frontier.worker.v1.ToolDefinition"> & {
    * @generated from field: string input_schema_json = 3;
    */
   inputSchemaJson: string;
+
+  /**
+   * A freeform (custom) tool: its input object is {"input": string} and, when set, that string
+   * follows this grammar whenever the grammar constrains the call (a forced call).
+   *
+   * @generated from field: frontier.worker.v1.FreeformGrammar input_grammar = 4;
+   */
+  inputGrammar?: FreeformGrammar | undefined;
 };
 
 /**
@@ -371,6 +379,30 @@ export type ToolDefinition = Message$1<"frontier.worker.v1.ToolDefinition"> & {
  */
 export const ToolDefinitionSchema: GenMessage<ToolDefinition> = /*@__PURE__*/
   messageDesc(file_frontier_worker_v1_worker, 10);
+
+/**
+ * @generated from message frontier.worker.v1.FreeformGrammar
+ */
+export type FreeformGrammar = Message$1<"frontier.worker.v1.FreeformGrammar"> & {
+  /**
+   * "lark" (the subset shared/lark-grammar.ts serves) or "regex".
+   *
+   * @generated from field: string syntax = 1;
+   */
+  syntax: string;
+
+  /**
+   * @generated from field: string definition = 2;
+   */
+  definition: string;
+};
+
+/**
+ * Describes the message frontier.worker.v1.FreeformGrammar.
+ * Use `create(FreeformGrammarSchema)` to create a new message.
+ */
+export const FreeformGrammarSchema: GenMessage<FreeformGrammar> = /*@__PURE__*/
+  messageDesc(file_frontier_worker_v1_worker, 11);
 
 /**
  * @generated from message frontier.worker.v1.ToolChoice
@@ -399,7 +431,7 @@ export type ToolChoice = Message$1<"frontier.worker.v1.ToolChoice"> & {
  * Use `create(ToolChoiceSchema)` to create a new message.
  */
 export const ToolChoiceSchema: GenMessage<ToolChoice> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 11);
+  messageDesc(file_frontier_worker_v1_worker, 12);
 
 /**
  * @generated from message frontier.worker.v1.Thinking
@@ -421,7 +453,7 @@ export type Thinking = Message$1<"frontier.worker.v1.Thinking"> & {
  * Use `create(ThinkingSchema)` to create a new message.
  */
 export const ThinkingSchema: GenMessage<Thinking> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 12);
+  messageDesc(file_frontier_worker_v1_worker, 13);
 
 /**
  * @generated from message frontier.worker.v1.SamplingParams
@@ -463,7 +495,7 @@ export type SamplingParams = Message$1<"frontier.worker.v1.SamplingParams"> & {
  * Use `create(SamplingParamsSchema)` to create a new message.
  */
 export const SamplingParamsSchema: GenMessage<SamplingParams> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 13);
+  messageDesc(file_frontier_worker_v1_worker, 14);
 
 /**
  * The kinds of the IDs the worker mints for a turn (`shared/ids.ts` names them). The edge picks
@@ -488,7 +520,7 @@ export type IdKinds = Message$1<"frontier.worker.v1.IdKinds"> & {
  * Use `create(IdKindsSchema)` to create a new message.
  */
 export const IdKindsSchema: GenMessage<IdKinds> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 14);
+  messageDesc(file_frontier_worker_v1_worker, 15);
 
 /**
  * @generated from message frontier.worker.v1.GenerateRequest
@@ -546,7 +578,7 @@ export type GenerateRequest = Message$1<"frontier.worker.v1.GenerateRequest"> & 
  * Use `create(GenerateRequestSchema)` to create a new message.
  */
 export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 15);
+  messageDesc(file_frontier_worker_v1_worker, 16);
 
 /**
  * Chat Completions `response_format`, Responses `text.format`: the answer is sampled under a grammar
@@ -596,7 +628,7 @@ export type ResponseFormat = Message$1<"frontier.worker.v1.ResponseFormat"> & {
  * Use `create(ResponseFormatSchema)` to create a new message.
  */
 export const ResponseFormatSchema: GenMessage<ResponseFormat> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 16);
+  messageDesc(file_frontier_worker_v1_worker, 17);
 
 /**
  * @generated from message frontier.worker.v1.GenerateEvent
@@ -673,7 +705,7 @@ export type GenerateEvent = Message$1<"frontier.worker.v1.GenerateEvent"> & {
  * Use `create(GenerateEventSchema)` to create a new message.
  */
 export const GenerateEventSchema: GenMessage<GenerateEvent> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 17);
+  messageDesc(file_frontier_worker_v1_worker, 18);
 
 /**
  * Sent once, after the cache decision and before prefill starts.
@@ -720,7 +752,7 @@ export type PromptProcessed = Message$1<"frontier.worker.v1.PromptProcessed"> & 
  * Use `create(PromptProcessedSchema)` to create a new message.
  */
 export const PromptProcessedSchema: GenMessage<PromptProcessed> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 18);
+  messageDesc(file_frontier_worker_v1_worker, 19);
 
 /**
  * Sent periodically while a long prefill runs.
@@ -744,7 +776,7 @@ export type KeepAlive = Message$1<"frontier.worker.v1.KeepAlive"> & {
  * Use `create(KeepAliveSchema)` to create a new message.
  */
 export const KeepAliveSchema: GenMessage<KeepAlive> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 19);
+  messageDesc(file_frontier_worker_v1_worker, 20);
 
 /**
  * @generated from message frontier.worker.v1.TextDelta
@@ -761,7 +793,7 @@ export type TextDelta = Message$1<"frontier.worker.v1.TextDelta"> & {
  * Use `create(TextDeltaSchema)` to create a new message.
  */
 export const TextDeltaSchema: GenMessage<TextDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 20);
+  messageDesc(file_frontier_worker_v1_worker, 21);
 
 /**
  * @generated from message frontier.worker.v1.ThinkingDelta
@@ -778,7 +810,7 @@ export type ThinkingDelta = Message$1<"frontier.worker.v1.ThinkingDelta"> & {
  * Use `create(ThinkingDeltaSchema)` to create a new message.
  */
 export const ThinkingDeltaSchema: GenMessage<ThinkingDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 21);
+  messageDesc(file_frontier_worker_v1_worker, 22);
 
 /**
  * @generated from message frontier.worker.v1.ThinkingEnd
@@ -795,7 +827,7 @@ export type ThinkingEnd = Message$1<"frontier.worker.v1.ThinkingEnd"> & {
  * Use `create(ThinkingEndSchema)` to create a new message.
  */
 export const ThinkingEndSchema: GenMessage<ThinkingEnd> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 22);
+  messageDesc(file_frontier_worker_v1_worker, 23);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallStart
@@ -822,7 +854,7 @@ export type ToolCallStart = Message$1<"frontier.worker.v1.ToolCallStart"> & {
  * Use `create(ToolCallStartSchema)` to create a new message.
  */
 export const ToolCallStartSchema: GenMessage<ToolCallStart> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 23);
+  messageDesc(file_frontier_worker_v1_worker, 24);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallDelta
@@ -844,7 +876,7 @@ export type ToolCallDelta = Message$1<"frontier.worker.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 24);
+  messageDesc(file_frontier_worker_v1_worker, 25);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallEnd
@@ -861,7 +893,7 @@ export type ToolCallEnd = Message$1<"frontier.worker.v1.ToolCallEnd"> & {
  * Use `create(ToolCallEndSchema)` to create a new message.
  */
 export const ToolCallEndSchema: GenMessage<ToolCallEnd> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 25);
+  messageDesc(file_frontier_worker_v1_worker, 26);
 
 /**
  * @generated from message frontier.worker.v1.Usage
@@ -892,7 +924,7 @@ export type Usage = Message$1<"frontier.worker.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 26);
+  messageDesc(file_frontier_worker_v1_worker, 27);
 
 /**
  * @generated from message frontier.worker.v1.Stop
@@ -921,7 +953,7 @@ export type Stop = Message$1<"frontier.worker.v1.Stop"> & {
  * Use `create(StopSchema)` to create a new message.
  */
 export const StopSchema: GenMessage<Stop> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 27);
+  messageDesc(file_frontier_worker_v1_worker, 28);
 
 /**
  * @generated from message frontier.worker.v1.WorkerError
@@ -950,7 +982,7 @@ export type WorkerError = Message$1<"frontier.worker.v1.WorkerError"> & {
  * Use `create(WorkerErrorSchema)` to create a new message.
  */
 export const WorkerErrorSchema: GenMessage<WorkerError> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 28);
+  messageDesc(file_frontier_worker_v1_worker, 29);
 
 /**
  * @generated from message frontier.worker.v1.CountTokensRequest
@@ -977,7 +1009,7 @@ export type CountTokensRequest = Message$1<"frontier.worker.v1.CountTokensReques
  * Use `create(CountTokensRequestSchema)` to create a new message.
  */
 export const CountTokensRequestSchema: GenMessage<CountTokensRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 29);
+  messageDesc(file_frontier_worker_v1_worker, 30);
 
 /**
  * @generated from message frontier.worker.v1.CountTokensResponse
@@ -994,7 +1026,7 @@ export type CountTokensResponse = Message$1<"frontier.worker.v1.CountTokensRespo
  * Use `create(CountTokensResponseSchema)` to create a new message.
  */
 export const CountTokensResponseSchema: GenMessage<CountTokensResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 30);
+  messageDesc(file_frontier_worker_v1_worker, 31);
 
 /**
  * @generated from message frontier.worker.v1.HealthRequest
@@ -1007,7 +1039,7 @@ export type HealthRequest = Message$1<"frontier.worker.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 31);
+  messageDesc(file_frontier_worker_v1_worker, 32);
 
 /**
  * @generated from message frontier.worker.v1.HealthResponse
@@ -1051,7 +1083,7 @@ export type HealthResponse = Message$1<"frontier.worker.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 32);
+  messageDesc(file_frontier_worker_v1_worker, 33);
 
 /**
  * @generated from message frontier.worker.v1.StatsRequest
@@ -1064,7 +1096,7 @@ export type StatsRequest = Message$1<"frontier.worker.v1.StatsRequest"> & {
  * Use `create(StatsRequestSchema)` to create a new message.
  */
 export const StatsRequestSchema: GenMessage<StatsRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 33);
+  messageDesc(file_frontier_worker_v1_worker, 34);
 
 /**
  * @generated from message frontier.worker.v1.StatsResponse
@@ -1132,7 +1164,7 @@ export type StatsResponse = Message$1<"frontier.worker.v1.StatsResponse"> & {
  * Use `create(StatsResponseSchema)` to create a new message.
  */
 export const StatsResponseSchema: GenMessage<StatsResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 34);
+  messageDesc(file_frontier_worker_v1_worker, 35);
 
 /**
  * @generated from message frontier.worker.v1.ReleaseSessionRequest
@@ -1154,7 +1186,7 @@ export type ReleaseSessionRequest = Message$1<"frontier.worker.v1.ReleaseSession
  * Use `create(ReleaseSessionRequestSchema)` to create a new message.
  */
 export const ReleaseSessionRequestSchema: GenMessage<ReleaseSessionRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 35);
+  messageDesc(file_frontier_worker_v1_worker, 36);
 
 /**
  * @generated from message frontier.worker.v1.ReleaseSessionResponse
@@ -1171,7 +1203,7 @@ export type ReleaseSessionResponse = Message$1<"frontier.worker.v1.ReleaseSessio
  * Use `create(ReleaseSessionResponseSchema)` to create a new message.
  */
 export const ReleaseSessionResponseSchema: GenMessage<ReleaseSessionResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 36);
+  messageDesc(file_frontier_worker_v1_worker, 37);
 
 /**
  * @generated from message frontier.worker.v1.DrainRequest
@@ -1184,7 +1216,7 @@ export type DrainRequest = Message$1<"frontier.worker.v1.DrainRequest"> & {
  * Use `create(DrainRequestSchema)` to create a new message.
  */
 export const DrainRequestSchema: GenMessage<DrainRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 37);
+  messageDesc(file_frontier_worker_v1_worker, 38);
 
 /**
  * @generated from message frontier.worker.v1.HandedOverSession
@@ -1213,7 +1245,7 @@ export type HandedOverSession = Message$1<"frontier.worker.v1.HandedOverSession"
  * Use `create(HandedOverSessionSchema)` to create a new message.
  */
 export const HandedOverSessionSchema: GenMessage<HandedOverSession> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 38);
+  messageDesc(file_frontier_worker_v1_worker, 39);
 
 /**
  * @generated from message frontier.worker.v1.DrainResponse
@@ -1237,7 +1269,7 @@ export type DrainResponse = Message$1<"frontier.worker.v1.DrainResponse"> & {
  * Use `create(DrainResponseSchema)` to create a new message.
  */
 export const DrainResponseSchema: GenMessage<DrainResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 39);
+  messageDesc(file_frontier_worker_v1_worker, 40);
 
 /**
  * What a worker reports in each heartbeat to its region's pool (POST /internal/pool/heartbeat on
@@ -1328,7 +1360,7 @@ export type WorkerReport = Message$1<"frontier.worker.v1.WorkerReport"> & {
  * Use `create(WorkerReportSchema)` to create a new message.
  */
 export const WorkerReportSchema: GenMessage<WorkerReport> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 40);
+  messageDesc(file_frontier_worker_v1_worker, 41);
 
 /**
  * @generated from enum frontier.worker.v1.Role

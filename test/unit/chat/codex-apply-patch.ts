@@ -1,0 +1,31 @@
+/** Test fixture: a real client's freeform tool grammar. */
+
+/** The grammar Codex CLI 0.169 sends for its freeform apply_patch tool (read from its binary). */
+export const APPLY_PATCH_LARK = `start: begin_patch hunk+ end_patch
+begin_patch: "*** Begin Patch" LF
+end_patch: "*** End Patch" LF?
+
+hunk: add_hunk | delete_hunk | update_hunk
+add_hunk: "*** Add File: " filename LF add_line+
+delete_hunk: "*** Delete File: " filename LF
+update_hunk: "*** Update File: " filename LF change_move? change?
+
+filename: /(.+)/
+add_line: "+" /(.*)/ LF -> line
+
+change_move: "*** Move to: " filename LF
+change: (change_context | change_line)+ eof_line?
+change_context: ("@@" | "@@ " /(.+)/) LF
+change_line: ("+" | "-" | " ") /(.*)/ LF
+eof_line: "*** End of File" LF
+
+%import common.LF
+`;
+
+/** The `custom` tool's input schema as the edge offers it. */
+export const CUSTOM_SCHEMA = JSON.stringify({
+  type: "object",
+  properties: { input: { type: "string" } },
+  required: ["input"],
+  additionalProperties: false,
+});
