@@ -76,6 +76,7 @@ export function toConversation(request: ResponsesRequest, items: readonly InputI
         name: tool.name,
         description: tool.description ?? "",
         inputSchemaJson: JSON.stringify(tool.parameters),
+        inputGrammar: tool.origin.kind === "custom" ? tool.origin.grammar : undefined,
       }),
     ),
     toolChoice: toToolChoice(request.tool_choice, request.parallel_tool_calls),

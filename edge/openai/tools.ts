@@ -5,15 +5,21 @@
  *   a call comes back as a `function_call` with the bare `name` and its `namespace`.
  * - `custom` (freeform, e.g. Codex's `apply_patch` with a Lark grammar): offered as a tool taking
  *   one string `input`; a call comes back as a `custom_tool_call` whose `input` is that raw text.
- *   (The Lark grammar is not enforced: a forced call is constrained by the wrapper's JSON schema.)
+ *   `format: {type: "grammar", syntax: "lark" | "regex", definition}` is checked here (a grammar
+ *   outside the subset shared/lark-grammar.ts serves is a 400 naming `format.definition`) and
+ *   constrains the input whenever the worker constrains the call (tool_choice required or naming
+ *   it); with tool_choice auto the call is free text. `format: {type: "text"}` (or none): free text.
  * - hosted tools Frontier does not serve yet (`web_search`, `tool_search`, `local_shell`): not
  *   offered to the model, never a 400; the response names them in `x-frontier-tools-not-offered`.
  * Other hosted tools (file_search, code_interpreter, computer use, ...) are refused with a 400.
  */
+
+import { grammarFromRegex, LarkGrammarError, parseLark } from "../../shared/lark-grammar.ts";
 import { LIMITS } from "../../shared/limits.ts";
 import {
   asArray,
   asBoolean,
+  asEnum,
   asObject,
   asString,
   fail,
@@ -22,7 +28,7 @@ import {
   required,
   uniqueToolName,
 } from "../check.ts";
-import type { FunctionTool, ToolOrigin } from "./types.ts";
+import type { FreeformGrammarSource, FunctionTool, ToolOrigin } from "./types.ts";
 
 /** Declared by Codex by default; accepted and not offered until the server-tools work serves them. */
 const NOT_OFFERED = new Set(["web_search", "web_search_preview", "tool_search", "local_shell"]);
@@ -103,13 +109,14 @@ export function validateTools(value: unknown): ValidatedTools {
       case "custom": {
         const name = uniqueToolName(tool, path, names, LIMITS.maxOpenAiToolNameLength);
         const description = optional(tool, "description");
+        const grammar = customFormat(optional(tool, "format"), [...path, "format"]);
         tools.push({
           type: "function",
           name,
           description: description === undefined ? null : asString(description, [...path, "description"]),
           parameters: CUSTOM_PARAMETERS,
           strict: null,
-          origin: { kind: "custom" },
+          origin: grammar === undefined ? { kind: "custom" } : { kind: "custom", grammar },
         });
         return;
       }
@@ -122,6 +129,25 @@ export function validateTools(value: unknown): ValidatedTools {
   });
   if (tools.length > LIMITS.maxTools) fail(["tools"], `At most ${LIMITS.maxTools} tools are allowed`);
   return { tools, notOffered };
+}
+
+/** A custom tool's `format`: undefined for free text, else its checked grammar. */
+function customFormat(value: unknown, path: Path): FreeformGrammarSource | undefined {
+  if (value === undefined) return undefined;
+  const format = asObject(value, path);
+  const type = asEnum(required(format, "type", path), [...path, "type"], ["text", "grammar"] as const);
+  if (type === "text") return undefined;
+  const syntax = asEnum(required(format, "syntax", path), [...path, "syntax"], ["lark", "regex"] as const);
+  const definition = asString(required(format, "definition", path), [...path, "definition"]);
+  try {
+    if (syntax === "lark") parseLark(definition);
+    else grammarFromRegex(definition);
+  } catch (error) {
+    if (error instanceof LarkGrammarError)
+      fail([...path, "definition"], `Unsupported ${syntax} grammar: ${error.message}`);
+    throw error;
+  }
+  return { syntax, definition };
 }
 
 /** A function tool offered to the model under `name` (already checked and unique). */

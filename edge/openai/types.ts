@@ -71,7 +71,13 @@ export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem 
 export type ToolOrigin =
   | { kind: "function" }
   | { kind: "namespace"; namespace: string; name: string }
-  | { kind: "custom" };
+  | { kind: "custom"; grammar?: FreeformGrammarSource };
+
+/** A custom tool's checked `format` grammar (edge/openai/tools.ts). */
+export interface FreeformGrammarSource {
+  syntax: "lark" | "regex";
+  definition: string;
+}
 
 /** A tool as the model is offered it; `name` is the model-view name. */
 export interface FunctionTool {

@@ -13,6 +13,7 @@ import type { OutputItem } from "../../../edge/openai/types.ts";
 import { validateResponsesRequest } from "../../../edge/openai/validate.ts";
 import { GenerateEventSchema, StopReason } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { newSessionId } from "../../../shared/ids.ts";
+import { APPLY_PATCH_LARK } from "../chat/codex-apply-patch.ts";
 import { decodeSseText } from "./sse-text.ts";
 
 type Init = MessageInitShape<typeof GenerateEventSchema>["event"];
@@ -53,7 +54,7 @@ const CODEX_TOOLS = [
     type: "custom",
     name: "apply_patch",
     description: "FREEFORM patch",
-    format: { type: "grammar", syntax: "lark", definition: "start: begin_patch hunk+ end_patch" },
+    format: { type: "grammar", syntax: "lark", definition: APPLY_PATCH_LARK },
   },
   {
     type: "tool_search",
@@ -101,6 +102,24 @@ describe("Codex's tools", () => {
     const conversation = toConversation(request, request.input);
     expect(conversation.tools.map((t) => t.name)).toEqual(request.tools.map((t) => t.name));
     expect(JSON.parse(conversation.tools[3]?.inputSchemaJson ?? "")).toMatchObject({ required: ["input"] });
+    expect(conversation.tools[3]?.inputGrammar).toMatchObject({ syntax: "lark", definition: APPLY_PATCH_LARK });
+    expect(conversation.tools[0]?.inputGrammar).toBeUndefined();
+  });
+
+  it("checks a custom tool's grammar: text stays free, unsupported Lark is a 400 naming the definition", () => {
+    const custom = (format: unknown) => codexRequest({ tools: [{ type: "custom", name: "apply_patch", format }] });
+    const text = custom({ type: "text" });
+    expect(toConversation(text, text.input).tools[0]?.inputGrammar).toBeUndefined();
+    const regex = custom({ type: "grammar", syntax: "regex", definition: "[a-z]+" });
+    expect(toConversation(regex, regex.input).tools[0]?.inputGrammar).toMatchObject({ syntax: "regex" });
+    expect(() => custom({ type: "grammar", syntax: "lark", definition: '%ignore " "\nstart: "a"' })).toThrow(
+      /tools\.0\.format\.definition: Unsupported lark grammar: %ignore/,
+    );
+    expect(() => custom({ type: "grammar", syntax: "lark", definition: "start: begin_patch" })).toThrow(
+      /tools\.0\.format\.definition:.*undefined 'begin_patch'/,
+    );
+    expect(() => custom({ type: "grammar", syntax: "ebnf", definition: "x" })).toThrow(/tools\.0\.format\.syntax/);
+    expect(() => custom({ type: "json" })).toThrow(/tools\.0\.format\.type/);
   });
 
   it("still refuses hosted tools it cannot stand in for", () => {
