@@ -112,3 +112,34 @@ describe("Responses text.format", () => {
     expectWeather(message?.content?.map((part) => part.text).join("") ?? "");
   });
 });
+
+describe("Responses custom tool with a Lark grammar", () => {
+  it("a forced call's raw input follows the grammar and comes back as custom_tool_call", async () => {
+    const definition = 'start: "ping " WORD (" " INT)? LF\n%import common (WORD, INT, LF)';
+    const res = await postJson(`${edge}/v1/responses`, {
+      model: "m",
+      max_output_tokens: 300,
+      input: "Ping someone.",
+      tools: [{ type: "custom", name: "ping", format: { type: "grammar", syntax: "lark", definition } }],
+      tool_choice: { type: "function", name: "ping" },
+    });
+    const body = (await res.json()) as { output: { type: string; name?: string; input?: string }[] };
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    const call = body.output.find((item) => item.type === "custom_tool_call");
+    expect(call?.name).toBe("ping");
+    expect(call?.input).toMatch(/^ping [A-Za-z]+( [0-9]+)?\n$/);
+  });
+
+  it("an unsupported grammar is a 400 naming the definition", async () => {
+    const res = await postJson(`${edge}/v1/responses`, {
+      model: "m",
+      input: "x",
+      tools: [
+        { type: "custom", name: "t", format: { type: "grammar", syntax: "lark", definition: "%ignore WS\nstart: WS" } },
+      ],
+    });
+    const body = (await res.json()) as OpenAiError;
+    expect(res.status).toBe(400);
+    expect(body.error.param).toBe("tools.0.format.definition");
+  });
+});
