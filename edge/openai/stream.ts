@@ -19,6 +19,7 @@ import { encodeSseJson } from "../../shared/sse.ts";
 import { ApiError } from "../errors.ts";
 import type { RenderedEvent, TurnRenderer } from "../turn-driver.ts";
 import { workerErrorToApiError } from "../worker-errors.ts";
+import { CustomInputStream } from "./custom-input-stream.ts";
 import { sealReasoning } from "./encrypted-reasoning.ts";
 import { encodeOpenAiStreamError, openAiErrorBody } from "./errors.ts";
 import { newResponseObject } from "./response-object.ts";
@@ -34,8 +35,8 @@ export interface ResponsesTurnContext {
 
 type Open =
   | { kind: "message" | "reasoning"; index: number; text: string }
-  /** A call; a custom tool's arguments are collected and unwrapped into its raw `input` at the end. */
-  | { kind: "function_call"; index: number; toolIndex: number; arguments: string };
+  /** A call; a custom tool's raw `input` is decoded from the wrapper's arguments as they stream. */
+  | { kind: "function_call"; index: number; toolIndex: number; arguments: string; input: CustomInputStream };
 
 type CallItem = Extract<OutputItem, { type: "function_call" | "custom_tool_call" }>;
 
@@ -106,14 +107,23 @@ export class ResponsesTurn implements TurnRenderer {
         this.callIds.push(e.value.id);
         out.push(this.#add(item));
         const index = this.response.output.length - 1;
-        this.#open = { kind: "function_call", index, toolIndex: e.value.index, arguments: "" };
+        this.#open = {
+          kind: "function_call",
+          index,
+          toolIndex: e.value.index,
+          arguments: "",
+          input: new CustomInputStream(),
+        };
         return out;
       }
       case "toolCallDelta": {
         const { open, item } = this.#openCall(e.value.index);
         if (e.value.argumentsJson === "") return [];
         open.arguments += e.value.argumentsJson;
-        if (item.type === "custom_tool_call") return [];
+        if (item.type === "custom_tool_call") {
+          const delta = open.input.push(e.value.argumentsJson);
+          return delta === "" ? [] : [this.#event("response.custom_tool_call_input.delta", { ...this.#at(), delta })];
+        }
         item.arguments += e.value.argumentsJson;
         return [this.#event("response.function_call_arguments.delta", { ...this.#at(), delta: e.value.argumentsJson })];
       }
@@ -204,7 +214,8 @@ export class ResponsesTurn implements TurnRenderer {
       );
     } else if (open.kind === "function_call" && item.type === "custom_tool_call") {
       item.input = customInput(open.arguments);
-      out.push(this.#event("response.custom_tool_call_input.delta", { ...at, delta: item.input }));
+      const rest = open.input.rest(item.input);
+      if (rest !== "") out.push(this.#event("response.custom_tool_call_input.delta", { ...at, delta: rest }));
       out.push(this.#event("response.custom_tool_call_input.done", { ...at, input: item.input }));
     } else if (open.kind !== "function_call" && (item.type === "message" || item.type === "reasoning")) {
       const done = open.kind === "message" ? "response.output_text.done" : "response.reasoning_text.done";

@@ -157,6 +157,12 @@ describe("Codex's tools", () => {
     });
     expect(done[1]).toMatchObject({ type: "custom_tool_call", name: "apply_patch", call_id: "call_b", input: patch });
     expect(events.map((e) => e.type)).toContain("response.custom_tool_call_input.done");
+    // The input streams as it arrives (here: with the second argument chunk), the deltas joining to it.
+    const inputDeltas = events.filter((e) => e.type === "response.custom_tool_call_input.delta") as {
+      delta?: string;
+    }[];
+    expect(inputDeltas.length).toBeGreaterThanOrEqual(1);
+    expect(inputDeltas.map((e) => e.delta).join("")).toBe(patch);
     expect(turn.toolCallIds).toEqual(["call_a", "call_b"]);
     // A chained (store: true) record replays the calls under the names the model was offered.
     expect(outputAsInput(turn.body().output)).toMatchObject([
