@@ -5,6 +5,7 @@
  * canonical JSON and the grammar never allows trailing whitespace.
  */
 import { GbnfRules, gbnfLiteral } from "./gbnf.ts";
+import { mergeAll, nonNegative, resolveRef } from "./json-schema-parts.ts";
 import { canonicalJson, isPlainObject, tryParseJson } from "./json-text.ts";
 
 export const JSON_GRAMMAR_LIMITS = {
@@ -278,45 +279,6 @@ function checkType(type: unknown, subject: string): void {
       throw new SchemaGrammarError(`${subject}: "type" ${JSON.stringify(name)} is not a JSON Schema type`);
     }
   }
-}
-
-function nonNegative(s: Schema): boolean {
-  const min =
-    typeof s.minimum === "number" ? s.minimum : typeof s.exclusiveMinimum === "number" ? s.exclusiveMinimum : undefined;
-  return min !== undefined && min >= 0;
-}
-
-function resolveRef(root: unknown, ref: string): unknown {
-  if (!ref.startsWith("#")) return undefined;
-  let node: unknown = root;
-  for (const raw of ref
-    .slice(1)
-    .split("/")
-    .filter((p) => p !== "")) {
-    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
-    if (!isPlainObject(node)) return undefined;
-    node = node[key];
-  }
-  return node;
-}
-
-/** Shallow merge of allOf parts: properties and required are unioned, other keys first wins. */
-function mergeAll(parts: unknown[]): Schema {
-  const out: Schema = {};
-  const properties: Schema = {};
-  const required: string[] = [];
-  for (const part of parts) {
-    if (!isPlainObject(part)) continue;
-    for (const [k, v] of Object.entries(part)) {
-      if (k === "properties" && isPlainObject(v)) Object.assign(properties, v);
-      else if (k === "required" && Array.isArray(v))
-        required.push(...v.filter((r): r is string => typeof r === "string"));
-      else if (!(k in out)) out[k] = v;
-    }
-  }
-  if (Object.keys(properties).length > 0) out.properties = properties;
-  if (required.length > 0) out.required = [...new Set(required)];
-  return out;
 }
 
 /** A complete grammar (root rule `root`) for one JSON value valid under `schema`. */
