@@ -18,6 +18,8 @@ export const SCRIPTED_BASH_COMMANDS = ["echo frontier-one", "echo frontier-two"]
 const SCRIPTED_SHELL_TOOLS: readonly { name: string; args: (command: string) => Record<string, string> }[] = [
   { name: "Bash", args: (command) => ({ command }) }, // Claude Code
   { name: "exec_command", args: (cmd) => ({ cmd }) }, // Codex CLI
+  { name: "run_shell_command", args: (command) => ({ command }) }, // Qwen Code
+  { name: "bash", args: (command) => ({ command }) }, // opencode
 ];
 
 /**
@@ -25,9 +27,10 @@ const SCRIPTED_SHELL_TOOLS: readonly { name: string; args: (command: string) => 
  * - `tool_choice` any / tool: a grammar built from the tools' JSON schemas forces a valid call.
  * - The test-only `scripted-tools` policy (worker configuration, never a request field): on a user
  *   turn it forces two fixed harmless calls of the client's shell tool (Claude Code's `Bash`,
- *   Codex's `exec_command`; one where a call ends the generation, as in harmony:
- *   `format.maxCallsPerTurn`); after tool results, a short plain-text answer. Every family writes
- *   them in its own markup (tested per family against llama.cpp in the engine tier).
+ *   Codex's `exec_command`, Qwen Code's `run_shell_command`, opencode's `bash`; one where a call
+ *   ends the generation, as in harmony: `format.maxCallsPerTurn`); after tool results, a short
+ *   plain-text answer. Every family writes them in its own markup (tested per family against
+ *   llama.cpp in the engine tier).
  *   With a forced `tool_choice` that allows parallel calls, it requires at least two of them.
  * - A JSON `response_format`: the answer follows its schema; with tool_choice auto and tools, the
  *   turn may call a tool instead (never under the scripted policy: a random model must not choose

@@ -37,6 +37,16 @@ describe("scripted-tools policy", () => {
     expect(gbnfMatches(grammar ?? "", toolCallsText(markup, bash))).toBe(false);
   });
 
+  it.each(["run_shell_command", "bash"])("forces %s (Qwen Code, opencode) with { command }", (name) => {
+    const conversation = codexTurn(user(text("hi")));
+    conversation.tools = [{ name, description: "Runs a shell command", inputSchemaJson: '{"type":"object"}' }];
+    const grammar = grammarForTurn(format, conversation, false, "scripted-tools") ?? "";
+    const calls = SCRIPTED_BASH_COMMANDS.map((command) => ({ name, argumentsJson: JSON.stringify({ command }) }));
+    expect(gbnfMatches(grammar, toolCallsText(markup, calls))).toBe(true);
+    const chosen = [{ name, argumentsJson: JSON.stringify({ command: "rm -rf /" }) }];
+    expect(gbnfMatches(grammar, toolCallsText(markup, chosen))).toBe(false);
+  });
+
   it("answers in plain text after the tool results, and is off without the policy", () => {
     const after = codexTurn(user(toolResult("call_1", "frontier-one")));
     expect(gbnfMatches(grammarForTurn(format, after, false, "scripted-tools") ?? "", "Hello world.")).toBe(true);
