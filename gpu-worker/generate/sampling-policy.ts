@@ -14,6 +14,12 @@ import type { TestPolicyName } from "../config.ts";
 /** Commands the test-only scripted policy makes the model call: harmless, fixed, never chosen by the model. */
 export const SCRIPTED_BASH_COMMANDS = ["echo frontier-one", "echo frontier-two"] as const;
 
+/**
+ * A user turn whose text holds this marker is answered in plain text by the scripted policy: it lets
+ * a test reach a client's no-tool path (Qwen Code extracts memories only after a text answer).
+ */
+export const SCRIPTED_NO_TOOLS_MARKER = "[frontier:no-tools]";
+
 /** Shell tools the scripted policy drives, by client: the tool's name and its arguments for a command. */
 const SCRIPTED_SHELL_TOOLS: readonly { name: string; args: (command: string) => Record<string, string> }[] = [
   { name: "Bash", args: (command) => ({ command }) }, // Claude Code
@@ -61,7 +67,7 @@ export function grammarForTurn(
     const last = conversation.messages.findLast((m) => m.role !== Role.SYSTEM);
     const shell = SCRIPTED_SHELL_TOOLS.find((s) => tools.some((t) => t.name === s.name));
     const toolsAllowed = !choice || choice.mode !== ToolChoiceMode.NONE;
-    if (last && isUserTextTurn(last) && shell && toolsAllowed) {
+    if (last && isUserTextTurn(last) && shell && toolsAllowed && !asksForNoTools(last)) {
       const calls = SCRIPTED_BASH_COMMANDS.map((command) => ({
         name: shell.name,
         argumentsJson: JSON.stringify(shell.args(command)),
@@ -99,4 +105,8 @@ function answerSchema(responseFormat: ResponseFormat): unknown {
 function isUserTextTurn(message: Message): boolean {
   if (message.role !== Role.USER) return false;
   return message.content.every((c) => c.block.case !== "toolResult") && message.content.length > 0;
+}
+
+function asksForNoTools(message: Message): boolean {
+  return message.content.some((c) => c.block.case === "text" && c.block.value.text.includes(SCRIPTED_NO_TOOLS_MARKER));
 }

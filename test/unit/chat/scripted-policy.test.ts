@@ -3,7 +3,11 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
 import { toolCallsText } from "../../../gpu-worker/chat/tool-grammar.ts";
-import { grammarForTurn, SCRIPTED_BASH_COMMANDS } from "../../../gpu-worker/generate/sampling-policy.ts";
+import {
+  grammarForTurn,
+  SCRIPTED_BASH_COMMANDS,
+  SCRIPTED_NO_TOOLS_MARKER,
+} from "../../../gpu-worker/generate/sampling-policy.ts";
 import { ConversationSchema, ThinkingMode, ToolChoiceMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { text, toolResult, user } from "./fixtures.ts";
 import { gbnfMatches } from "./gbnf-check.ts";
@@ -45,6 +49,17 @@ describe("scripted-tools policy", () => {
     expect(gbnfMatches(grammar, toolCallsText(markup, calls))).toBe(true);
     const chosen = [{ name, argumentsJson: JSON.stringify({ command: "rm -rf /" }) }];
     expect(gbnfMatches(grammar, toolCallsText(markup, chosen))).toBe(false);
+  });
+
+  it("answers a user turn carrying the no-tools marker in plain text", () => {
+    const turn = codexTurn(user(text(`Just answer. ${SCRIPTED_NO_TOOLS_MARKER}`)));
+    const grammar = grammarForTurn(format, turn, false, "scripted-tools") ?? "";
+    expect(gbnfMatches(grammar, "Hello world.")).toBe(true);
+    const calls = SCRIPTED_BASH_COMMANDS.map((cmd) => ({
+      name: "exec_command",
+      argumentsJson: JSON.stringify({ cmd }),
+    }));
+    expect(gbnfMatches(grammar, toolCallsText(markup, calls))).toBe(false);
   });
 
   it("answers in plain text after the tool results, and is off without the policy", () => {
