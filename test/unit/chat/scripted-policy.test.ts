@@ -42,8 +42,11 @@ describe("scripted-tools policy", () => {
   });
 
   it.each(["run_shell_command", "bash"])("forces %s (Qwen Code, opencode) with { command }", (name) => {
-    const conversation = codexTurn(user(text("hi")));
-    conversation.tools = [{ name, description: "Runs a shell command", inputSchemaJson: '{"type":"object"}' }];
+    const conversation = create(ConversationSchema, {
+      tools: [{ name, description: "Runs a shell command", inputSchemaJson: '{"type":"object"}' }],
+      toolChoice: { mode: ToolChoiceMode.AUTO },
+      messages: [user(text("hi"))],
+    });
     const grammar = grammarForTurn(format, conversation, false, "scripted-tools") ?? "";
     const calls = SCRIPTED_BASH_COMMANDS.map((command) => ({ name, argumentsJson: JSON.stringify({ command }) }));
     expect(gbnfMatches(grammar, toolCallsText(markup, calls))).toBe(true);
