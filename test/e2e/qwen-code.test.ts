@@ -6,6 +6,8 @@
  * follow-ups (full replays) find the session by their history. After a user turn answered without
  * tools it runs its memory-extraction subagent (its own system prompt and tools, the main history
  * replayed): that side request must not take over the main session, whose next turn stays live.
+ * (The follow-ups find the main session by the `call_…` IDs their replayed history carries; a
+ * hint-less replay of a text-only history has none and restores a checkpoint instead.)
  * The prompt is kept small for the one-thread CI model (a short `--system-prompt`, skills off,
  * only the shell tool eager); with Qwen's full default prompt (~49k tokens) it continues the same way.
  */
@@ -21,7 +23,9 @@ import { decisionsSince, describeDecision, isLive, logOffset, runCli } from "../
 interface QwenEvent {
   type: string;
   subtype?: string;
-  message?: { content?: { type: string; name?: string; input?: { command?: string }; content?: string }[] };
+  message?: {
+    content?: { type: string; name?: string; input?: { command?: string }; content?: string; is_error?: boolean }[];
+  };
   usage?: { input_tokens: number; cache_read_input_tokens?: number };
 }
 
@@ -79,7 +83,12 @@ describe("Qwen Code (qwen -p, --auth-type openai) against the local stack", () =
       ["run_shell_command", "echo frontier-one"],
       ["run_shell_command", "echo frontier-two"],
     ]);
-    expect(blocks(first, "tool_result").map((r) => r.content)).toEqual(["frontier-one", "frontier-two"]);
+    // Qwen reports a result as the output, or (when its shell capture comes back empty, as under
+    // heavy load) as a summary naming the command and its exit code.
+    const results = blocks(first, "tool_result");
+    expect(results.map((r) => r.is_error)).toEqual([false, false]);
+    expect(results[0]?.content).toContain("frontier-one");
+    expect(results[1]?.content).toContain("frontier-two");
     // Qwen's own usage accounting read cached_tokens: the tool-results request reused turn 1's KV.
     expect(first.find((e) => e.type === "result")?.usage?.cache_read_input_tokens ?? 0).toBeGreaterThan(0);
     const turn1 = decisionsSince(log, start);
@@ -122,5 +131,5 @@ describe("Qwen Code (qwen -p, --auth-type openai) against the local stack", () =
         `-c after memory ${describeDecision(turn3[0])}; its tool results ${describeDecision(turn3[1])}`,
       ].join("\n"),
     );
-  }, 600_000);
+  }, 480_000);
 });
