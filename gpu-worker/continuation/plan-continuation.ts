@@ -48,7 +48,8 @@ export interface PlanInput {
   memory: TurnMemory;
   frontier: Frontier | undefined;
   liveTokens: readonly Token[];
-  tokenize: (segments: readonly PromptSegment[]) => Token[];
+  /** Resolves off the event loop's critical path for long texts (Engine.tokenizeAsync). */
+  tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>;
 }
 
 /**
@@ -56,7 +57,7 @@ export interface PlanInput {
  * Only the suffix after the kept KV is tokenized when a text-level match is found (never the
  * request's own tokens across that boundary). Disk checkpoints slot in before cold.
  */
-export function planContinuation(input: PlanInput): ContinuationPlan {
+export async function planContinuation(input: PlanInput): Promise<ContinuationPlan> {
   const live =
     input.frontier && input.liveTokens.length === input.frontier.tokenCount && input.liveTokens.length > 0
       ? input.frontier
@@ -80,7 +81,7 @@ export function planContinuation(input: PlanInput): ContinuationPlan {
       return {
         ...base,
         keep: live.tokenCount,
-        append: input.tokenize(suffix),
+        append: await input.tokenize(suffix),
         decision: byIds ? "live-tool-ids" : "live-text-prefix",
         missReason,
         matchedIds: byIds ? resultIds.length : 0,
@@ -89,7 +90,7 @@ export function planContinuation(input: PlanInput): ContinuationPlan {
     if (missReason === "") missReason = "text-mismatch";
   }
 
-  const tokens = input.tokenize(rendered.segments);
+  const tokens = await input.tokenize(rendered.segments);
   const common = commonPrefix(input.liveTokens, tokens);
   const keep = Math.min(common, tokens.length - 1);
   if (keep > 0) {
