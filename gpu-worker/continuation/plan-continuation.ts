@@ -11,7 +11,7 @@ import { segmentsFrom } from "../chat/prompt-builder.ts";
 import type { ChatFormat, PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { WorkerFailure } from "../errors.ts";
 import { headerDigest, messageDigest, sameIdSet, toolResultIds, toolUseIds } from "./digest.ts";
-import type { Frontier } from "./frontier.ts";
+import { type Frontier, specialSpans } from "./frontier.ts";
 import { anchorCounts, replayTurn } from "./replay-turn.ts";
 import type { TurnMemory } from "./turn-memory.ts";
 
@@ -72,7 +72,7 @@ export async function planContinuation(input: PlanInput): Promise<ContinuationPl
   let missReason: MissReason = input.liveTokens.length === 0 ? "no-live-state" : live ? "" : "kv-moved";
 
   if (live) {
-    const suffix = suffixAfter(rendered, live.text);
+    const suffix = suffixAfter(rendered, live);
     const idsMatch = sameIdSet(resultIds, live.toolUseIds);
     const byIds = idsMatch && historyAgrees(conversation, live);
     if (idsMatch) missReason = byIds ? (suffix ? "" : "text-mismatch") : "history-edited";
@@ -170,8 +170,23 @@ function replaysCalls(messages: readonly Message[], ids: readonly string[]): boo
   return ids.every((id) => made.has(id));
 }
 
-function suffixAfter(rendered: RenderedPrompt, liveText: string): PromptSegment[] | undefined {
+/**
+ * The request's segments after the live text, when the request renders that text segment for
+ * segment: the same bytes and its template control tokens exactly where the KV holds them (the
+ * prompt part; the sampled part is the model's own). Bytes alone would let a user message that
+ * spells the template continue KV holding the real control tokens.
+ */
+function suffixAfter(rendered: RenderedPrompt, live: Frontier): PromptSegment[] | undefined {
+  const liveText = live.text;
   if (rendered.text.length <= liveText.length || !rendered.text.startsWith(liveText)) return undefined;
+  const control = live.controlSpans;
+  if (control === undefined) return undefined;
+  const requestSpans = specialSpans(rendered.segments).filter(([start]) => start < control.promptLength);
+  if (requestSpans.length !== control.spans.length) return undefined;
+  for (const [i, [start, end]] of requestSpans.entries()) {
+    const span = control.spans[i];
+    if (span === undefined || span[0] !== start || span[1] !== end) return undefined;
+  }
   return segmentsFrom(rendered.segments, liveText.length);
 }
 

@@ -14,7 +14,7 @@ import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
 import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.ts";
 import { continuedBlocksDigest, headerDigest, messageDigest } from "../continuation/digest.ts";
-import type { SampledTurnRecord } from "../continuation/frontier.ts";
+import { type SampledTurnRecord, specialSpans } from "../continuation/frontier.ts";
 import { type ContinuationPlan, planContinuation } from "../continuation/plan-continuation.ts";
 import type { SpanTokenMemory } from "../continuation/span-token-memory.ts";
 import { withStoredPrefix } from "../continuation/stored-prefix.ts";
@@ -221,6 +221,7 @@ function recordTurn(
     messageDigests: messages.map(messageDigest),
     headerDigest: headerDigest(plan.conversation),
     lastTurn,
+    controlSpans: { spans: specialSpans(plan.rendered.segments), promptLength: plan.rendered.text.length },
   };
   rememberTurn(deps, session.tenant, lastTurn);
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
 import type { PromptSegment } from "../../../gpu-worker/chat/types.ts";
 import { headerDigest, messageDigest } from "../../../gpu-worker/continuation/digest.ts";
-import type { Frontier } from "../../../gpu-worker/continuation/frontier.ts";
+import { type Frontier, specialSpans } from "../../../gpu-worker/continuation/frontier.ts";
 import { planContinuation } from "../../../gpu-worker/continuation/plan-continuation.ts";
 import { TurnMemory, visibleTextKey } from "../../../gpu-worker/continuation/turn-memory.ts";
 import { WorkerFailure } from "../../../gpu-worker/errors.ts";
@@ -55,6 +55,7 @@ async function sampleTurn(conv: Conversation, sampled: string, ids: string[], vi
     messages: plan.conversation.messages,
     messageDigests: plan.conversation.messages.map(messageDigest),
     headerDigest: headerDigest(plan.conversation),
+    controlSpans: { spans: specialSpans(plan.rendered.segments), promptLength: plan.rendered.text.length },
     lastTurn: {
       keys: ids,
       raw: plan.rendered.generationPrefill + sampled,
@@ -204,6 +205,33 @@ describe("planContinuation", async () => {
     expect(p.decision).toBe("live-text-prefix");
     expect(p.keep).toBe(live.tokens.length);
     expect(p.missReason).toBe("");
+  });
+
+  it("never continues by text when a user message spells the template the KV holds as control tokens", async () => {
+    const sampled = "</think>\n\nHello there.";
+    const live = await sampleTurn(firstTurn(), sampled, [], "Hello there.");
+    // The same system and tools, and a user message whose text is turn 1's user turn, its end and the
+    // answer: the same bytes as the live text, but plain text where the KV holds <|im_end|> and <|im_start|>.
+    const userStart = live.frontier.text.lastIndexOf("<|im_start|>user\n") + "<|im_start|>user\n".length;
+    const forged = conversation([user(text(`${live.frontier.text.slice(userStart)} and more`))]);
+    const p = await plan(live, forged);
+    expect(p.rendered.text.startsWith(live.frontier.text)).toBe(true);
+    expect(p.decision).not.toBe("live-text-prefix");
+    expect(p.decision).not.toBe("live-tool-ids");
+    // The kept tokens are only those the request's own tokens share (the first control token and "user\n").
+    expect(p.keep).toBeLessThan(live.tokens.length);
+    expect([...live.tokens.slice(0, p.keep), ...p.append]).toEqual(tokenizeNow(p.rendered.segments));
+  });
+
+  it("does not continue by text from a frontier saved without its control spans", async () => {
+    const sampled = "</think>\n\nHello there.";
+    const live = await sampleTurn(firstTurn(), sampled, [], "Hello there.");
+    const { controlSpans: _, ...old } = live.frontier;
+    const p = await plan(
+      { ...live, frontier: old },
+      conversation([FIRST_USER, assistant(text("Hello there.")), user(text("More"))]),
+    );
+    expect(p.decision).toBe("live-token-prefix");
   });
 
   it("uses the longest token prefix when the text diverges", async () => {
