@@ -164,6 +164,15 @@ export class InvalidGrammarError extends Error {
   override readonly name = "InvalidGrammarError";
 }
 
+/**
+ * The sampler could not pick a token (llama.cpp's grammar refused the one it chose, e.g. a grammar
+ * that needs a character no token spells). The generation ends with this error; the sequence keeps
+ * what it evaluated and the worker goes on.
+ */
+export class SamplingError extends Error {
+  override readonly name = "SamplingError";
+}
+
 /** Text the model's tokenizer cannot take safely (e.g. a run of punctuation too long for its pre-tokenizer). */
 export class TokenizerInputError extends Error {
   override readonly name = "TokenizerInputError";

@@ -25,6 +25,7 @@ import {
 } from "./engine-types.ts";
 import { GrammarCache } from "./grammar-cache.ts";
 import { type GgufSummary, validateGguf } from "./model/gguf-validate.ts";
+import { guardSampling, type SamplingFailures } from "./sampling-guard.ts";
 import { TextTokenizer } from "./text-tokenizer.ts";
 import { TokenBytes } from "./token-bytes.ts";
 import { TokenizerWorker } from "./tokenizer-worker.ts";
@@ -79,6 +80,7 @@ class EngineImpl implements Engine, SequenceHost {
   readonly maxTokenBytes: number;
   private readonly eog: ReadonlySet<Token>;
   private readonly bytes: TokenBytes;
+  readonly samplingFailures: SamplingFailures;
   private readonly text: TextTokenizer;
   private readonly grammars: GrammarCache;
   private readonly live = new Set<EngineSequenceImpl>();
@@ -101,6 +103,7 @@ class EngineImpl implements Engine, SequenceHost {
     this.vocabSize = summary.vocabSize;
     this.eog = new Set(model.endOfGenerationTokens);
     this.grammars = new GrammarCache(llama);
+    this.samplingFailures = guardSampling(context);
     this.text = new TextTokenizer((text, special) => llamaModel.tokenize(text, special), summary);
     this.bytes = new TokenBytes({
       tokenizerModel: summary.tokenizerModel,
