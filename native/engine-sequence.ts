@@ -9,7 +9,8 @@ import {
   type LlamaModel,
   type Token as LlamaToken,
 } from "node-llama-cpp";
-import { DisposedError, type EngineSequence, type SampleOptions, type Token } from "./engine-types.ts";
+import { DisposedError, type EngineSequence, type SampleOptions, SamplingError, type Token } from "./engine-types.ts";
+import type { SamplingFailures } from "./sampling-guard.ts";
 
 /** What a sequence needs from its engine. */
 export interface SequenceHost {
@@ -20,6 +21,8 @@ export interface SequenceHost {
   readonly vocabSize: number;
   isEndOfGeneration(token: Token): boolean;
   grammar(text: string): Promise<LlamaGrammar>;
+  /** Native sampling failures the context's sampling guard caught (sampling-guard.ts). */
+  readonly samplingFailures: SamplingFailures;
   /** Called once by `dispose()` with the promise that frees the native sequence. */
   released(seq: EngineSequenceImpl, freed: Promise<void>): void;
 }
@@ -133,7 +136,7 @@ export class EngineSequenceImpl implements EngineSequence {
       });
       try {
         for (let produced = 0; produced < maxTokens; ) {
-          const next = await this.native(() => iter.next());
+          const next = await this.step(iter);
           this.sync();
           if (next.done === true) return;
           signal?.throwIfAborted();
@@ -205,6 +208,19 @@ export class EngineSequenceImpl implements EngineSequence {
       this,
       settled.then(() => this.inner.dispose()),
     );
+  }
+
+  /** One evaluation step; a native sampling failure during it becomes this generation's SamplingError. */
+  private async step<T>(iter: AsyncGenerator<T>): Promise<IteratorResult<T>> {
+    const failures = this.host.samplingFailures;
+    const before = failures.count;
+    try {
+      return await this.native(() => iter.next());
+    } catch (err) {
+      if (failures.count === before || err instanceof DisposedError) throw err;
+      const reason = failures.last instanceof Error ? failures.last.message : String(failures.last);
+      throw new SamplingError(`sampling failed: ${reason}`, { cause: err });
+    }
   }
 
   get isDisposed(): boolean {

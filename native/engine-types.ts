@@ -26,6 +26,11 @@ export interface EngineOptions {
    * (the chat format's end-of-turn markers, e.g. `<|im_end|>`).
    */
   endOfGenerationTexts?: readonly string[];
+  /**
+   * Tokenize long texts (tokenizeAsync) on a worker_thread holding only the vocabulary, so they
+   * never stall the event loop (default true; false: on the main thread).
+   */
+  tokenizerThread?: boolean;
 }
 
 export interface ModelInfo {
@@ -92,6 +97,11 @@ export interface Engine {
    * Throws TokenizerInputError for text the model's tokenizer cannot take (tokenizer-guard.ts).
    */
   tokenize(text: string, options: { special: boolean }): Token[];
+  /**
+   * The same tokens as `tokenize`, without stalling the event loop: long texts are tokenized on the
+   * engine's tokenizer thread (one at a time, in order), short ones on the main thread.
+   */
+  tokenizeAsync(text: string, options: { special: boolean }): Promise<Token[]>;
   /** Tokens to text; control tokens render as their text. May end in a partial UTF-8 sequence (U+FFFD). */
   detokenize(tokens: readonly Token[]): string;
   /** The most bytes one non-control token spells: a text of N bytes is at least N / maxTokenBytes tokens. */
@@ -152,6 +162,15 @@ export class InvalidModelError extends Error {
 /** A GBNF grammar in SampleOptions does not parse (llama.cpp logs the parse position). */
 export class InvalidGrammarError extends Error {
   override readonly name = "InvalidGrammarError";
+}
+
+/**
+ * The sampler could not pick a token (llama.cpp's grammar refused the one it chose, e.g. a grammar
+ * that needs a character no token spells). The generation ends with this error; the sequence keeps
+ * what it evaluated and the worker goes on.
+ */
+export class SamplingError extends Error {
+  override readonly name = "SamplingError";
 }
 
 /** Text the model's tokenizer cannot take safely (e.g. a run of punctuation too long for its pre-tokenizer). */

@@ -25,11 +25,18 @@ import {
 } from "./engine-types.ts";
 import { GrammarCache } from "./grammar-cache.ts";
 import { type GgufSummary, validateGguf } from "./model/gguf-validate.ts";
-import { PlainTextTokenizer } from "./plain-text-tokens.ts";
+import { guardSampling, type SamplingFailures } from "./sampling-guard.ts";
+import { TextTokenizer } from "./text-tokenizer.ts";
 import { TokenBytes } from "./token-bytes.ts";
-import { checkTokenizerInput, type RunClass, recursiveRunClasses } from "./tokenizer-guard.ts";
+import { TokenizerWorker } from "./tokenizer-worker.ts";
 
 const TOKEN_TYPE_CONTROL = 3;
+
+/**
+ * Texts of at least this many characters are tokenized on the tokenizer thread (tokenizeAsync).
+ * Shorter ones take well under a millisecond on the main thread, less than the round trip.
+ */
+export const THREAD_TOKENIZE_MIN_CHARS = 16_384;
 
 function checkOptions(o: EngineOptions): void {
   const positive = (name: keyof EngineOptions, v: number): void => {
@@ -73,10 +80,9 @@ class EngineImpl implements Engine, SequenceHost {
   readonly maxTokenBytes: number;
   private readonly eog: ReadonlySet<Token>;
   private readonly bytes: TokenBytes;
-  private readonly plainText: PlainTextTokenizer;
+  readonly samplingFailures: SamplingFailures;
+  private readonly text: TextTokenizer;
   private readonly grammars: GrammarCache;
-  /** Runs of these classes recurse in this model's pre-tokenizer (tokenizer-guard.ts). */
-  private readonly boundedRuns: readonly RunClass[];
   private readonly live = new Set<EngineSequenceImpl>();
   /** Sequences being freed: their native slot returns once node-llama-cpp reclaims it. */
   private readonly freeing = new Map<EngineSequenceImpl, Promise<void>>();
@@ -90,18 +96,15 @@ class EngineImpl implements Engine, SequenceHost {
     readonly llamaModel: LlamaModel,
     private readonly context: LlamaContext,
     summary: GgufSummary,
+    private readonly thread: TokenizerWorker | undefined,
   ) {
     this.capacity = context.contextSize - 1;
     this.batchSize = context.batchSize;
     this.vocabSize = summary.vocabSize;
     this.eog = new Set(model.endOfGenerationTokens);
     this.grammars = new GrammarCache(llama);
-    this.plainText = new PlainTextTokenizer(
-      (text) => llamaModel.tokenize(text, false),
-      summary.tokens,
-      summary.tokenTypes,
-    );
-    this.boundedRuns = recursiveRunClasses(summary.tokenizerPre);
+    this.samplingFailures = guardSampling(context);
+    this.text = new TextTokenizer((text, special) => llamaModel.tokenize(text, special), summary);
     this.bytes = new TokenBytes({
       tokenizerModel: summary.tokenizerModel,
       tokens: summary.tokens,
@@ -113,8 +116,13 @@ class EngineImpl implements Engine, SequenceHost {
 
   tokenize(text: string, options: { special: boolean }): Token[] {
     this.ensureAlive();
-    checkTokenizerInput(text, this.boundedRuns);
-    return options.special ? this.llamaModel.tokenize(text, true) : this.plainText.tokenize(text);
+    return this.text.tokenize(text, options.special);
+  }
+
+  async tokenizeAsync(text: string, options: { special: boolean }): Promise<Token[]> {
+    this.ensureAlive();
+    if (this.thread === undefined || text.length < THREAD_TOKENIZE_MIN_CHARS) return this.tokenize(text, options);
+    return this.thread.tokenize(text, options.special);
   }
 
   detokenize(tokens: readonly Token[]): string {
@@ -166,6 +174,7 @@ class EngineImpl implements Engine, SequenceHost {
     for (const seq of this.live) seq.dispose();
     await Promise.all(this.freeing.values());
     this.grammars.clear();
+    await this.thread?.dispose();
     await this.context.dispose();
     await this.llamaModel.dispose();
     await this.llama.dispose();
@@ -249,6 +258,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     maxThreads: options.threads,
   });
   let model: LlamaModel | undefined;
+  let thread: TokenizerWorker | undefined;
   try {
     model = await llama.loadModel({ modelPath: options.modelPath });
     const context = await model.createContext({
@@ -271,8 +281,14 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       endOfGenerationTokens: Object.freeze(endOfGenerationTokens(model, summary, options.endOfGenerationTexts ?? [])),
       build: Object.freeze(engineBuild(llama)),
     };
-    return new EngineImpl(Object.freeze(info), Object.freeze({ ...options }), llama, model, context, summary);
+    if (options.tokenizerThread !== false) {
+      const { tokens, tokenTypes, tokenizerPre } = summary;
+      thread = new TokenizerWorker(options.modelPath, { tokens, tokenTypes, tokenizerPre });
+      await thread.ready();
+    }
+    return new EngineImpl(Object.freeze(info), Object.freeze({ ...options }), llama, model, context, summary, thread);
   } catch (err) {
+    await thread?.dispose();
     await model?.dispose();
     await llama.dispose();
     throw err;

@@ -33,6 +33,8 @@ export class GbnfRules {
   readonly #bodies = new Map<string, string>();
   readonly #byBody = new Map<string, string>();
   readonly #prefixes = new Set<string>();
+  /** Next suffix to try per base name: a name reused n times costs O(n), not O(n²) (issue 14). */
+  readonly #nextSuffix = new Map<string, number>();
 
   /** Add (or reuse) a rule with this body; returns its name. */
   add(hint: string, body: string): string {
@@ -40,7 +42,9 @@ export class GbnfRules {
     if (existing !== undefined) return existing;
     const base = gbnfName(hint);
     let name = base;
-    for (let i = 2; this.#bodies.has(name) || name === "root"; i++) name = `${base}-${i}`;
+    let i = this.#nextSuffix.get(base) ?? 2;
+    while (this.#bodies.has(name) || name === "root") name = `${base}-${i++}`;
+    this.#nextSuffix.set(base, i);
     this.#bodies.set(name, body);
     this.#byBody.set(body, name);
     return name;

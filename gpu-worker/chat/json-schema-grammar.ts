@@ -24,6 +24,11 @@ export const JSON_GRAMMAR_LIMITS = {
   maxSchemaNodes: 4096,
   /** The same over every tool of one grammar. */
   maxGrammarNodes: 32_768,
+  /**
+   * Optional properties of one object: llama.cpp's grammar setup grows with their square (measured by
+   * bench/grammar-worst.ts: 256 take ~20 ms, 1,024 ~250 ms, 4,094 ~3.6 s on the event loop).
+   */
+  maxOptionalProperties: 256,
 } as const;
 
 const JSON_TYPES = new Set(["string", "integer", "number", "boolean", "null", "array", "object"]);
@@ -184,7 +189,13 @@ export class JsonSchemaGrammar {
     const required = props.filter(([n]) => requiredNames.has(n)).map(([n, v]) => kv(n, v));
     const known = new Set(props.map(([n]) => n));
     for (const n of requiredNames) if (!known.has(n)) required.push(kv(n, true));
-    const optional = props.filter(([n]) => !requiredNames.has(n)).map(([n, v]) => kv(n, v));
+    const optionalNames = props.filter(([n]) => !requiredNames.has(n));
+    if (optionalNames.length > L.maxOptionalProperties) {
+      throw new SchemaGrammarError(
+        `${this.#subject}: an object has ${optionalNames.length} optional properties; a forced call's grammar takes at most ${L.maxOptionalProperties} (list the others in \`required\` or split the tool)`,
+      );
+    }
+    const optional = optionalNames.map(([n, v]) => kv(n, v));
     const sep = `", "`;
     if (required.length > 0) {
       const body = [`"{"`, required.join(` ${sep} `), ...optional.map((o) => `(${sep} ${o})?`), `"}"`];

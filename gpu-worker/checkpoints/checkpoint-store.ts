@@ -9,6 +9,7 @@ import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
 import { CheckpointReplication } from "./checkpoint-replication.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
+import { availableBytes, isDiskFull } from "./disk-full.ts";
 import { hashText, prefixHashes } from "./text-hash.ts";
 import {
   type CheckpointMeta,
@@ -43,6 +44,8 @@ export class CheckpointStore implements CheckpointStorage {
   readonly #shared: boolean;
   readonly #pins = new CheckpointPins();
   readonly #replica: CheckpointReplication | undefined;
+  readonly #dir: string;
+  readonly #availableBytes: (dir: string) => number;
   #hits = 0;
   #misses = 0;
 
@@ -52,6 +55,8 @@ export class CheckpointStore implements CheckpointStorage {
     this.#budgetBytes = options.budgetBytes;
     this.#modelIdentity = options.modelIdentity;
     this.#now = options.now ?? Date.now;
+    this.#dir = options.dir;
+    this.#availableBytes = options.availableBytes ?? availableBytes;
     this.#maxPrefixCandidates = options.maxPrefixCandidates ?? 64;
     this.#shared = options.shared ?? false;
     this.#replica =
@@ -92,12 +97,20 @@ export class CheckpointStore implements CheckpointStorage {
     const base = input.linkStateOf;
     if (base !== undefined) this.#pins.pin(base);
     let written: Awaited<ReturnType<CheckpointFiles["write"]>>;
-    try {
-      written = await this.#files.write(
+    const writeFiles = () =>
+      this.#files.write(
         id,
         input.payload,
         base === undefined ? writeState : (path) => this.#linkState(base, input.tenant, path),
       );
+    try {
+      try {
+        written = await writeFiles();
+      } catch (error) {
+        // A full disk: reclaim space from the least valuable checkpoints and try once more.
+        if (!isDiskFull(error, this.#dir, this.#availableBytes) || this.#reclaim(base) === 0) throw error;
+        written = await writeFiles();
+      }
     } finally {
       if (base !== undefined && this.#pins.unpin(base)) this.#files.remove(base);
     }
@@ -331,6 +344,25 @@ export class CheckpointStore implements CheckpointStorage {
       evicted++;
     }
     log("checkpoints evicted", { count: evicted, bytes: total, budget: this.#budgetBytes });
+  }
+
+  /**
+   * After a write failed on a full disk: evict the least valuable half of the local bytes (never a
+   * pinned entry or `protectedId`). Returns how many were evicted (0: nothing to give back).
+   */
+  #reclaim(protectedId: string | undefined): number {
+    const total = this.#index.totalBytes();
+    let left = total;
+    let evicted = 0;
+    for (const { id, bytes } of this.#index.evictionOrder(this.#modelIdentity)) {
+      if (left <= total / 2) break;
+      if (id === protectedId || this.#pins.has(id)) continue;
+      this.#evictLocal(id);
+      left -= bytes;
+      evicted++;
+    }
+    log("checkpoint disk full", { evicted, freed: total - left, bytes: left });
+    return evicted;
   }
 
   /** Eviction frees local disk: with a replica the row stays (files are fetched again on use). */

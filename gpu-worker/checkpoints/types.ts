@@ -123,6 +123,8 @@ export interface CheckpointStoreOptions {
    * only), and `remove` deletes the remote copy too.
    */
   readonly replica?: CheckpointReplica;
+  /** Bytes available on the store's file system (default statfs; tests inject a full disk). */
+  readonly availableBytes?: (dir: string) => number;
 }
 
 /** Counters reported by `CheckpointStore.stats`. */

@@ -33,12 +33,35 @@ export interface Frontier {
   messageDigests: readonly string[];
   headerDigest: string;
   lastTurn: SampledTurnRecord;
+  /**
+   * Where the KV holds template control tokens: the [start, end) offsets in `text` of the prompt's
+   * special segments, and the prompt's length (the sampled output follows it). The rendered-text
+   * rung continues only a request whose special segments sit exactly there, so text that spells
+   * the template never continues KV holding the real control tokens. Absent in frontiers saved
+   * before it was recorded: those never match by text.
+   */
+  controlSpans?: { spans: readonly (readonly [number, number])[]; promptLength: number };
+}
+
+/** The [start, end) offsets of the special segments among `segments`, from their concatenated text's start. */
+export function specialSpans(segments: readonly { text: string; special: boolean }[]): [number, number][] {
+  const spans: [number, number][] = [];
+  let at = 0;
+  for (const segment of segments) {
+    if (segment.special && segment.text.length > 0) spans.push([at, at + segment.text.length]);
+    at += segment.text.length;
+  }
+  return spans;
 }
 
 /** JSON form of a frontier, stored beside a checkpoint's KV state. */
 export function frontierToJson(frontier: Frontier): JsonValue {
+  const { controlSpans, ...rest } = frontier;
   return {
-    ...frontier,
+    ...rest,
+    ...(controlSpans
+      ? { controlSpans: { spans: controlSpans.spans.map(([a, b]) => [a, b]), promptLength: controlSpans.promptLength } }
+      : {}),
     toolUseIds: [...frontier.toolUseIds],
     messageDigests: [...frontier.messageDigests],
     messages: frontier.messages.map((m) => toJson(MessageSchema, m)),
@@ -56,5 +79,14 @@ export function frontierFromJson(json: unknown): Frontier {
   if (typeof value?.text !== "string" || typeof value.tokenCount !== "number" || !Array.isArray(value.messages)) {
     throw new Error("malformed frontier");
   }
-  return { ...value, messages: value.messages.map((m) => fromJson(MessageSchema, m)) };
+  const { controlSpans, ...rest } = value;
+  const spansValid =
+    typeof controlSpans?.promptLength === "number" &&
+    Array.isArray(controlSpans.spans) &&
+    controlSpans.spans.every((s) => Array.isArray(s) && s.length === 2 && s.every((n) => typeof n === "number"));
+  return {
+    ...rest,
+    ...(spansValid ? { controlSpans } : {}),
+    messages: value.messages.map((m) => fromJson(MessageSchema, m)),
+  };
 }

@@ -11,7 +11,7 @@ import { segmentsFrom } from "../chat/prompt-builder.ts";
 import type { ChatFormat, PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { WorkerFailure } from "../errors.ts";
 import { headerDigest, messageDigest, sameIdSet, toolResultIds, toolUseIds } from "./digest.ts";
-import type { Frontier } from "./frontier.ts";
+import { type Frontier, specialSpans } from "./frontier.ts";
 import { anchorCounts, replayTurn } from "./replay-turn.ts";
 import type { TurnMemory } from "./turn-memory.ts";
 
@@ -48,7 +48,8 @@ export interface PlanInput {
   memory: TurnMemory;
   frontier: Frontier | undefined;
   liveTokens: readonly Token[];
-  tokenize: (segments: readonly PromptSegment[]) => Token[];
+  /** Resolves off the event loop's critical path for long texts (Engine.tokenizeAsync). */
+  tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>;
 }
 
 /**
@@ -56,7 +57,7 @@ export interface PlanInput {
  * Only the suffix after the kept KV is tokenized when a text-level match is found (never the
  * request's own tokens across that boundary). Disk checkpoints slot in before cold.
  */
-export function planContinuation(input: PlanInput): ContinuationPlan {
+export async function planContinuation(input: PlanInput): Promise<ContinuationPlan> {
   const live =
     input.frontier && input.liveTokens.length === input.frontier.tokenCount && input.liveTokens.length > 0
       ? input.frontier
@@ -71,7 +72,7 @@ export function planContinuation(input: PlanInput): ContinuationPlan {
   let missReason: MissReason = input.liveTokens.length === 0 ? "no-live-state" : live ? "" : "kv-moved";
 
   if (live) {
-    const suffix = suffixAfter(rendered, live.text);
+    const suffix = suffixAfter(rendered, live);
     const idsMatch = sameIdSet(resultIds, live.toolUseIds);
     const byIds = idsMatch && historyAgrees(conversation, live);
     if (idsMatch) missReason = byIds ? (suffix ? "" : "text-mismatch") : "history-edited";
@@ -80,7 +81,7 @@ export function planContinuation(input: PlanInput): ContinuationPlan {
       return {
         ...base,
         keep: live.tokenCount,
-        append: input.tokenize(suffix),
+        append: await input.tokenize(suffix),
         decision: byIds ? "live-tool-ids" : "live-text-prefix",
         missReason,
         matchedIds: byIds ? resultIds.length : 0,
@@ -89,7 +90,7 @@ export function planContinuation(input: PlanInput): ContinuationPlan {
     if (missReason === "") missReason = "text-mismatch";
   }
 
-  const tokens = input.tokenize(rendered.segments);
+  const tokens = await input.tokenize(rendered.segments);
   const common = commonPrefix(input.liveTokens, tokens);
   const keep = Math.min(common, tokens.length - 1);
   if (keep > 0) {
@@ -169,8 +170,23 @@ function replaysCalls(messages: readonly Message[], ids: readonly string[]): boo
   return ids.every((id) => made.has(id));
 }
 
-function suffixAfter(rendered: RenderedPrompt, liveText: string): PromptSegment[] | undefined {
+/**
+ * The request's segments after the live text, when the request renders that text segment for
+ * segment: the same bytes and its template control tokens exactly where the KV holds them (the
+ * prompt part; the sampled part is the model's own). Bytes alone would let a user message that
+ * spells the template continue KV holding the real control tokens.
+ */
+function suffixAfter(rendered: RenderedPrompt, live: Frontier): PromptSegment[] | undefined {
+  const liveText = live.text;
   if (rendered.text.length <= liveText.length || !rendered.text.startsWith(liveText)) return undefined;
+  const control = live.controlSpans;
+  if (control === undefined) return undefined;
+  const requestSpans = specialSpans(rendered.segments).filter(([start]) => start < control.promptLength);
+  if (requestSpans.length !== control.spans.length) return undefined;
+  for (const [i, [start, end]] of requestSpans.entries()) {
+    const span = control.spans[i];
+    if (span === undefined || span[0] !== start || span[1] !== end) return undefined;
+  }
   return segmentsFrom(rendered.segments, liveText.length);
 }
 

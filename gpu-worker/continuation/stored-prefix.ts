@@ -13,7 +13,7 @@ export async function withStoredPrefix(
   tenant: string,
   plan: ContinuationPlan,
   sequence: EngineSequence,
-  tokenize: (segments: readonly PromptSegment[]) => Token[],
+  tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
 ): Promise<ContinuationPlan> {
   const restored = await checkpoints.restorePrefix(tenant, plan.rendered, sequence, plan.keep, tokenize);
   if (restored === undefined) return plan;
@@ -22,7 +22,7 @@ export async function withStoredPrefix(
     return {
       ...plan,
       keep: 0,
-      append: tokenize(plan.rendered.segments),
+      append: await tokenize(plan.rendered.segments),
       decision: "cold",
       missReason: "checkpoint-corrupt",
     };

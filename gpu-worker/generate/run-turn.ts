@@ -14,7 +14,7 @@ import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
 import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.ts";
 import { continuedBlocksDigest, headerDigest, messageDigest } from "../continuation/digest.ts";
-import type { SampledTurnRecord } from "../continuation/frontier.ts";
+import { type SampledTurnRecord, specialSpans } from "../continuation/frontier.ts";
 import { type ContinuationPlan, planContinuation } from "../continuation/plan-continuation.ts";
 import type { SpanTokenMemory } from "../continuation/span-token-memory.ts";
 import { withStoredPrefix } from "../continuation/stored-prefix.ts";
@@ -78,7 +78,7 @@ export async function* runTurn(
     const sequence = session.sequence;
     const tokenize = (segments: readonly PromptSegment[]) =>
       tokenizeSegments(engine, segments, (text) => deps.spans.recall(request.tenantId, text));
-    let plan = planContinuation({
+    let plan = await planContinuation({
       tenant: request.tenantId,
       conversation,
       format,
@@ -120,7 +120,9 @@ export async function* runTurn(
     session.frontier = undefined;
     await sequence.truncate(plan.keep);
     const anchor =
-      plan.decision === "cold" ? deps.checkpoints?.anchorFor(request.tenantId, plan.rendered, tokenize) : undefined;
+      plan.decision === "cold"
+        ? await deps.checkpoints?.anchorFor(request.tenantId, plan.rendered, tokenize)
+        : undefined;
     if (anchor && deps.checkpoints) {
       const checkpoints = deps.checkpoints;
       yield* prefill(deps, sequence, plan.append.slice(0, anchor.tokens), signal);
@@ -219,6 +221,7 @@ function recordTurn(
     messageDigests: messages.map(messageDigest),
     headerDigest: headerDigest(plan.conversation),
     lastTurn,
+    controlSpans: { spans: specialSpans(plan.rendered.segments), promptLength: plan.rendered.text.length },
   };
   rememberTurn(deps, session.tenant, lastTurn);
 }
@@ -246,25 +249,29 @@ function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTok
 }
 
 /** Render + tokenize without generating (count_tokens). */
-export function countPromptTokens(deps: Pick<TurnDeps, "engine" | "format">, conversation: Conversation): number {
-  return tokenizeSegments(deps.engine, deps.format.render(conversation).segments).length;
+export async function countPromptTokens(
+  deps: Pick<TurnDeps, "engine" | "format">,
+  conversation: Conversation,
+): Promise<number> {
+  return (await tokenizeSegments(deps.engine, deps.format.render(conversation).segments)).length;
 }
 
 /**
  * Template control tokens are tokenized with control-token parsing on; all other text with it off.
- * A plain segment that is a remembered sampled span gets the tokens the model sampled.
+ * A plain segment that is a remembered sampled span gets the tokens the model sampled. Long texts
+ * are tokenized on the engine's tokenizer thread, so other sessions' turns go on meanwhile.
  */
-export function tokenizeSegments(
+export async function tokenizeSegments(
   engine: Engine,
   segments: readonly PromptSegment[],
   sampledSpan: (text: string) => readonly Token[] | undefined = () => undefined,
-): Token[] {
+): Promise<Token[]> {
   checkPromptBytes(engine, segments);
   const tokens: Token[] = [];
   for (const segment of segments) {
     if (segment.text.length === 0) continue;
     const known = segment.special ? undefined : sampledSpan(segment.text);
-    for (const t of known ?? tokenizeText(engine, segment.text, segment.special)) tokens.push(t);
+    for (const t of known ?? (await tokenizeText(engine, segment.text, segment.special))) tokens.push(t);
   }
   return tokens;
 }
@@ -285,9 +292,9 @@ function turnGrammar(
 }
 
 /** A tokenizer refusal (a run its pre-tokenizer cannot take) is the client's 400, not the worker's 500. */
-function tokenizeText(engine: Engine, text: string, special: boolean): Token[] {
+async function tokenizeText(engine: Engine, text: string, special: boolean): Promise<Token[]> {
   try {
-    return engine.tokenize(text, { special });
+    return await engine.tokenizeAsync(text, { special });
   } catch (error) {
     if (error instanceof TokenizerInputError) throw WorkerFailure.invalid(error.message, "messages");
     throw error;

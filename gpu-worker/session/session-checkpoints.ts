@@ -208,7 +208,7 @@ export class SessionCheckpoints {
     rendered: RenderedPrompt,
     sequence: EngineSequence,
     keep: number,
-    tokenize: (segments: readonly PromptSegment[]) => Token[],
+    tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
   ): Promise<RestoredPrefix | "failed" | undefined> {
     const meta = this.store.findLongestPrefix(tenant, rendered.text, { minTokens: keep + 1 });
     if (!meta) return undefined;
@@ -226,7 +226,7 @@ export class SessionCheckpoints {
         reason: meta.reason,
         load: `${(performance.now() - started).toFixed(1)}ms`,
       });
-      return { keep: meta.tokenCount, append: tokenize(rest), tokenCount: meta.tokenCount };
+      return { keep: meta.tokenCount, append: await tokenize(rest), tokenCount: meta.tokenCount };
     } catch (error) {
       await sequence.truncate(0);
       log("checkpoint restore failed", { reason: error instanceof CorruptCheckpointError ? "corrupt" : String(error) });
@@ -235,17 +235,17 @@ export class SessionCheckpoints {
   }
 
   /** Where a cold prefill should save an anchor (tokens of system + tools), if anywhere. */
-  anchorFor(
+  async anchorFor(
     tenant: string,
     rendered: RenderedPrompt,
-    tokenize: (segments: readonly PromptSegment[]) => Token[],
-  ): { tokens: number; text: string } | undefined {
+    tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
+  ): Promise<{ tokens: number; text: string } | undefined> {
     const offset = rendered.messageOffsets[0];
     if (offset === undefined || offset === 0) return undefined;
     const text = rendered.text.slice(0, offset);
     const rest = segmentsFrom(rendered.segments, offset);
     if (!rest) return undefined;
-    const tokens = tokenize(segmentsUpTo(rendered.segments, offset)).length;
+    const tokens = (await tokenize(segmentsUpTo(rendered.segments, offset))).length;
     if (tokens < this.policy.anchorMinTokens) return undefined;
     const existing = this.store.findLongestPrefix(tenant, text, { minTokens: tokens });
     return existing ? undefined : { tokens, text };

@@ -30,6 +30,25 @@ describe("schema bounds", () => {
     expect(() => forced(chatml, schema, "recursive")).toThrow(/input_schema of tool 'recursive'.*more than 4096 nodes/);
   });
 
+  it("refuses an object with more optional properties than llama.cpp's grammar setup takes quickly", () => {
+    const object = (n: number, required: number) => ({
+      type: "object",
+      properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { type: "string" }])),
+      required: Array.from({ length: required }, (_, i) => `p${i}`),
+    });
+    // 4,094 optional properties took 3.6 s of event loop in llama.cpp (bench/grammar-worst.ts).
+    expect(() => forced(chatml, object(4094, 0), "wide")).toThrow(
+      /input_schema of tool 'wide': an object has 4094 optional properties.*at most 256/,
+    );
+    expect(() => forced(chatml, object(257, 0))).toThrow(SchemaGrammarError);
+    // The bound is on optional ones: the same width with the rest required is fine.
+    const grammar = forced(chatml, object(4094, 4094 - 256));
+    expect(grammar).toContain('"\\"p4093\\": "');
+    // Thousands of rules sharing one name hint still get distinct names.
+    const names = grammar.split("\n").map((line) => line.split(" ::= ")[0]);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
   it("refuses empty and unknown types instead of emitting invalid GBNF", () => {
     expect(() => forced(chatml, { type: [] })).toThrow(/"type" is an empty list/);
     expect(() => forced(chatml, { type: "object", properties: { a: { type: "strin" } } })).toThrow(

@@ -16,7 +16,8 @@ import { assistant, conversation, text, toolResult, toolUse, user } from "../cha
 
 const format = new ChatMlFormat();
 const TENANT = "tenant-a";
-const tokenize = (segments: readonly PromptSegment[]) => segments.flatMap((s) => [...s.text].map((c) => c.length));
+const tokenize = async (segments: readonly PromptSegment[]) =>
+  segments.flatMap((s) => [...s.text].map((c) => c.length));
 
 const HIT_TEXT = "[1] Frontier docs\nURL: https://docs.example/frontier\nAge: 2 days";
 const searchUse = (id: string) => ({
@@ -32,8 +33,8 @@ const RAW_CALL = '</think>\n\n<tool_call>\n{"name": "Bash", "arguments": {"comma
 // The client re-serialises the call's input; only the remembered bytes spell RAW_CALL.
 const clientCall = toolUse("toolu_9", "Bash", '{ "command" : "ls" }');
 
-function render(conv: Conversation, memory: TurnMemory): string {
-  return planContinuation({
+async function render(conv: Conversation, memory: TurnMemory): Promise<string> {
+  const plan = await planContinuation({
     tenant: TENANT,
     conversation: conv,
     format,
@@ -41,7 +42,8 @@ function render(conv: Conversation, memory: TurnMemory): string {
     frontier: undefined,
     liveTokens: [],
     tokenize,
-  }).rendered.text;
+  });
+  return plan.rendered.text;
 }
 
 function occurrences(haystack: string, needle: string): number {
@@ -55,9 +57,9 @@ function rememberCall(): TurnMemory {
 }
 
 /** Frontier continued the client's trailing [search exchange] message and sampled `sampled`. */
-function rememberContinued(sampled: string): TurnMemory {
+async function rememberContinued(sampled: string): Promise<TurnMemory> {
   const first = conversation([user(text("Search it")), assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"))]);
-  const plan = planContinuation({
+  const plan = await planContinuation({
     tenant: TENANT,
     conversation: first,
     format,
@@ -75,46 +77,46 @@ function rememberContinued(sampled: string): TurnMemory {
   return memory;
 }
 
-describe("foreign runs in remembered assistant turns", () => {
-  it("renders a complete leading search run as context, then the exact remembered bytes (it used to be dropped)", () => {
+describe("foreign runs in remembered assistant turns", async () => {
+  it("renders a complete leading search run as context, then the exact remembered bytes (it used to be dropped)", async () => {
     const conv = conversation([
       user(text("Find the docs, then list files")),
       assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), clientCall),
       user(toolResult("toolu_9", "a.txt")),
     ]);
-    const rendered = render(conv, rememberCall());
+    const rendered = await render(conv, rememberCall());
     expect(occurrences(rendered, RAW_CALL)).toBe(1);
     expect(occurrences(rendered, HIT_TEXT)).toBe(1);
     expect(rendered.indexOf(HIT_TEXT)).toBeLessThan(rendered.indexOf(RAW_CALL));
     expect(rendered.indexOf("Find the docs")).toBeLessThan(rendered.indexOf(HIT_TEXT));
   });
 
-  it("does not re-place a run whose server_tool_use has no result: the message renders as sent", () => {
+  it("does not re-place a run whose server_tool_use has no result: the message renders as sent", async () => {
     const conv = conversation([
       user(text("Find the docs, then list files")),
       assistant(searchUse("srvtoolu_a"), clientCall),
       user(toolResult("toolu_9", "a.txt")),
     ]);
-    const rendered = render(conv, rememberCall());
+    const rendered = await render(conv, rememberCall());
     expect(rendered).not.toContain(RAW_CALL);
     expect(rendered).toContain('"command" : "ls"');
     expect(rendered).toContain('{"query":"frontier"}');
   });
 
-  it("does not re-place a run inside the remembered turn (between its own blocks)", () => {
+  it("does not re-place a run inside the remembered turn (between its own blocks)", async () => {
     const conv = conversation([
       user(text("go")),
       assistant(text("Let me look."), searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), clientCall),
       user(toolResult("toolu_9", "a.txt")),
     ]);
     const memory = rememberCall();
-    const rendered = render(conv, memory);
+    const rendered = await render(conv, memory);
     expect(rendered).not.toContain(RAW_CALL);
     expect(rendered.indexOf("Let me look.")).toBeLessThan(rendered.indexOf(HIT_TEXT));
     expect(rendered.indexOf(HIT_TEXT)).toBeLessThan(rendered.indexOf('"command" : "ls"'));
   });
 
-  it("counts anchors by occurrence across the whole history", () => {
+  it("counts anchors by occurrence across the whole history", async () => {
     const conv = conversation([
       user(text("q1")),
       assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), text("Done.")),
@@ -128,8 +130,8 @@ describe("foreign runs in remembered assistant turns", () => {
     expect(counts.get("server_tool_use:srvtoolu_a")).toBe(1);
   });
 
-  it("a repeated identical text does not take a later run: the continued turn's run stays where the client put it", () => {
-    const memory = rememberContinued("Done.");
+  it("a repeated identical text does not take a later run: the continued turn's run stays where the client put it", async () => {
+    const memory = await rememberContinued("Done.");
     const conv = conversation([
       user(text("Search it")),
       assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), text("Done.")),
@@ -137,7 +139,7 @@ describe("foreign runs in remembered assistant turns", () => {
       assistant(text("Done.")),
       user(text("Thanks")),
     ]);
-    const rendered = render(conv, memory);
+    const rendered = await render(conv, memory);
     // Exactly one copy of the run, in the first turn; the later "Done." renders alone.
     expect(occurrences(rendered, HIT_TEXT)).toBe(1);
     const later = rendered.indexOf("And again?");
@@ -146,41 +148,43 @@ describe("foreign runs in remembered assistant turns", () => {
     expect(occurrences(rendered, "Done.")).toBe(2);
   });
 
-  it("a continued turn whose anchor is unique replays byte for byte what the KV holds", () => {
-    const memory = rememberContinued("Found it.");
+  it("a continued turn whose anchor is unique replays byte for byte what the KV holds", async () => {
+    const memory = await rememberContinued("Found it.");
     const first = conversation([
       user(text("Search it")),
       assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a")),
     ]);
-    const firstPrompt = planContinuation({
-      tenant: TENANT,
-      conversation: first,
-      format,
-      memory: new TurnMemory(),
-      frontier: undefined,
-      liveTokens: [],
-      tokenize,
-    }).rendered.text;
+    const firstPrompt = (
+      await planContinuation({
+        tenant: TENANT,
+        conversation: first,
+        format,
+        memory: new TurnMemory(),
+        frontier: undefined,
+        liveTokens: [],
+        tokenize,
+      })
+    ).rendered.text;
     const kvText = `${firstPrompt}Found it.`;
     const replay = conversation([
       user(text("Search it")),
       assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), text("Found it.")),
       user(text("Thanks")),
     ]);
-    expect(render(replay, memory).startsWith(kvText)).toBe(true);
+    expect((await render(replay, memory)).startsWith(kvText)).toBe(true);
     // The same text on a message without the run gets no remembered bytes (no run is guessed onto it).
     const other = conversation([user(text("Search it")), assistant(text("Found it.")), user(text("Thanks"))]);
-    expect(occurrences(render(other, memory), HIT_TEXT)).toBe(0);
+    expect(occurrences(await render(other, memory), HIT_TEXT)).toBe(0);
   });
 
-  it("keeps the client's blocks of a foreign run byte for byte in the conversation it plans", () => {
+  it("keeps the client's blocks of a foreign run byte for byte in the conversation it plans", async () => {
     const conv = conversation([
       user(text("go")),
       assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), clientCall),
       user(toolResult("toolu_9", "a.txt")),
     ]);
     const before = conv.messages.map((m) => create(MessageSchema, m));
-    const plan = planContinuation({
+    const plan = await planContinuation({
       tenant: TENANT,
       conversation: conv,
       format,
@@ -192,7 +196,7 @@ describe("foreign runs in remembered assistant turns", () => {
     expect(plan.conversation.messages).toEqual(before);
   });
 
-  it("a checkpoint's frontier keeps the client's foreign blocks byte for byte, and the continued turn's lead", () => {
+  it("a checkpoint's frontier keeps the client's foreign blocks byte for byte, and the continued turn's lead", async () => {
     const messages = conversation([
       user(text("Search it")),
       assistant(searchUse("srvtoolu_a"), searchResult("srvtoolu_a"), {
@@ -226,7 +230,7 @@ describe("foreign runs in remembered assistant turns", () => {
     expect(continuedBlocksDigest(restored.messages)).toBe(lead);
   });
 
-  it("treats hosted calls Frontier ran inside its own turn as part of the remembered bytes, not a foreign run", () => {
+  it("treats hosted calls Frontier ran inside its own turn as part of the remembered bytes, not a foreign run", async () => {
     const raw = "<tool_call>web_search</tool_call>[1] Frontier docs\nDone.";
     const memory = new TurnMemory();
     memory.remember(TENANT, [visibleTextKey("Done.")], { raw, toolUseIds: [], serverToolUseIds: ["srvtoolu_own"] });
@@ -235,7 +239,7 @@ describe("foreign runs in remembered assistant turns", () => {
       assistant(searchUse("srvtoolu_own"), searchResult("srvtoolu_own"), text("Done.")),
       user(text("Thanks")),
     ]);
-    const rendered = render(conv, memory);
+    const rendered = await render(conv, memory);
     expect(occurrences(rendered, raw)).toBe(1);
     expect(occurrences(rendered, HIT_TEXT)).toBe(0);
   });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
 import type { PromptSegment } from "../../../gpu-worker/chat/types.ts";
 import { headerDigest, messageDigest } from "../../../gpu-worker/continuation/digest.ts";
-import type { Frontier } from "../../../gpu-worker/continuation/frontier.ts";
+import { type Frontier, specialSpans } from "../../../gpu-worker/continuation/frontier.ts";
 import { planContinuation } from "../../../gpu-worker/continuation/plan-continuation.ts";
 import { TurnMemory, visibleTextKey } from "../../../gpu-worker/continuation/turn-memory.ts";
 import { WorkerFailure } from "../../../gpu-worker/errors.ts";
@@ -14,7 +14,7 @@ const format = new ChatMlFormat();
 const TENANT = "tenant-a";
 
 /** Control tokens become one token each; other text one token per UTF-16 unit. */
-function tokenize(segments: readonly PromptSegment[]): number[] {
+function tokenizeNow(segments: readonly PromptSegment[]): number[] {
   const out: number[] = [];
   for (const s of segments) {
     if (s.special) out.push(1_000_000 + s.text.length);
@@ -22,6 +22,7 @@ function tokenize(segments: readonly PromptSegment[]): number[] {
   }
   return out;
 }
+const tokenize = async (segments: readonly PromptSegment[]): Promise<number[]> => tokenizeNow(segments);
 
 interface Live {
   frontier: Frontier;
@@ -30,9 +31,9 @@ interface Live {
 }
 
 /** What the worker does for a cold turn that samples `sampled` and mints `ids`. */
-function sampleTurn(conv: Conversation, sampled: string, ids: string[], visible = ""): Live {
+async function sampleTurn(conv: Conversation, sampled: string, ids: string[], visible = ""): Promise<Live> {
   const memory = new TurnMemory();
-  const plan = planContinuation({
+  const plan = await planContinuation({
     tenant: TENANT,
     conversation: conv,
     format,
@@ -42,7 +43,7 @@ function sampleTurn(conv: Conversation, sampled: string, ids: string[], visible 
     tokenize,
   });
   expect(plan.decision).toBe("cold");
-  const tokens = [...plan.append, ...tokenize([{ text: sampled, special: false }])];
+  const tokens = [...plan.append, ...tokenizeNow([{ text: sampled, special: false }])];
   memory.remember(TENANT, ids.length > 0 ? ids : [visibleTextKey(visible)], {
     raw: plan.rendered.generationPrefill + sampled,
     toolUseIds: ids,
@@ -54,6 +55,7 @@ function sampleTurn(conv: Conversation, sampled: string, ids: string[], visible 
     messages: plan.conversation.messages,
     messageDigests: plan.conversation.messages.map(messageDigest),
     headerDigest: headerDigest(plan.conversation),
+    controlSpans: { spans: specialSpans(plan.rendered.segments), promptLength: plan.rendered.text.length },
     lastTurn: {
       keys: ids,
       raw: plan.rendered.generationPrefill + sampled,
@@ -90,10 +92,10 @@ function plan(live: Live, conv: Conversation) {
   });
 }
 
-describe("planContinuation", () => {
-  it("continues from live tool-result IDs, tokenizing only end-of-turn + results + assistant prefix", () => {
-    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
-    const p = plan(live, conversation([FIRST_USER, replayedAssistant, results]));
+describe("planContinuation", async () => {
+  it("continues from live tool-result IDs, tokenizing only end-of-turn + results + assistant prefix", async () => {
+    const live = await sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = await plan(live, conversation([FIRST_USER, replayedAssistant, results]));
     expect(p.decision).toBe("live-tool-ids");
     expect(p.matchedIds).toBe(2);
     expect(p.keep).toBe(live.tokens.length);
@@ -102,30 +104,30 @@ describe("planContinuation", () => {
     expect(suffix).toContain("<tool_response>\nhello\n</tool_response>");
     expect(suffix).not.toContain("<tool_call>");
     expect(suffix.endsWith("<|im_start|>assistant\n<think>\n")).toBe(true);
-    expect(p.append).toEqual(tokenize(p.rendered.segments).slice(p.keep));
+    expect(p.append).toEqual(tokenizeNow(p.rendered.segments).slice(p.keep));
   });
 
-  it("renders the exact sampled bytes of a replayed turn, not the client's JSON", () => {
-    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
-    const p = plan(live, conversation([FIRST_USER, replayedAssistant, results]));
+  it("renders the exact sampled bytes of a replayed turn, not the client's JSON", async () => {
+    const live = await sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = await plan(live, conversation([FIRST_USER, replayedAssistant, results]));
     expect(p.rendered.text).toContain('{"name": "Bash", "arguments": {"command": "ls", "timeout": 5}}');
     expect(p.rendered.text).not.toContain('"timeout": 5, "command"');
   });
 
-  it("expands a tool-results-only request from the live frontier", () => {
-    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
-    const p = plan(live, conversation([results]));
+  it("expands a tool-results-only request from the live frontier", async () => {
+    const live = await sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = await plan(live, conversation([results]));
     expect(p.decision).toBe("live-tool-ids");
     expect(p.conversation.messages).toHaveLength(3);
     expect(p.keep).toBe(live.tokens.length);
   });
 
-  it("rejects tool results for unknown IDs that are not replayed, naming the ID", () => {
-    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+  it("rejects tool results for unknown IDs that are not replayed, naming the ID", async () => {
+    const live = await sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
     const forged = conversation([user(toolResult("toolu_forged", "x"))]);
-    const error = (() => {
+    const error = await (async () => {
       try {
-        plan(live, forged);
+        await plan(live, forged);
       } catch (e) {
         return e;
       }
@@ -136,9 +138,9 @@ describe("planContinuation", () => {
     expect((error as WorkerFailure).message).toContain("full messages history");
   });
 
-  it("rejects a tool-results-only request when there is no live state at all", () => {
+  it("rejects a tool-results-only request when there is no live state at all", async () => {
     const memory = new TurnMemory();
-    expect(() =>
+    await expect(
       planContinuation({
         tenant: TENANT,
         conversation: conversation([results]),
@@ -148,12 +150,12 @@ describe("planContinuation", () => {
         liveTokens: [],
         tokenize,
       }),
-    ).toThrow(/toolu_2/);
+    ).rejects.toThrow(/toolu_2/);
   });
 
-  it("serves a full replay whose IDs are not live (cold, by the ladder)", () => {
+  it("serves a full replay whose IDs are not live (cold, by the ladder)", async () => {
     const memory = new TurnMemory();
-    const p = planContinuation({
+    const p = await planContinuation({
       tenant: TENANT,
       conversation: conversation([FIRST_USER, replayedAssistant, results]),
       format,
@@ -166,25 +168,25 @@ describe("planContinuation", () => {
     expect(p.missReason).toBe("no-live-state");
   });
 
-  it("falls through with history-edited when the system prompt changed", () => {
-    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+  it("falls through with history-edited when the system prompt changed", async () => {
+    const live = await sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
     const edited = conversation([FIRST_USER, replayedAssistant, results], { system: ["Another system prompt."] });
-    const p = plan(live, edited);
+    const p = await plan(live, edited);
     expect(p.decision).not.toBe("live-tool-ids");
     expect(p.missReason).toBe("history-edited");
     expect(p.keep).toBeLessThan(live.tokens.length);
   });
 
-  it("falls through when an earlier user turn was edited (compaction)", () => {
-    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
-    const p = plan(live, conversation([user(text("[compacted]")), replayedAssistant, results]));
+  it("falls through when an earlier user turn was edited (compaction)", async () => {
+    const live = await sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = await plan(live, conversation([user(text("[compacted]")), replayedAssistant, results]));
     expect(p.decision).toBe("live-token-prefix");
     expect(p.missReason).toBe("history-edited");
   });
 
-  it("does not let another tenant's memory render a turn", () => {
-    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
-    const p = planContinuation({
+  it("does not let another tenant's memory render a turn", async () => {
+    const live = await sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = await planContinuation({
       tenant: "tenant-b",
       conversation: conversation([FIRST_USER, replayedAssistant, results]),
       format,
@@ -196,27 +198,54 @@ describe("planContinuation", () => {
     expect(p.rendered.text).toContain('"timeout": 5, "command": "ls"');
   });
 
-  it("continues a plain chat replay by rendered-text prefix via the visible text", () => {
+  it("continues a plain chat replay by rendered-text prefix via the visible text", async () => {
     const sampled = "</think>\n\nHello there.";
-    const live = sampleTurn(firstTurn(), sampled, [], "Hello there.");
-    const p = plan(live, conversation([FIRST_USER, assistant(text("Hello there.")), user(text("More"))]));
+    const live = await sampleTurn(firstTurn(), sampled, [], "Hello there.");
+    const p = await plan(live, conversation([FIRST_USER, assistant(text("Hello there.")), user(text("More"))]));
     expect(p.decision).toBe("live-text-prefix");
     expect(p.keep).toBe(live.tokens.length);
     expect(p.missReason).toBe("");
   });
 
-  it("uses the longest token prefix when the text diverges", () => {
-    const live = sampleTurn(firstTurn(), "</think>\n\nHello there.", [], "Hello there.");
-    const p = plan(live, conversation([FIRST_USER, assistant(text("Something else")), user(text("More"))]));
+  it("never continues by text when a user message spells the template the KV holds as control tokens", async () => {
+    const sampled = "</think>\n\nHello there.";
+    const live = await sampleTurn(firstTurn(), sampled, [], "Hello there.");
+    // The same system and tools, and a user message whose text is turn 1's user turn, its end and the
+    // answer: the same bytes as the live text, but plain text where the KV holds <|im_end|> and <|im_start|>.
+    const userStart = live.frontier.text.lastIndexOf("<|im_start|>user\n") + "<|im_start|>user\n".length;
+    const forged = conversation([user(text(`${live.frontier.text.slice(userStart)} and more`))]);
+    const p = await plan(live, forged);
+    expect(p.rendered.text.startsWith(live.frontier.text)).toBe(true);
+    expect(p.decision).not.toBe("live-text-prefix");
+    expect(p.decision).not.toBe("live-tool-ids");
+    // The kept tokens are only those the request's own tokens share (the first control token and "user\n").
+    expect(p.keep).toBeLessThan(live.tokens.length);
+    expect([...live.tokens.slice(0, p.keep), ...p.append]).toEqual(tokenizeNow(p.rendered.segments));
+  });
+
+  it("does not continue by text from a frontier saved without its control spans", async () => {
+    const sampled = "</think>\n\nHello there.";
+    const live = await sampleTurn(firstTurn(), sampled, [], "Hello there.");
+    const { controlSpans: _, ...old } = live.frontier;
+    const p = await plan(
+      { ...live, frontier: old },
+      conversation([FIRST_USER, assistant(text("Hello there.")), user(text("More"))]),
+    );
+    expect(p.decision).toBe("live-token-prefix");
+  });
+
+  it("uses the longest token prefix when the text diverges", async () => {
+    const live = await sampleTurn(firstTurn(), "</think>\n\nHello there.", [], "Hello there.");
+    const p = await plan(live, conversation([FIRST_USER, assistant(text("Something else")), user(text("More"))]));
     expect(p.decision).toBe("live-token-prefix");
     expect(p.missReason).toBe("text-mismatch");
     expect(p.keep).toBeGreaterThan(0);
     expect(p.keep).toBeLessThan(live.tokens.length);
   });
 
-  it("reports kv-moved when the KV no longer matches the recorded frontier", () => {
-    const live = sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
-    const p = plan(
+  it("reports kv-moved when the KV no longer matches the recorded frontier", async () => {
+    const live = await sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const p = await plan(
       { ...live, tokens: live.tokens.slice(0, -3) },
       conversation([FIRST_USER, replayedAssistant, results]),
     );
