@@ -1,8 +1,12 @@
+import { create } from "@bufbuild/protobuf";
 import { type Engine, type EngineSequence, type Token, TokenizerInputError } from "../../native/engine-types.ts";
 import {
+  type ContentBlock,
   type Conversation,
+  ConversationSchema,
   type GenerateEvent,
   type GenerateRequest,
+  MessageSchema,
   type ResponseFormat,
   Role,
   StopReason,
@@ -24,11 +28,14 @@ import { log } from "../log.ts";
 import { finishedTurn } from "../metrics/finished-turn.ts";
 import { TurnTrace } from "../metrics/turn-trace.ts";
 import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
+import { offerServerTools } from "../server-tools/declarations.ts";
+import { expandServerTools, ownServerCallIds } from "../server-tools/expand.ts";
 import type { SessionCheckpoints } from "../session/session-checkpoints.ts";
 import type { LeasedSession, SessionTable } from "../session/session-table.ts";
 import { generateEvent } from "./events.ts";
 import { type SampledTurn, sampleTurn } from "./sample-turn.ts";
 import { grammarForTurn } from "./sampling-policy.ts";
+import { runServerStep, ServerToolUses } from "./server-tool-step.ts";
 
 export interface TurnDeps {
   engine: Engine;
@@ -44,13 +51,14 @@ export interface TurnDeps {
 }
 
 /** The kinds of the IDs this turn mints, as the edge named them for its protocol. */
-function idKinds(request: GenerateRequest): { message: IdKind; toolCall: IdKind } {
+function idKinds(request: GenerateRequest): { message: IdKind; toolCall: IdKind; serverToolCall: IdKind } {
   const message = request.idKinds?.message ?? "";
   const toolCall = request.idKinds?.toolCall ?? "";
-  if (!isIdKind(message) || !isIdKind(toolCall)) {
+  const serverToolCall = request.idKinds?.serverToolCall || toolCall;
+  if (!isIdKind(message) || !isIdKind(toolCall) || !isIdKind(serverToolCall)) {
     throw WorkerFailure.invalid(`id_kinds must name ID kinds, got "${message}"/"${toolCall}"`, "id_kinds");
   }
-  return { message, toolCall };
+  return { message, toolCall, serverToolCall };
 }
 
 /** Default output budget when a request leaves it to the worker. */
@@ -72,119 +80,206 @@ export async function* runTurn(
   const ids = idKinds(request);
   if (!isSessionId(request.sessionId))
     throw WorkerFailure.invalid("session_id must be 32 hex characters", "session_id");
+  const offered = offerServerTools(request.conversation?.serverTools ?? [], config.serverTools);
+  if (offered.notOffered.length > 0)
+    log("server tools not offered", { tools: offered.notOffered.join(","), request: request.requestId });
   const session = await trace.during("lease", () => deps.sessions.lease(request.tenantId, request.sessionId));
   let savingInBackground = false;
   try {
     const sequence = session.sequence;
     const tokenize = (segments: readonly PromptSegment[]) =>
       tokenizeSegments(engine, segments, (text) => deps.spans.recall(request.tenantId, text));
-    let plan = planContinuation({
-      tenant: request.tenantId,
-      conversation,
-      format,
-      memory: deps.memory,
-      frontier: session.frontier,
-      liveTokens: sequence.tokens,
-      tokenize,
-    });
-    if (deps.checkpoints && plan.decision !== "live-tool-ids" && plan.decision !== "live-text-prefix") {
-      const checkpoints = deps.checkpoints;
-      await trace.during("ladder", () => checkpoints.refresh(request.tenantId, request.sessionId));
-      plan = await trace.during("ladder", () =>
-        withStoredPrefix(checkpoints, request.tenantId, plan, sequence, tokenize),
-      );
-    }
-    const promptTokens = plan.keep + plan.append.length;
-    const room = config.contextSize - 1 - promptTokens;
-    if (room < 1) {
-      throw WorkerFailure.contextTooLong(
-        `prompt is ${promptTokens} tokens; this worker's context holds ${config.contextSize}`,
-      );
-    }
-    const maxTokens = Math.min(request.sampling?.maxTokens || DEFAULT_MAX_TOKENS, room);
-    trace.planned();
-    const thinkingOpen = plan.rendered.thinkingOpen;
-    // Built before the decision goes out, so a schema it refuses is the client's HTTP 400.
-    const grammar = turnGrammar(format, plan.conversation, thinkingOpen, config, request.responseFormat);
-    logDecision(request, plan, promptTokens);
-    yield generateEvent({
-      case: "prompt",
-      value: {
-        promptTokens,
-        cachedTokens: plan.keep,
-        decision: decisionToWire(plan.decision),
-        missReason: missReasonToWire(plan.missReason),
-        messageId: await mintId(config.idSecret, ids.message, request.tenantId, request.sessionId),
-      },
-    });
-    session.frontier = undefined;
-    await sequence.truncate(plan.keep);
-    const anchor =
-      plan.decision === "cold" ? deps.checkpoints?.anchorFor(request.tenantId, plan.rendered, tokenize) : undefined;
-    if (anchor && deps.checkpoints) {
-      const checkpoints = deps.checkpoints;
-      yield* prefill(deps, sequence, plan.append.slice(0, anchor.tokens), signal);
-      await trace.during("anchor", () => checkpoints.saveAnchor(request.tenantId, anchor.text, sequence));
-      yield* prefill(deps, sequence, plan.append.slice(anchor.tokens), signal);
-    } else {
-      yield* prefill(deps, sequence, plan.append, signal);
-    }
-    trace.prefilled();
+    const serverTools =
+      offered.byName.size > 0
+        ? {
+            names: new Set(offered.byName.keys()),
+            mintId: () => mintId(config.idSecret, ids.serverToolCall, request.tenantId, request.sessionId),
+          }
+        : undefined;
+    const uses = new ServerToolUses();
+    /** Hosted calls Frontier ran: replayed ones (their IDs verify) and this turn's. */
+    const own = await ownServerCallIds(conversation, config.idSecret, request.tenantId);
+    /** The client's view of the turn so far (hosted-tool steps append to it). */
+    const stepBlocks: ContentBlock[] = [];
+    const totals = { input: 0, output: 0, cached: 0 };
+    const outputBudget = request.sampling?.maxTokens || DEFAULT_MAX_TOKENS;
+    let firstPlan: ContinuationPlan | undefined;
+    let turn: SampledTurn | undefined;
+    let stopReason: StopReason = StopReason.END_TURN;
+    for (let step = 0; ; step++) {
+      const stepConversation = expandServerTools(withStepBlocks(conversation, stepBlocks), offered, own);
+      if (step === 0) checkLastMessage(stepConversation);
+      let plan = planContinuation({
+        tenant: request.tenantId,
+        conversation: stepConversation,
+        format,
+        memory: deps.memory,
+        frontier: session.frontier,
+        liveTokens: sequence.tokens,
+        tokenize,
+      });
+      if (deps.checkpoints && plan.decision !== "live-tool-ids" && plan.decision !== "live-text-prefix") {
+        const checkpoints = deps.checkpoints;
+        await trace.during("ladder", () => checkpoints.refresh(request.tenantId, request.sessionId));
+        plan = await trace.during("ladder", () =>
+          withStoredPrefix(checkpoints, request.tenantId, plan, sequence, tokenize),
+        );
+      }
+      const promptTokens = plan.keep + plan.append.length;
+      const room = Math.min(config.contextSize - 1 - promptTokens, outputBudget - totals.output);
+      if (room < 1) {
+        if (step === 0) {
+          throw WorkerFailure.contextTooLong(
+            `prompt is ${promptTokens} tokens; this worker's context holds ${config.contextSize}`,
+          );
+        }
+        stopReason = StopReason.MAX_TOKENS;
+        break;
+      }
+      const thinkingOpen = plan.rendered.thinkingOpen;
+      // Built before the decision goes out, so a schema it refuses is the client's HTTP 400.
+      const grammar = turnGrammar(format, plan.conversation, thinkingOpen, config, request.responseFormat);
+      logDecision(request, plan, promptTokens);
+      if (step === 0) {
+        trace.planned();
+        firstPlan = plan;
+        totals.cached = plan.keep;
+        yield generateEvent({
+          case: "prompt",
+          value: {
+            promptTokens,
+            cachedTokens: plan.keep,
+            decision: decisionToWire(plan.decision),
+            missReason: missReasonToWire(plan.missReason),
+            messageId: await mintId(config.idSecret, ids.message, request.tenantId, request.sessionId),
+            serverToolsNotOffered: [...offered.notOffered],
+          },
+        });
+      }
+      session.frontier = undefined;
+      await sequence.truncate(plan.keep);
+      const anchor =
+        step === 0 && plan.decision === "cold"
+          ? deps.checkpoints?.anchorFor(request.tenantId, plan.rendered, tokenize)
+          : undefined;
+      if (anchor && deps.checkpoints) {
+        const checkpoints = deps.checkpoints;
+        yield* prefill(deps, sequence, plan.append.slice(0, anchor.tokens), signal);
+        await trace.during("anchor", () => checkpoints.saveAnchor(request.tenantId, anchor.text, sequence));
+        yield* prefill(deps, sequence, plan.append.slice(anchor.tokens), signal);
+      } else {
+        yield* prefill(deps, sequence, plan.append, signal);
+      }
+      totals.input += plan.append.length;
+      if (step === 0) trace.prefilled();
 
-    const sampling = request.sampling;
-    const turn = yield* sampleTurn({
-      sequence,
-      parser: format.createOutputParser({ thinkingOpen, tools: plan.conversation.tools }),
-      sampling: {
-        temperature: sampling?.temperature ?? 1,
-        topP: sampling?.topP ?? 1,
-        topK: sampling?.topK ?? 0,
-        minP: 0,
-        seed: sampling?.seed === undefined ? undefined : Number(sampling.seed),
-        grammar,
-      },
-      maxTokens,
-      stopSequences: sampling?.stopSequences ?? [],
-      signal,
-      tokenBytes: (token) => engine.tokenBytes(token),
-      isEndOfGeneration: (token) => engine.isEndOfGeneration(token),
-      mintToolUseId: () => mintId(config.idSecret, ids.toolCall, request.tenantId, request.sessionId),
-      signThinking: (text) => signThinking(config.idSecret, request.tenantId, text),
-      onToken: () => trace.token(),
-    });
+      const sampling = request.sampling;
+      turn = yield* sampleTurn({
+        sequence,
+        parser: format.createOutputParser({ thinkingOpen, tools: plan.conversation.tools }),
+        sampling: {
+          temperature: sampling?.temperature ?? 1,
+          topP: sampling?.topP ?? 1,
+          topK: sampling?.topK ?? 0,
+          minP: 0,
+          seed: sampling?.seed === undefined ? undefined : Number(sampling.seed),
+          grammar,
+        },
+        maxTokens: room,
+        stopSequences: sampling?.stopSequences ?? [],
+        signal,
+        tokenBytes: (token) => engine.tokenBytes(token),
+        isEndOfGeneration: (token) => engine.isEndOfGeneration(token),
+        mintToolUseId: () => mintId(config.idSecret, ids.toolCall, request.tenantId, request.sessionId),
+        serverTools,
+        signThinking: (text) => signThinking(config.idSecret, request.tenantId, text),
+        onToken: () => trace.token(),
+      });
+      totals.output += turn.outputTokens;
+      stopReason = turn.stopReason;
+      if (turn.stopReason !== StopReason.CANCELLED) recordTurn(deps, session, plan, promptTokens, turn);
+      const hostedOnly = turn.toolCalls.length > 0 && turn.toolCalls.every((c) => c.server);
+      if (turn.stopReason !== StopReason.TOOL_USE || !hostedOnly || !config.serverTools) {
+        if (turn.toolCalls.some((c) => c.server) && turn.stopReason === StopReason.TOOL_USE) {
+          log("server tool calls not run", { reason: "mixed with client tool calls", request: request.requestId });
+        }
+        break;
+      }
+      // The step's calls run inside the turn; the next step continues from their results.
+      const added = yield* runServerStep({
+        calls: turn.toolCalls,
+        visibleText: turn.visibleText,
+        offered,
+        config: config.serverTools,
+        uses,
+        conversation: stepConversation,
+        signal,
+        requestId: request.requestId,
+      });
+      stepBlocks.push(...added);
+      for (const call of turn.toolCalls) own.add(call.id);
+      if (signal.aborted) {
+        stopReason = StopReason.CANCELLED;
+        break;
+      }
+      if (step + 1 >= config.serverTools.maxSteps) {
+        // The results are not in the KV yet: the client's resume (the paused turn sent back) ends on
+        // them and continues live from this frontier, suffix only.
+        stopReason = StopReason.PAUSE_TURN;
+        break;
+      }
+    }
     trace.sampled();
-    if (turn.stopReason !== StopReason.CANCELLED) recordTurn(deps, session, plan, promptTokens, turn);
-    if (turn.stopReason === StopReason.TOOL_USE && deps.checkpoints) {
+    const waiting = stopReason === StopReason.TOOL_USE || stopReason === StopReason.PAUSE_TURN;
+    if (waiting && deps.checkpoints) {
       // Releases the session and schedules its checkpoint off the critical path: the most valuable
       // one, keyed to the tool IDs, so the tool results can continue even if the live state is
       // parked, lost or moved meanwhile (a tool result arriving first cancels it and runs live).
       deps.sessions.saveInBackground(session, "tool-frontier");
       savingInBackground = true;
     }
+    const promptTokens = firstPlan ? firstPlan.keep + firstPlan.append.length : 0;
     log("turn finished", {
-      stop: StopReason[turn.stopReason],
-      decision: plan.decision,
+      stop: StopReason[stopReason],
+      decision: firstPlan?.decision,
       prompt: promptTokens,
-      cached: plan.keep,
-      output: turn.outputTokens,
-      tools: turn.toolCalls.length,
+      cached: totals.cached,
+      output: totals.output,
+      tools: turn?.toolCalls.length ?? 0,
+      searches: uses.webSearch || undefined,
+      fetches: uses.webFetch || undefined,
       kv: sequence.tokens.length,
       ...trace.logFields(),
       session: request.sessionId.slice(0, 8),
       request: request.requestId,
     });
-    deps.metrics?.turnFinished(finishedTurn(plan, promptTokens, turn, trace.phases()));
+    if (firstPlan && turn) deps.metrics?.turnFinished(finishedTurn(firstPlan, promptTokens, turn, trace.phases()));
     yield generateEvent({
       case: "stop",
       value: {
-        reason: turn.stopReason,
-        stopSequence: turn.stopSequence,
-        usage: { inputTokens: plan.append.length, cachedTokens: plan.keep, outputTokens: turn.outputTokens },
+        reason: stopReason,
+        stopSequence: turn?.stopSequence ?? "",
+        usage: {
+          inputTokens: totals.input,
+          cachedTokens: totals.cached,
+          outputTokens: totals.output,
+          webSearchRequests: uses.webSearch,
+          webFetchRequests: uses.webFetch,
+        },
       },
     });
   } finally {
     if (!savingInBackground) deps.sessions.release(session);
   }
+}
+
+/** The request's conversation plus the client's view of this turn's hosted-tool steps so far. */
+function withStepBlocks(conversation: Conversation, blocks: readonly ContentBlock[]): Conversation {
+  if (blocks.length === 0) return conversation;
+  return create(ConversationSchema, {
+    ...conversation,
+    messages: [...conversation.messages, create(MessageSchema, { role: Role.ASSISTANT, content: [...blocks] })],
+  });
 }
 
 /** Remember where the KV now stops and the exact bytes (and tokens) of the turn, for the next request. */
@@ -246,8 +341,16 @@ function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTok
 }
 
 /** Render + tokenize without generating (count_tokens). */
-export function countPromptTokens(deps: Pick<TurnDeps, "engine" | "format">, conversation: Conversation): number {
-  return tokenizeSegments(deps.engine, deps.format.render(conversation).segments).length;
+export async function countPromptTokens(
+  deps: Pick<TurnDeps, "engine" | "format" | "config">,
+  conversation: Conversation,
+  tenant: string,
+): Promise<number> {
+  // Hosted tools count as the turn renders them: the offered ones as tools, own exchanges split.
+  const offered = offerServerTools(conversation.serverTools, deps.config.serverTools);
+  const own = await ownServerCallIds(conversation, deps.config.idSecret, tenant);
+  const expanded = expandServerTools(conversation, offered, own);
+  return tokenizeSegments(deps.engine, deps.format.render(expanded).segments).length;
 }
 
 /**
@@ -334,12 +437,25 @@ async function* prefill(
   }
 }
 
+/** After the expansion: a paused turn sent back ends on its results; anything else ending on the assistant is refused. */
+function checkLastMessage(conversation: Conversation): void {
+  if (conversation.messages.at(-1)?.role === Role.ASSISTANT) {
+    throw WorkerFailure.invalid(
+      "messages: the last message must be a user message (assistant prefill is not supported yet)",
+      "messages",
+    );
+  }
+}
+
 function checkConversation(request: GenerateRequest): Conversation {
   const conversation = request.conversation;
   if (!conversation || conversation.messages.length === 0) {
     throw WorkerFailure.invalid("messages: at least one message is required", "messages");
   }
-  if (conversation.messages.at(-1)?.role === Role.ASSISTANT) {
+  const last = conversation.messages.at(-1);
+  // A paused turn sent back ends on a hosted tool's result: its next step is what the client asks for.
+  const resumesHostedStep = last?.content.at(-1)?.block.case === "serverToolResult";
+  if (last?.role === Role.ASSISTANT && !resumesHostedStep) {
     throw WorkerFailure.invalid(
       "messages: the last message must be a user message (assistant prefill is not supported yet)",
       "messages",
