@@ -1,19 +1,13 @@
-import { create } from "@bufbuild/protobuf";
-import { type Engine, type EngineSequence, type Token, TokenizerInputError } from "../../native/engine-types.ts";
+import type { Engine, EngineSequence, Token } from "../../native/engine-types.ts";
 import {
   type ContentBlock,
   type Conversation,
-  ConversationSchema,
   type GenerateEvent,
   type GenerateRequest,
-  MessageSchema,
-  type ResponseFormat,
-  Role,
   StopReason,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { type IdKind, isIdKind, isSessionId, mintId } from "../../shared/ids.ts";
+import { isSessionId, mintId } from "../../shared/ids.ts";
 import { signThinking } from "../../shared/thinking-signature.ts";
-import { SchemaGrammarError } from "../chat/json-schema-grammar.ts";
 import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
 import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.ts";
@@ -33,9 +27,10 @@ import { expandServerTools, ownServerCallIds } from "../server-tools/expand.ts";
 import type { SessionCheckpoints } from "../session/session-checkpoints.ts";
 import type { LeasedSession, SessionTable } from "../session/session-table.ts";
 import { generateEvent } from "./events.ts";
+import { decodeTokens, tokenizeSegments } from "./prompt-tokens.ts";
 import { type SampledTurn, sampleTurn } from "./sample-turn.ts";
-import { grammarForTurn } from "./sampling-policy.ts";
 import { runServerStep, ServerToolUses } from "./server-tool-step.ts";
+import { checkConversation, checkLastMessage, idKinds, turnGrammar, withStepBlocks } from "./turn-request.ts";
 
 export interface TurnDeps {
   engine: Engine;
@@ -48,17 +43,6 @@ export interface TurnDeps {
   config: WorkerConfig;
   /** Prometheus metrics (undefined: not recorded). */
   metrics?: WorkerMetrics | undefined;
-}
-
-/** The kinds of the IDs this turn mints, as the edge named them for its protocol. */
-function idKinds(request: GenerateRequest): { message: IdKind; toolCall: IdKind; serverToolCall: IdKind } {
-  const message = request.idKinds?.message ?? "";
-  const toolCall = request.idKinds?.toolCall ?? "";
-  const serverToolCall = request.idKinds?.serverToolCall || toolCall;
-  if (!isIdKind(message) || !isIdKind(toolCall) || !isIdKind(serverToolCall)) {
-    throw WorkerFailure.invalid(`id_kinds must name ID kinds, got "${message}"/"${toolCall}"`, "id_kinds");
-  }
-  return { message, toolCall, serverToolCall };
 }
 
 /** Default output budget when a request leaves it to the worker. */
@@ -273,15 +257,6 @@ export async function* runTurn(
   }
 }
 
-/** The request's conversation plus the client's view of this turn's hosted-tool steps so far. */
-function withStepBlocks(conversation: Conversation, blocks: readonly ContentBlock[]): Conversation {
-  if (blocks.length === 0) return conversation;
-  return create(ConversationSchema, {
-    ...conversation,
-    messages: [...conversation.messages, create(MessageSchema, { role: Role.ASSISTANT, content: [...blocks] })],
-  });
-}
-
 /** Remember where the KV now stops and the exact bytes (and tokens) of the turn, for the next request. */
 function recordTurn(
   deps: TurnDeps,
@@ -353,72 +328,6 @@ export async function countPromptTokens(
   return tokenizeSegments(deps.engine, deps.format.render(expanded).segments).length;
 }
 
-/**
- * Template control tokens are tokenized with control-token parsing on; all other text with it off.
- * A plain segment that is a remembered sampled span gets the tokens the model sampled.
- */
-export function tokenizeSegments(
-  engine: Engine,
-  segments: readonly PromptSegment[],
-  sampledSpan: (text: string) => readonly Token[] | undefined = () => undefined,
-): Token[] {
-  checkPromptBytes(engine, segments);
-  const tokens: Token[] = [];
-  for (const segment of segments) {
-    if (segment.text.length === 0) continue;
-    const known = segment.special ? undefined : sampledSpan(segment.text);
-    for (const t of known ?? tokenizeText(engine, segment.text, segment.special)) tokens.push(t);
-  }
-  return tokens;
-}
-
-function turnGrammar(
-  format: ChatFormat,
-  conversation: Conversation,
-  thinkingOpen: boolean,
-  config: WorkerConfig,
-  responseFormat: ResponseFormat | undefined,
-): string | undefined {
-  try {
-    return grammarForTurn(format, conversation, thinkingOpen, config.testPolicy, responseFormat);
-  } catch (error) {
-    if (error instanceof SchemaGrammarError) throw WorkerFailure.invalid(error.message, error.param);
-    throw error;
-  }
-}
-
-/** A tokenizer refusal (a run its pre-tokenizer cannot take) is the client's 400, not the worker's 500. */
-function tokenizeText(engine: Engine, text: string, special: boolean): Token[] {
-  try {
-    return engine.tokenize(text, { special });
-  } catch (error) {
-    if (error instanceof TokenizerInputError) throw WorkerFailure.invalid(error.message, "messages");
-    throw error;
-  }
-}
-
-/**
- * Refuse, before tokenizing, a prompt whose bytes cannot fit the context however well they
- * tokenize: tokenizing 30 MB takes the event loop for half a minute.
- */
-function checkPromptBytes(engine: Engine, segments: readonly PromptSegment[]): void {
-  let bytes = 0;
-  for (const segment of segments) if (!segment.special) bytes += Buffer.byteLength(segment.text, "utf8");
-  const fewestTokens = Math.ceil(bytes / engine.maxTokenBytes);
-  if (fewestTokens >= engine.options.contextSize) {
-    throw WorkerFailure.contextTooLong(
-      `prompt is ${bytes} bytes, at least ${fewestTokens} tokens; this worker's context holds ${engine.options.contextSize}`,
-    );
-  }
-}
-
-function decodeTokens(engine: Engine, tokens: readonly Token[]): string {
-  const decoder = new TextDecoder("utf-8", { fatal: false });
-  let text = "";
-  for (const token of tokens) text += decoder.decode(engine.tokenBytes(token), { stream: true });
-  return text + decoder.decode();
-}
-
 async function* prefill(
   deps: TurnDeps,
   sequence: EngineSequence,
@@ -435,31 +344,4 @@ async function* prefill(
       yield generateEvent({ case: "keepAlive", value: { prefilledTokens: done + chunk, totalTokens: tokens.length } });
     }
   }
-}
-
-/** After the expansion: a paused turn sent back ends on its results; anything else ending on the assistant is refused. */
-function checkLastMessage(conversation: Conversation): void {
-  if (conversation.messages.at(-1)?.role === Role.ASSISTANT) {
-    throw WorkerFailure.invalid(
-      "messages: the last message must be a user message (assistant prefill is not supported yet)",
-      "messages",
-    );
-  }
-}
-
-function checkConversation(request: GenerateRequest): Conversation {
-  const conversation = request.conversation;
-  if (!conversation || conversation.messages.length === 0) {
-    throw WorkerFailure.invalid("messages: at least one message is required", "messages");
-  }
-  const last = conversation.messages.at(-1);
-  // A paused turn sent back ends on a hosted tool's result: its next step is what the client asks for.
-  const resumesHostedStep = last?.content.at(-1)?.block.case === "serverToolResult";
-  if (last?.role === Role.ASSISTANT && !resumesHostedStep) {
-    throw WorkerFailure.invalid(
-      "messages: the last message must be a user message (assistant prefill is not supported yet)",
-      "messages",
-    );
-  }
-  return conversation;
 }
