@@ -21,6 +21,8 @@ export interface SessionTarget {
 export interface TurnIdKinds {
   message: IdKind;
   toolCall: IdKind;
+  /** Hosted tool calls the worker runs (web_search, web_fetch). */
+  serverToolCall: IdKind;
 }
 
 export function generateRequestFor(
@@ -35,7 +37,7 @@ export function generateRequestFor(
     tenantId: target.tenantId,
     sessionId: target.sessionId,
     epoch: BigInt(target.epoch),
-    idKinds: { message: idKinds.message, toolCall: idKinds.toolCall },
+    idKinds: { message: idKinds.message, toolCall: idKinds.toolCall, serverToolCall: idKinds.serverToolCall },
     conversation,
     sampling,
     responseFormat,

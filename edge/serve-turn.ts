@@ -13,6 +13,7 @@ import { log } from "./log.ts";
 import type { RecentTurn } from "./metrics/edge-metrics-do.ts";
 import { recordFailover, recordTurn as recordTurnMetrics } from "./metrics/record.ts";
 import { serveWithFailover } from "./pool/serve-with-failover.ts";
+import { NOT_OFFERED_HEADER, notOfferedTools } from "./server-tools/not-offered.ts";
 import { type ResolvedSession, recordTurn, releaseSession, routeHeader, turnLogFields } from "./session-route.ts";
 import { respondJson, respondStream, type TurnOptions, type TurnRenderer } from "./turn-driver.ts";
 import { recordUsage, turnUsage } from "./usage/record-usage.ts";
@@ -60,6 +61,7 @@ export function serveTurn<R extends TurnRenderer>(
         log(`${options.protocol} turn`, {
           ...turnLogFields(session, requestId, prompt),
           stream: options.stream,
+          ...notOfferedLogField(options.headers?.[NOT_OFFERED_HEADER], prompt),
           ...renderer.logFields(),
           ms: Date.now() - started,
         });
@@ -87,6 +89,12 @@ export function serveTurn<R extends TurnRenderer>(
   };
   const onFailover = (reason: FailoverReason) => rc.waitUntil(recordFailover(env, reason));
   return serveWithFailover(env, config, resolved, { tenant, requestId, prefix: options.prefix, onFailover }, attempt);
+}
+
+/** The turn log line names every declared tool the model was not offered. */
+function notOfferedLogField(edgeList: string | undefined, prompt: PromptProcessed | undefined) {
+  const tools = notOfferedTools(edgeList, prompt);
+  return tools.length > 0 ? { not_offered: tools.join(",") } : {};
 }
 
 /** A finished turn for the edge metrics and the status page's latest turns. */

@@ -9,6 +9,7 @@ import { cacheHeader } from "./cache-decision.ts";
 import { type ApiError, toApiError } from "./errors.ts";
 import type { GenerateCall } from "./generate-call.ts";
 import { jsonResponse } from "./http.ts";
+import { withNotOffered } from "./server-tools/not-offered.ts";
 
 /** SSE text for one rendered event. */
 export interface RenderedEvent {
@@ -67,7 +68,7 @@ export async function respondJson<R extends TurnRenderer>(
       await renderer.push(event);
     }
     renderer.finish();
-    const headers = { ...options.headers };
+    const headers = withNotOffered(options.headers, renderer.prompt);
     if (renderer.prompt) headers["x-frontier-cache"] = cacheHeader(renderer.prompt);
     // The session learns about the turn before the client does, so its next request (which may
     // follow at once) finds the session's new frontier.
@@ -102,7 +103,7 @@ export async function respondStream<R extends TurnRenderer>(
     options.waitUntil(options.onDone(renderer));
     throw error;
   }
-  const headers = { ...options.headers, ...SSE_HEADERS };
+  const headers = { ...withNotOffered(options.headers, renderer.prompt), ...SSE_HEADERS };
   if (renderer.prompt) headers["x-frontier-cache"] = cacheHeader(renderer.prompt);
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   options.waitUntil(pump(call, renderer, head, writable.getWriter(), options));

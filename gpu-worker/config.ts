@@ -2,6 +2,7 @@
 import type { EngineOptions } from "../native/engine-types.ts";
 import { DEV_ID_SECRET, DEV_MODE_FLAG, DEV_POOL_TOKEN, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
 import { CHAT_FORMAT_NAMES, type ChatFormatName } from "./chat/family-names.ts";
+import { loadServerToolsConfig, type ServerToolsConfig } from "./server-tools/config.ts";
 
 export type TestPolicyName = "scripted-tools";
 
@@ -53,6 +54,8 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   heartbeatMs: number;
   /** The operations listener (/metrics, /healthz, /readyz); undefined: off. */
   ops: OpsListenerConfig | undefined;
+  /** Hosted web_search / web_fetch providers and limits; undefined: none offered. */
+  serverTools?: ServerToolsConfig | undefined;
 }
 
 export interface OpsListenerConfig {
@@ -141,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     advertiseUrl: httpUrl(env, "FRONTIER_ADVERTISE_URL"),
     heartbeatMs: intFrom(env, "FRONTIER_HEARTBEAT_MS", 2000) || 2000,
     ops: opsListener(env),
+    serverTools: loadServerToolsConfig(env),
   };
 }
 

@@ -42,7 +42,7 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
         throw new ConnectError("messages: at least one message is required", Code.InvalidArgument);
       }
       try {
-        return { inputTokens: await countPromptTokens(deps, request.conversation) };
+        return { inputTokens: await countPromptTokens(deps, request.conversation, request.tenantId) };
       } catch (error) {
         if (error instanceof WorkerFailure && isClientError(error.code)) {
           throw new ConnectError(error.message, Code.InvalidArgument);

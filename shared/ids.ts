@@ -8,16 +8,16 @@
  * an unknown ID. Works in Node 20 and workerd (WebCrypto only).
  */
 
-export type IdKind = "toolu" | "msg" | "resp" | "call" | "fc" | "rs" | "sig" | "chatcmpl";
+export type IdKind = "toolu" | "msg" | "resp" | "call" | "fc" | "rs" | "sig" | "chatcmpl" | "srvtoolu" | "ws";
 
 const VERSION = 1;
 const SESSION_BYTES = 16;
 const NONCE_BYTES = 6;
 const MAC_BYTES = 12;
 const PAYLOAD_BYTES = 1 + SESSION_BYTES + NONCE_BYTES;
-const ID_KINDS: readonly IdKind[] = ["toolu", "msg", "resp", "call", "fc", "rs", "sig", "chatcmpl"];
+const ID_KINDS: readonly IdKind[] = ["toolu", "msg", "resp", "call", "fc", "rs", "sig", "chatcmpl", "srvtoolu", "ws"];
 /** OpenAI spells its completion IDs `chatcmpl-…`; every other kind uses `_`. */
-const ID_PATTERN = /^(?:(toolu|msg|resp|call|fc|rs|sig)_|(chatcmpl)-)([A-Za-z0-9_-]{47})$/;
+const ID_PATTERN = /^(?:(toolu|msg|resp|call|fc|rs|sig|srvtoolu|ws)_|(chatcmpl)-)([A-Za-z0-9_-]{47})$/;
 
 function prefixOf(kind: IdKind): string {
   return kind === "chatcmpl" ? "chatcmpl-" : `${kind}_`;

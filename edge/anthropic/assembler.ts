@@ -11,7 +11,7 @@ import {
 import { checkNever } from "../../shared/check-never.ts";
 import { ApiError } from "../errors.ts";
 import { workerErrorToApiError } from "../worker-errors.ts";
-import type { AnthropicStreamEvent, AnthropicUsage, StopReasonName } from "./events.ts";
+import type { AnthropicStreamEvent, AnthropicUsage, ServerToolResultOutput, StopReasonName } from "./events.ts";
 
 type OpenBlock = { index: number; kind: "text" | "thinking" } | { index: number; kind: "tool_use"; toolIndex: number };
 
@@ -20,6 +20,8 @@ export class TurnAssembler {
   prompt: PromptProcessed | undefined;
   /** IDs of the tool calls this turn made, in order. */
   readonly toolUseIds: string[] = [];
+  /** IDs of the hosted tool calls Frontier ran in this turn, in order. */
+  readonly serverToolUseIds: string[] = [];
   stopReason: StopReasonName | undefined;
   #open: OpenBlock | undefined;
   #nextIndex = 0;
@@ -30,8 +32,11 @@ export class TurnAssembler {
     return this.stopReason !== undefined;
   }
 
-  /** Feed one worker event. Throws an ApiError for a worker error event or a protocol violation. */
-  push(event: GenerateEvent): AnthropicStreamEvent[] {
+  /**
+   * Feed one worker event. Throws an ApiError for a worker error event or a protocol violation.
+   * A `serverToolResult` event comes with its Anthropic block, rendered (and sealed) by the caller.
+   */
+  push(event: GenerateEvent, result?: ServerToolResultOutput): AnthropicStreamEvent[] {
     if (this.stopped) return [];
     const e = event.event;
     switch (e.case) {
@@ -73,6 +78,33 @@ export class TurnAssembler {
       case "toolCallEnd":
         this.#requireTool(e.value.index);
         return this.#close();
+      case "serverToolCall": {
+        this.#requirePrompt();
+        const out = this.#close();
+        const index = this.#nextIndex++;
+        this.serverToolUseIds.push(e.value.id);
+        out.push({
+          type: "content_block_start",
+          index,
+          content_block: { type: "server_tool_use", id: e.value.id, name: e.value.name, input: {} },
+        });
+        out.push({
+          type: "content_block_delta",
+          index,
+          delta: { type: "input_json_delta", partial_json: e.value.inputJson },
+        });
+        out.push({ type: "content_block_stop", index });
+        return out;
+      }
+      case "serverToolResult": {
+        this.#requirePrompt();
+        if (!result) throw protocolError("a hosted tool result without its rendered block");
+        const out = this.#close();
+        const index = this.#nextIndex++;
+        out.push({ type: "content_block_start", index, content_block: result });
+        out.push({ type: "content_block_stop", index });
+        return out;
+      }
       case "stop":
         return this.#stop(e.value);
       case "error":
@@ -113,7 +145,7 @@ export class TurnAssembler {
     out.push({
       type: "message_delta",
       delta: { stop_reason: reason, stop_sequence: reason === "stop_sequence" ? stop.stopSequence : null },
-      usage: usage(input, cached, stop.usage?.outputTokens ?? 0),
+      usage: withServerToolUse(usage(input, cached, stop.usage?.outputTokens ?? 0), stop),
     });
     out.push({ type: "message_stop" });
     return out;
@@ -165,6 +197,14 @@ function usage(input: number, cached: number, output: number): AnthropicUsage {
   };
 }
 
+/** `usage.server_tool_use`, once the turn ran a hosted tool. */
+function withServerToolUse(base: AnthropicUsage, stop: Stop): AnthropicUsage {
+  const searches = stop.usage?.webSearchRequests ?? 0;
+  const fetches = stop.usage?.webFetchRequests ?? 0;
+  if (searches === 0 && fetches === 0) return base;
+  return { ...base, server_tool_use: { web_search_requests: searches, web_fetch_requests: fetches } };
+}
+
 function stopReasonName(reason: StopReason): StopReasonName {
   switch (reason) {
     case StopReason.UNSPECIFIED:
@@ -176,6 +216,8 @@ function stopReasonName(reason: StopReason): StopReasonName {
       return "stop_sequence";
     case StopReason.TOOL_USE:
       return "tool_use";
+    case StopReason.PAUSE_TURN:
+      return "pause_turn";
     case StopReason.CANCELLED:
       throw ApiError.overloaded("The GPU worker cancelled this turn; retry");
     default:

@@ -7,6 +7,7 @@
  */
 import { signThinking } from "../../shared/thinking-signature.ts";
 import { openText, type SealPurpose } from "../sealed-text.ts";
+import { parseSealedHit } from "../server-tools/sealed-hit.ts";
 import type { InputBlock, InputMessage, SearchHitInput, WebFetchContent } from "./types.ts";
 
 /** How the edge recognises its own blobs; injected so tests and other callers can supply their own. */
@@ -52,9 +53,14 @@ async function resolveBlock(block: InputBlock, own: OwnBlobs): Promise<InputBloc
   }
 }
 
-/** The own-blob branch for a hit: one call, so the sealed payload's shape stays the sealer's choice. */
+/**
+ * The own-blob branch for a hit: Frontier seals the JSON of exactly what the model read
+ * (edge/server-tools/sealed-hit.ts), so its URL, title and age come back from the blob too.
+ */
 async function ownHit(hit: SearchHitInput, own: OwnBlobs): Promise<SearchHitInput> {
-  return { ...hit, text: await own.open("web_search_hit", hit.encrypted_content) };
+  const sealed = parseSealedHit(await own.open("web_search_hit", hit.encrypted_content));
+  if (!sealed) return { ...hit, text: undefined };
+  return { ...hit, url: sealed.url, title: sealed.title, page_age: sealed.pageAge, text: sealed.text };
 }
 
 /** A fetched page's text: Frontier's own sealed page when it opens, else the document's visible text. */

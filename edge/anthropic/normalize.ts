@@ -28,7 +28,7 @@ import type {
 } from "./types.ts";
 
 /** Anthropic messages and tool calls: `msg_…` / `toolu_…`. */
-export const ANTHROPIC_ID_KINDS: TurnIdKinds = { message: "msg", toolCall: "toolu" };
+export const ANTHROPIC_ID_KINDS: TurnIdKinds = { message: "msg", toolCall: "toolu", serverToolCall: "srvtoolu" };
 
 export function toGenerateRequest(request: MessagesRequest, target: SessionTarget): GenerateRequest {
   return generateRequestFor(target, ANTHROPIC_ID_KINDS, toConversation(request), toSampling(request));
@@ -49,6 +49,7 @@ export function toConversation(request: MessagesRequest): Conversation {
     ),
     toolChoice: toToolChoice(request.tool_choice),
     thinking: toThinking(request.thinking),
+    serverTools: request.server_tools,
   });
 }
 

@@ -17,12 +17,13 @@ export class MessageAccumulator {
       case "ping":
         return;
       case "content_block_start": {
+        const started = event.content_block;
         const block: OutputBlock =
-          event.content_block.type === "tool_use"
-            ? { type: "tool_use", id: event.content_block.id, name: event.content_block.name, input: {} }
-            : { ...event.content_block };
+          started.type === "tool_use" || started.type === "server_tool_use"
+            ? { type: started.type, id: started.id, name: started.name, input: {} }
+            : { ...started };
         this.#require().content[event.index] = block;
-        if (block.type === "tool_use") this.#toolJson.set(event.index, "");
+        if (block.type === "tool_use" || block.type === "server_tool_use") this.#toolJson.set(event.index, "");
         return;
       }
       case "content_block_delta":
@@ -74,7 +75,7 @@ export class MessageAccumulator {
 
   #finishBlock(index: number): void {
     const block = this.#require().content[index];
-    if (block?.type !== "tool_use") return;
+    if (block?.type !== "tool_use" && block?.type !== "server_tool_use") return;
     const json = this.#toolJson.get(index) ?? "";
     block.input = parseToolInput(json);
   }

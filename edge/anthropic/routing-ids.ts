@@ -15,7 +15,9 @@ export function collectRoutingIds(messages: readonly InputMessage[]): RoutingIds
       for (const block of message.content) if (block.type === "tool_result") toolResults.push(block.tool_use_id);
     } else if (message.role === "assistant") {
       firstTurn = false;
-      const ids = message.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : []));
+      const ids = message.content.flatMap((block) =>
+        block.type === "tool_use" || block.type === "server_tool_use" ? [block.id] : [],
+      );
       if (ids.length > 0) replayed.push(ids);
     }
   }

@@ -1,6 +1,8 @@
 /** The Anthropic TurnRenderer: the stream assembler, its SSE encoding and the JSON accumulator. */
 import type { GenerateEvent, PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { ApiError } from "../errors.ts";
+import { anthropicResultBlock } from "../server-tools/anthropic-results.ts";
+import type { SealKeys } from "../server-tools/sealed-hit.ts";
 import type { RenderedEvent, TurnRenderer } from "../turn-driver.ts";
 import { TurnAssembler } from "./assembler.ts";
 import { MessageAccumulator } from "./render-json.ts";
@@ -14,6 +16,8 @@ export class AnthropicTurn implements TurnRenderer {
   constructor(
     model: string,
     readonly requestId: string,
+    /** Seals search hits' encrypted_content for this tenant. */
+    readonly keys: SealKeys,
   ) {
     this.assembler = new TurnAssembler(model);
   }
@@ -31,11 +35,18 @@ export class AnthropicTurn implements TurnRenderer {
   }
 
   logFields(): Record<string, unknown> {
-    return { stop: this.assembler.stopReason ?? "incomplete", tools: this.assembler.toolUseIds.length };
+    const hosted = this.assembler.serverToolUseIds.length;
+    return {
+      stop: this.assembler.stopReason ?? "incomplete",
+      tools: this.assembler.toolUseIds.length,
+      ...(hosted > 0 ? { hosted } : {}),
+    };
   }
 
-  push(event: GenerateEvent): RenderedEvent[] {
-    return this.assembler.push(event).map((out) => {
+  async push(event: GenerateEvent): Promise<RenderedEvent[]> {
+    const e = event.event;
+    const result = e.case === "serverToolResult" ? await anthropicResultBlock(e.value, this.keys) : undefined;
+    return this.assembler.push(event, result).map((out) => {
       this.#accumulator.push(out);
       return { sse: encodeAnthropicEvent(out), ping: out.type === "ping", final: out.type === "message_stop" };
     });

@@ -1,4 +1,5 @@
 /** The validated, typed form of an Anthropic Messages request (parsed at the boundary). */
+import type { ServerToolDeclaration } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
 export type Role = "user" | "assistant" | "system";
 
@@ -60,6 +61,10 @@ export interface MessagesRequest {
   /** System blocks in order, the Claude Code billing header already dropped. */
   system: string[];
   tools: ToolSpec[];
+  /** Hosted web_search / web_fetch declarations. */
+  server_tools: ServerToolDeclaration[];
+  /** Declared hosted tool types Frontier never offers (named in x-frontier-tools-not-offered). */
+  tools_not_offered: string[];
   tool_choice: ToolChoiceSpec | undefined;
   thinking: ThinkingSpec | undefined;
   temperature: number | undefined;

@@ -3,6 +3,8 @@
  * Unknown fields, `cache_control`, `metadata`, `output_config` and `context_management` are
  * accepted and ignored.
  */
+
+import type { ServerToolDeclaration } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { LIMITS } from "../../shared/limits.ts";
 import {
   asArray,
@@ -19,6 +21,7 @@ import {
   required,
   uniqueToolName,
 } from "../check.ts";
+import { anthropicServerTool, anthropicServerToolKind } from "../server-tools/declarations.ts";
 import type { MessagesRequest, ThinkingSpec, ToolChoiceSpec, ToolSpec } from "./types.ts";
 import { validateMessages } from "./validate-content.ts";
 
@@ -38,7 +41,7 @@ export function validateMessagesRequest(value: unknown, options: ValidateOptions
   const maxTokens = options.requireMaxTokens ? required(body, "max_tokens", []) : optional(body, "max_tokens");
   const metadata = optional(body, "metadata");
   if (metadata !== undefined) asObject(metadata, ["metadata"]);
-  const tools = validateTools(optional(body, "tools"));
+  const { tools, serverTools, notOffered } = validateTools(optional(body, "tools"));
   const toolChoice = optional(body, "tool_choice");
   const thinking = optional(body, "thinking");
   const temperature = optional(body, "temperature");
@@ -54,7 +57,12 @@ export function validateMessagesRequest(value: unknown, options: ValidateOptions
     messages: validateMessages(required(body, "messages", []), ["messages"]),
     system: validateSystem(optional(body, "system")),
     tools,
-    tool_choice: toolChoice === undefined ? undefined : validateToolChoice(toolChoice, tools),
+    server_tools: serverTools,
+    tools_not_offered: notOffered,
+    tool_choice:
+      toolChoice === undefined
+        ? undefined
+        : validateToolChoice(toolChoice, [...tools.map((t) => t.name), ...serverTools.map((t) => t.name)]),
     thinking: thinking === undefined ? undefined : validateThinking(thinking),
     temperature: temperature === undefined ? undefined : asNumber(temperature, ["temperature"], { min: 0, max: 1 }),
     top_p: topP === undefined ? undefined : asNumber(topP, ["top_p"], { min: 0, max: 1 }),
@@ -76,30 +84,51 @@ function validateSystem(value: unknown): string[] {
   return blocks.filter((text) => !text.startsWith(BILLING_HEADER_PREFIX));
 }
 
-function validateTools(value: unknown): ToolSpec[] {
-  if (value === undefined) return [];
+interface ValidatedTools {
+  tools: ToolSpec[];
+  /** Hosted web_search / web_fetch declarations (the worker offers those it has a provider for). */
+  serverTools: ServerToolDeclaration[];
+  /** Other hosted tool types (bash_..., text_editor_..., code_execution_...): never offered. */
+  notOffered: string[];
+}
+
+function validateTools(value: unknown): ValidatedTools {
+  const out: ValidatedTools = { tools: [], serverTools: [], notOffered: [] };
+  if (value === undefined) return out;
   const list = asArray(value, ["tools"]);
   if (list.length > LIMITS.maxTools) fail(["tools"], `At most ${LIMITS.maxTools} tools are allowed`);
-  const tools: ToolSpec[] = [];
   const names = new Set<string>();
   list.forEach((entry, i) => {
     const path: Path = ["tools", i];
     const tool = asObject(entry, path);
     const type = optional(tool, "type");
-    // Server tools (web_search_..., bash_..., text_editor_...) are Anthropic-hosted: not offered here.
-    if (type !== undefined && asString(type, [...path, "type"]) !== "custom") return;
+    if (type !== undefined && asString(type, [...path, "type"]) !== "custom") {
+      const typeName = asString(type, [...path, "type"]);
+      const kind = anthropicServerToolKind(typeName);
+      if (kind === undefined) {
+        if (!out.notOffered.includes(typeName)) out.notOffered.push(typeName);
+        return;
+      }
+      const declaration = anthropicServerTool(tool, typeName, kind, path);
+      if (names.has(declaration.name)) {
+        fail([...path, "name"], `Tool names must be unique; '${declaration.name}' appears more than once`);
+      }
+      names.add(declaration.name);
+      out.serverTools.push(declaration);
+      return;
+    }
     const name = uniqueToolName(tool, path, names);
     const description = optional(tool, "description");
-    tools.push({
+    out.tools.push({
       name,
       description: description === undefined ? "" : asString(description, [...path, "description"]),
       input_schema: asObject(required(tool, "input_schema", path), [...path, "input_schema"]),
     });
   });
-  return tools;
+  return out;
 }
 
-function validateToolChoice(value: unknown, tools: readonly ToolSpec[]): ToolChoiceSpec {
+function validateToolChoice(value: unknown, toolNames: readonly string[]): ToolChoiceSpec {
   const path: Path = ["tool_choice"];
   const choice = asObject(value, path);
   const type = asEnum(required(choice, "type", path), [...path, "type"], ["auto", "any", "tool", "none"]);
@@ -107,7 +136,7 @@ function validateToolChoice(value: unknown, tools: readonly ToolSpec[]): ToolCho
   const disable = parallel === undefined ? false : asBoolean(parallel, [...path, "disable_parallel_tool_use"]);
   if (type !== "tool") return { type, disable_parallel_tool_use: disable };
   const name = asString(required(choice, "name", path), [...path, "name"]);
-  if (!tools.some((tool) => tool.name === name)) fail([...path, "name"], `Tool '${name}' not found in tools`);
+  if (!toolNames.includes(name)) fail([...path, "name"], `Tool '${name}' not found in tools`);
   return { type, name, disable_parallel_tool_use: disable };
 }
 

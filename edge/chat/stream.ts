@@ -204,6 +204,7 @@ function finishReason(reason: StopReason, calledTools: boolean): ChatFinishReaso
     case StopReason.STOP_SEQUENCE:
     case StopReason.UNSPECIFIED:
     case StopReason.CANCELLED:
+    case StopReason.PAUSE_TURN:
       return calledTools ? "tool_calls" : "stop";
   }
 }

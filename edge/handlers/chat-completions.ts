@@ -20,7 +20,7 @@ import { requestHint } from "../routing.ts";
 import { serveTurn } from "../serve-turn.ts";
 import { resolveSession } from "../session-route.ts";
 
-const CHAT_ID_KINDS: TurnIdKinds = { message: "chatcmpl", toolCall: "call" };
+const CHAT_ID_KINDS: TurnIdKinds = { message: "chatcmpl", toolCall: "call", serverToolCall: "call" };
 
 export async function handleChatCompletions(request: Request, rc: RequestContext): Promise<Response> {
   const { env, config, requestId } = rc;

@@ -11,6 +11,7 @@ import type { RequestContext } from "../context.ts";
 import { readJsonBody } from "../http.ts";
 import { requestHint } from "../routing.ts";
 import { serveTurn } from "../serve-turn.ts";
+import { NOT_OFFERED_HEADER } from "../server-tools/not-offered.ts";
 import { resolveSession } from "../session-route.ts";
 
 export async function handleMessages(request: Request, rc: RequestContext): Promise<Response> {
@@ -33,6 +34,7 @@ export async function handleMessages(request: Request, rc: RequestContext): Prom
     generate,
     stream: body.stream,
     prefix,
-    renderer: () => new AnthropicTurn(body.model, requestId),
+    headers: body.tools_not_offered.length > 0 ? { [NOT_OFFERED_HEADER]: body.tools_not_offered.join(", ") } : {},
+    renderer: () => new AnthropicTurn(body.model, requestId, { secret: config.idSecret, tenant }),
   });
 }

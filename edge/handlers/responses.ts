@@ -21,6 +21,8 @@ import type { InputItem } from "../openai/types.ts";
 import { validateResponsesRequest } from "../openai/validate.ts";
 import { type IdCandidate, requestHint } from "../routing.ts";
 import { serveTurn } from "../serve-turn.ts";
+import { NOT_OFFERED_HEADER } from "../server-tools/not-offered.ts";
+import { resolveWebSearchCalls } from "../server-tools/responses-calls.ts";
 import { resolveSession } from "../session-route.ts";
 
 export async function handleCreateResponse(request: Request, rc: RequestContext): Promise<Response> {
@@ -35,7 +37,8 @@ export async function handleCreateResponse(request: Request, rc: RequestContext)
     pinned = { sessionId: previous.sessionId, source: "previous-response" };
   }
   const input = await unsealReasoningItems(config.idSecret, tenant, body.input);
-  const items = [...history, ...input];
+  const keys = { secret: config.idSecret, tenant };
+  const items = await resolveWebSearchCalls([...history, ...input], keys);
   const generate = toGenerateRequest(body, items, { requestId, tenantId: tenant, sessionId: "", epoch: 0 });
   const prefix = generate.conversation ? await prefixFingerprint(tenant, generate.conversation) : undefined;
   const resolved = await resolveSession(env, config, {
@@ -54,9 +57,7 @@ export async function handleCreateResponse(request: Request, rc: RequestContext)
     prefix,
     headers: {
       "x-request-id": requestId,
-      ...(body.tools_not_offered.length > 0
-        ? { "x-frontier-tools-not-offered": body.tools_not_offered.join(", ") }
-        : {}),
+      ...(body.tools_not_offered.length > 0 ? { [NOT_OFFERED_HEADER]: body.tools_not_offered.join(", ") } : {}),
     },
     renderer: (session) =>
       new ResponsesTurn(body, {

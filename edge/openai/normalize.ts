@@ -27,7 +27,7 @@ import type { InputItem, ResponsesRequest, ToolChoice } from "./types.ts";
 import { foreignReasoningBlock, webSearchCallBlocks } from "./web-search-blocks.ts";
 
 /** Responses and their function calls: `resp_…` / `call_…`. */
-export const RESPONSES_ID_KINDS: TurnIdKinds = { message: "resp", toolCall: "call" };
+export const RESPONSES_ID_KINDS: TurnIdKinds = { message: "resp", toolCall: "call", serverToolCall: "ws" };
 
 const THINKING_BUDGETS: Record<string, number> = { low: 1024, medium: 4096, high: 16_384, xhigh: 32_768 };
 
@@ -64,7 +64,13 @@ export function toConversation(request: ResponsesRequest, items: readonly InputI
     const last = messages.at(-1);
     const target = last?.role === role ? last : create(MessageSchema, { role });
     if (target !== last) messages.push(target);
-    target.content.push(...toBlocks(item));
+    const blocks = toBlocks(item);
+    const [use, result] = blocks;
+    if (item.type === "web_search_call" && item.result?.sameStep && use && result) {
+      // Calls of one step render together, then their results (as the live step put them in the KV).
+      target.content.splice(trailingResultsStart(target.content), 0, use);
+      target.content.push(result);
+    } else target.content.push(...blocks);
   }
   const effort = request.reasoning_effort;
   const budget = effort === undefined ? undefined : THINKING_BUDGETS[effort];
@@ -80,6 +86,7 @@ export function toConversation(request: ResponsesRequest, items: readonly InputI
       }),
     ),
     toolChoice: toToolChoice(request.tool_choice, request.parallel_tool_calls),
+    serverTools: request.server_tools,
     thinking:
       budget === undefined
         ? create(ThinkingSchema, { mode: ThinkingMode.DISABLED })
@@ -98,6 +105,13 @@ function sideOf(item: InputItem): Role {
     case "web_search_call":
       return Role.ASSISTANT;
   }
+}
+
+/** Where the run of hosted-tool results that ends the blocks starts. */
+function trailingResultsStart(blocks: readonly ContentBlock[]): number {
+  let i = blocks.length;
+  while (i > 0 && blocks[i - 1]?.block.case === "serverToolResult") i--;
+  return i;
 }
 
 function toBlocks(item: InputItem): ContentBlock[] {

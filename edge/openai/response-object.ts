@@ -65,6 +65,15 @@ export function outputAsInput(output: readonly OutputItem[]): InputItem[] {
       case "reasoning":
         // Stored by Frontier itself: its text is the exact sampled reasoning.
         return { type: "reasoning", text: item.content.map((p) => p.text).join(""), id: item.id };
+      case "web_search_call":
+        return {
+          type: "web_search_call",
+          id: item.id,
+          status: item.status,
+          action: { type: "search", query: item.action.query, sources: (item.action.sources ?? []).map((s) => s.url) },
+          json: JSON.stringify(item),
+          ...(item.encrypted_content === undefined ? {} : { encrypted_content: item.encrypted_content }),
+        };
       default:
         return checkNever(item, "output item");
     }

@@ -10,6 +10,7 @@
 import {
   type GenerateEvent,
   type PromptProcessed,
+  type ServerToolOutcome,
   type Stop,
   StopReason,
   WorkerErrorCode,
@@ -17,6 +18,7 @@ import {
 import { type IdKind, mintId } from "../../shared/ids.ts";
 import { encodeSseJson } from "../../shared/sse.ts";
 import { ApiError } from "../errors.ts";
+import { sealCallResult } from "../server-tools/sealed-hit.ts";
 import type { RenderedEvent, TurnRenderer } from "../turn-driver.ts";
 import { workerErrorToApiError } from "../worker-errors.ts";
 import { CustomInputStream } from "./custom-input-stream.ts";
@@ -51,6 +53,9 @@ export class ResponsesTurn implements TurnRenderer {
   #open: Open | undefined;
   /** Offered (model-view) tool name → where the tool came from. */
   readonly #origins: Map<string, ToolOrigin>;
+  /** Hosted calls that ran in the same step as the call before them (the rendering depends on it). */
+  readonly #sameStep = new Map<string, boolean>();
+  #lastWasCall = false;
 
   constructor(
     readonly request: ResponsesRequest,
@@ -69,7 +74,8 @@ export class ResponsesTurn implements TurnRenderer {
   }
 
   logFields(): Record<string, unknown> {
-    return { status: this.response.status, calls: this.callIds.length };
+    const searches = this.response.output.filter((i) => i.type === "web_search_call").length;
+    return { status: this.response.status, calls: this.callIds.length, ...(searches > 0 ? { hosted: searches } : {}) };
   }
 
   async push(event: GenerateEvent): Promise<RenderedEvent[]> {
@@ -130,6 +136,28 @@ export class ResponsesTurn implements TurnRenderer {
       case "toolCallEnd":
         this.#openCall(e.value.index);
         return this.#close("completed");
+      case "serverToolCall": {
+        this.#requirePrompt();
+        const out = await this.#close("completed");
+        const query = searchQuery(e.value.inputJson);
+        out.push(
+          this.#add({
+            type: "web_search_call",
+            id: e.value.id,
+            status: "in_progress",
+            action: { type: "search", query, queries: [query] },
+          }),
+        );
+        const at = this.#at(this.response.output.length - 1);
+        out.push(this.#event("response.web_search_call.in_progress", at));
+        out.push(this.#event("response.web_search_call.searching", at));
+        this.#sameStep.set(e.value.id, this.#lastWasCall);
+        this.#lastWasCall = true;
+        return out;
+      }
+      case "serverToolResult":
+        this.#lastWasCall = false;
+        return this.#searchDone(e.value);
       case "stop":
         return this.#stop(e.value);
       case "error":
@@ -159,6 +187,29 @@ export class ResponsesTurn implements TurnRenderer {
     this.response.error = { code: body.code ?? body.type, message: body.message };
     const first = encodeOpenAiStreamError(error, this.#sequence++);
     return first + this.#event("response.failed", { response: this.response }).sse;
+  }
+
+  /** A hosted search finished: the item gets its status, sources and sealed result. */
+  async #searchDone(outcome: ServerToolOutcome): Promise<RenderedEvent[]> {
+    const index = this.response.output.findIndex((i) => i.type === "web_search_call" && i.id === outcome.toolUseId);
+    const item = this.response.output[index];
+    if (item?.type !== "web_search_call") throw protocolError("a hosted tool result without its call");
+    item.status = outcome.errorCode === "" ? "completed" : "failed";
+    item.action.sources = outcome.hits.map((hit) => ({ type: "url", url: hit.url }));
+    const { idSecret, tenant } = this.context;
+    item.encrypted_content = await sealCallResult(
+      { secret: idSecret, tenant },
+      {
+        hits: outcome.hits.map((h) => ({ url: h.url, title: h.title, pageAge: h.pageAge, text: h.text })),
+        errorCode: outcome.errorCode,
+        sameStep: this.#sameStep.get(outcome.toolUseId) ?? false,
+      },
+    );
+    const at = this.#at(index);
+    return [
+      this.#event("response.web_search_call.completed", at),
+      this.#event("response.output_item.done", { output_index: index, item }),
+    ];
   }
 
   async #stop(stop: Stop): Promise<RenderedEvent[]> {
@@ -291,6 +342,18 @@ export class ResponsesTurn implements TurnRenderer {
   #requirePrompt(): void {
     if (!this.prompt) throw protocolError("content before the prompt event");
   }
+}
+
+function searchQuery(inputJson: string): string {
+  try {
+    const parsed: unknown = JSON.parse(inputJson);
+    if (typeof parsed === "object" && parsed !== null && "query" in parsed && typeof parsed.query === "string") {
+      return parsed.query;
+    }
+  } catch {
+    // a call whose input did not parse: no query to show
+  }
+  return "";
 }
 
 function outputText(text: string) {

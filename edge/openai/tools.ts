@@ -9,11 +9,15 @@
  *   outside the subset shared/lark-grammar.ts serves is a 400 naming `format.definition`) and
  *   constrains the input whenever the worker constrains the call (tool_choice required or naming
  *   it); with tool_choice auto the call is free text. `format: {type: "text"}` (or none): free text.
- * - hosted tools Frontier does not serve yet (`web_search`, `tool_search`, `local_shell`): not
- *   offered to the model, never a 400; the response names them in `x-frontier-tools-not-offered`.
+ * - `web_search` / `web_search_preview`: a hosted tool Frontier runs inside the turn when the worker
+ *   has a search provider (a `web_search_call` item); without one it is not offered, and the
+ *   response names it in `x-frontier-tools-not-offered`.
+ * - hosted tools Frontier does not serve (`tool_search`, `local_shell`): not offered to the model,
+ *   never a 400; named in `x-frontier-tools-not-offered`.
  * Other hosted tools (file_search, code_interpreter, computer use, ...) are refused with a 400.
  */
 
+import type { ServerToolDeclaration } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { grammarFromRegex, LarkGrammarError, parseLark } from "../../shared/lark-grammar.ts";
 import { LIMITS } from "../../shared/limits.ts";
 import {
@@ -28,16 +32,26 @@ import {
   required,
   uniqueToolName,
 } from "../check.ts";
+import { responsesWebSearch } from "../server-tools/declarations.ts";
 import type { FreeformGrammarSource, FunctionTool, ToolOrigin } from "./types.ts";
 
 /** Declared by Codex by default; accepted and not offered until the server-tools work serves them. */
-const NOT_OFFERED = new Set(["web_search", "web_search_preview", "tool_search", "local_shell"]);
+const NOT_OFFERED = new Set(["tool_search", "local_shell"]);
+/** Hosted web search: run by Frontier when the worker has a search provider (edge/server-tools/). */
+const WEB_SEARCH_TYPES = new Set([
+  "web_search",
+  "web_search_preview",
+  "web_search_2025_08_26",
+  "web_search_preview_2025_03_11",
+]);
 
 export interface ValidatedTools {
   /** What the model is offered (model-view names). */
   tools: FunctionTool[];
   /** Declared tool types that were not offered, in order, without repeats. */
   notOffered: string[];
+  /** Hosted web_search declarations. */
+  serverTools: ServerToolDeclaration[];
 }
 
 /** The name a namespaced function is offered under (and replayed calls are rendered with). */
@@ -71,11 +85,12 @@ const CUSTOM_PARAMETERS = {
 };
 
 export function validateTools(value: unknown): ValidatedTools {
-  if (value === undefined) return { tools: [], notOffered: [] };
+  if (value === undefined) return { tools: [], notOffered: [], serverTools: [] };
   const list = asArray(value, ["tools"]);
   const names = new Set<string>();
   const tools: FunctionTool[] = [];
   const notOffered: string[] = [];
+  const serverTools: ServerToolDeclaration[] = [];
   list.forEach((entry, i) => {
     const path: Path = ["tools", i];
     const tool = asObject(entry, path);
@@ -121,6 +136,12 @@ export function validateTools(value: unknown): ValidatedTools {
         return;
       }
       default:
+        if (WEB_SEARCH_TYPES.has(type)) {
+          if (serverTools.length > 0 || names.has("web_search"))
+            fail([...path, "type"], "web_search is declared twice");
+          serverTools.push(responsesWebSearch(tool, type, path));
+          return;
+        }
         if (!NOT_OFFERED.has(type)) {
           fail([...path, "type"], `Tool type '${type}' is not supported; function, namespace and custom tools are`);
         }
@@ -128,7 +149,8 @@ export function validateTools(value: unknown): ValidatedTools {
     }
   });
   if (tools.length > LIMITS.maxTools) fail(["tools"], `At most ${LIMITS.maxTools} tools are allowed`);
-  return { tools, notOffered };
+  if (serverTools.length > 0 && names.has("web_search")) fail(["tools"], "web_search is declared twice");
+  return { tools, notOffered, serverTools };
 }
 
 /** A custom tool's `format`: undefined for free text, else its checked grammar. */

@@ -3,6 +3,7 @@
  * validate.ts returns), output items, the response object and its stream events.
  */
 
+import type { ServerToolDeclaration } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { AnswerFormat } from "../response-format.ts";
 
 export type InputRole = "user" | "assistant" | "system" | "developer";
@@ -55,7 +56,11 @@ export type WebSearchAction =
   | { type: "find"; url: string; pattern: string }
   | { type: "other"; kind: string };
 
-/** A hosted web search another provider ran (Frontier did not make it): kept verbatim, rendered readably. */
+/**
+ * A hosted web search: another provider's (kept verbatim, rendered readably) or Frontier's own — its
+ * `ws_…` ID verifies and its `encrypted_content` (Frontier's extension field on the item,
+ * edge/server-tools/sealed-hit.ts) opens; `result` is then the exact text the model read.
+ */
 export interface WebSearchCallItem {
   type: "web_search_call";
   id: string;
@@ -63,6 +68,8 @@ export interface WebSearchCallItem {
   action: WebSearchAction | undefined;
   /** The client's item, byte for byte (what a stored record replays). */
   json: string;
+  encrypted_content?: string;
+  result?: { text: string; isError: boolean; sameStep: boolean };
 }
 
 export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem | WebSearchCallItem;
@@ -96,8 +103,10 @@ export interface ResponsesRequest {
   input: InputItem[];
   instructions: string | undefined;
   tools: FunctionTool[];
-  /** Declared hosted tools that were not offered to the model (`web_search`, ...). */
+  /** Declared hosted tools Frontier never offers (`tool_search`, `local_shell`). */
   tools_not_offered: string[];
+  /** Hosted web_search declarations (the worker offers them when it has a provider). */
+  server_tools: ServerToolDeclaration[];
   /** `include: ["reasoning.encrypted_content"]`: reasoning items carry Frontier's sealed reasoning. */
   include_encrypted_reasoning: boolean;
   tool_choice: ToolChoice;
@@ -151,9 +160,18 @@ export type OutputItem =
       namespace?: string;
       arguments: string;
     }
-  | { type: "custom_tool_call"; id: string; status: ItemStatus; call_id: string; name: string; input: string };
+  | { type: "custom_tool_call"; id: string; status: ItemStatus; call_id: string; name: string; input: string }
+  | {
+      type: "web_search_call";
+      id: string;
+      status: WebSearchStatus;
+      action: { type: "search"; query: string; queries: string[]; sources?: { type: "url"; url: string }[] };
+      /** Frontier's sealed result (what the model read), so a replay renders it exactly. */
+      encrypted_content?: string;
+    };
 
 export type ItemStatus = "in_progress" | "completed" | "incomplete";
+export type WebSearchStatus = "in_progress" | "searching" | "completed" | "failed";
 
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
 

@@ -7,12 +7,14 @@ export function validateWebSearchCall(item: Record<string, unknown>, path: Path)
   if (id === "") fail([...path, "id"], "String should have at least 1 character");
   const status = optional(item, "status");
   const action = optional(item, "action");
+  const encrypted = optional(item, "encrypted_content");
   return {
     type: "web_search_call",
     id,
     status: status === undefined ? "completed" : asString(status, [...path, "status"]),
     action: action === undefined ? undefined : searchAction(asObject(action, [...path, "action"]), [...path, "action"]),
     json: JSON.stringify(item),
+    ...(encrypted === undefined ? {} : { encrypted_content: asString(encrypted, [...path, "encrypted_content"]) }),
   };
 }
 

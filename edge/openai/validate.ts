@@ -34,7 +34,7 @@ export function validateResponsesRequest(value: unknown): ResponsesRequest {
   const model = asString(required(body, "model", []), ["model"]);
   if (model === "") fail(["model"], "String should have at least 1 character");
   refuseUnsupported(body);
-  const { tools, notOffered } = validateTools(optional(body, "tools"));
+  const { tools, notOffered, serverTools } = validateTools(optional(body, "tools"));
   const toolChoice = optional(body, "tool_choice");
   const maxOutput = optional(body, "max_output_tokens");
   const temperature = optional(body, "temperature");
@@ -49,8 +49,9 @@ export function validateResponsesRequest(value: unknown): ResponsesRequest {
     instructions: instructions === undefined ? undefined : asString(instructions, ["instructions"]),
     tools,
     tools_not_offered: notOffered,
+    server_tools: serverTools,
     include_encrypted_reasoning: includes(optional(body, "include"), "reasoning.encrypted_content"),
-    tool_choice: toolChoice === undefined ? "auto" : validateToolChoice(toolChoice, tools),
+    tool_choice: toolChoice === undefined ? "auto" : validateToolChoice(toolChoice, tools, serverTools.length > 0),
     parallel_tool_calls: flag(body, "parallel_tool_calls", true),
     max_output_tokens:
       maxOutput === undefined
@@ -99,11 +100,20 @@ function includes(value: unknown, entry: string): boolean {
   return asArray(value, ["include"]).some((item, i) => asString(item, ["include", i]) === entry);
 }
 
-function validateToolChoice(value: unknown, tools: readonly FunctionTool[]): ToolChoice {
+function validateToolChoice(value: unknown, tools: readonly FunctionTool[], webSearch: boolean): ToolChoice {
   const path: Path = ["tool_choice"];
   if (typeof value === "string") return asEnum(value, path, ["auto", "required", "none"] as const);
   const choice = asObject(value, path);
-  asEnum(required(choice, "type", path), [...path, "type"], ["function"]);
+  const type = asEnum(
+    required(choice, "type", path),
+    [...path, "type"],
+    ["function", "web_search", "web_search_preview"],
+  );
+  if (type !== "function") {
+    // A hosted tool's choice forces a search (at every step of the turn, as on Messages).
+    if (!webSearch) fail([...path, "type"], `Tool '${type}' not found in tools`);
+    return { type: "function", name: "web_search" };
+  }
   const name = asString(required(choice, "name", path), [...path, "name"]);
   if (!tools.some((tool) => tool.name === name)) fail([...path, "name"], `Tool '${name}' not found in tools`);
   return { type: "function", name };

@@ -10,6 +10,8 @@ import { searchResultText, serverToolErrorText } from "../../shared/server-tool-
 import type { ReasoningItem, WebSearchAction, WebSearchCallItem } from "./types.ts";
 
 export function webSearchCallBlocks(item: WebSearchCallItem): ContentBlock[] {
+  // Frontier's own call (edge/server-tools/responses-calls.ts): the exact text the model read.
+  const own = item.result;
   const input = actionInput(item.action);
   const use = create(ContentBlockSchema, {
     block: { case: "serverToolUse", value: { id: item.id, name: "web_search", inputJson: JSON.stringify(input) } },
@@ -17,7 +19,9 @@ export function webSearchCallBlocks(item: WebSearchCallItem): ContentBlock[] {
   const result = create(ContentBlockSchema, {
     block: {
       case: "serverToolResult",
-      value: { toolUseId: item.id, type: "web_search_call", text: resultText(item), isError: item.status === "failed" },
+      value: own
+        ? { toolUseId: item.id, type: "web_search_call", text: own.text, isError: own.isError }
+        : { toolUseId: item.id, type: "web_search_call", text: resultText(item), isError: item.status === "failed" },
     },
   });
   return [use, result];

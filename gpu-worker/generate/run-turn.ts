@@ -1,15 +1,13 @@
-import { type Engine, type EngineSequence, type Token, TokenizerInputError } from "../../native/engine-types.ts";
+import type { Engine, EngineSequence, Token } from "../../native/engine-types.ts";
 import {
+  type ContentBlock,
   type Conversation,
   type GenerateEvent,
   type GenerateRequest,
-  type ResponseFormat,
-  Role,
   StopReason,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { type IdKind, isIdKind, isSessionId, mintId } from "../../shared/ids.ts";
+import { isSessionId, mintId } from "../../shared/ids.ts";
 import { signThinking } from "../../shared/thinking-signature.ts";
-import { SchemaGrammarError } from "../chat/json-schema-grammar.ts";
 import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
 import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.ts";
@@ -24,11 +22,15 @@ import { log } from "../log.ts";
 import { finishedTurn } from "../metrics/finished-turn.ts";
 import { TurnTrace } from "../metrics/turn-trace.ts";
 import type { WorkerMetrics } from "../metrics/worker-metrics.ts";
+import { offerServerTools } from "../server-tools/declarations.ts";
+import { expandServerTools, ownServerCallIds } from "../server-tools/expand.ts";
 import type { SessionCheckpoints } from "../session/session-checkpoints.ts";
 import type { LeasedSession, SessionTable } from "../session/session-table.ts";
 import { generateEvent } from "./events.ts";
+import { decodeTokens, tokenizeSegments } from "./prompt-tokens.ts";
 import { type SampledTurn, sampleTurn } from "./sample-turn.ts";
-import { grammarForTurn } from "./sampling-policy.ts";
+import { runServerStep, ServerToolUses } from "./server-tool-step.ts";
+import { checkConversation, checkLastMessage, idKinds, turnGrammar, withStepBlocks } from "./turn-request.ts";
 
 export interface TurnDeps {
   engine: Engine;
@@ -41,16 +43,6 @@ export interface TurnDeps {
   config: WorkerConfig;
   /** Prometheus metrics (undefined: not recorded). */
   metrics?: WorkerMetrics | undefined;
-}
-
-/** The kinds of the IDs this turn mints, as the edge named them for its protocol. */
-function idKinds(request: GenerateRequest): { message: IdKind; toolCall: IdKind } {
-  const message = request.idKinds?.message ?? "";
-  const toolCall = request.idKinds?.toolCall ?? "";
-  if (!isIdKind(message) || !isIdKind(toolCall)) {
-    throw WorkerFailure.invalid(`id_kinds must name ID kinds, got "${message}"/"${toolCall}"`, "id_kinds");
-  }
-  return { message, toolCall };
 }
 
 /** Default output budget when a request leaves it to the worker. */
@@ -72,116 +64,192 @@ export async function* runTurn(
   const ids = idKinds(request);
   if (!isSessionId(request.sessionId))
     throw WorkerFailure.invalid("session_id must be 32 hex characters", "session_id");
+  const offered = offerServerTools(request.conversation?.serverTools ?? [], config.serverTools);
+  if (offered.notOffered.length > 0)
+    log("server tools not offered", { tools: offered.notOffered.join(","), request: request.requestId });
   const session = await trace.during("lease", () => deps.sessions.lease(request.tenantId, request.sessionId));
   let savingInBackground = false;
   try {
     const sequence = session.sequence;
     const tokenize = (segments: readonly PromptSegment[]) =>
       tokenizeSegments(engine, segments, (text) => deps.spans.recall(request.tenantId, text));
-    let plan = await planContinuation({
-      tenant: request.tenantId,
-      conversation,
-      format,
-      memory: deps.memory,
-      frontier: session.frontier,
-      liveTokens: sequence.tokens,
-      tokenize,
-    });
-    if (deps.checkpoints && plan.decision !== "live-tool-ids" && plan.decision !== "live-text-prefix") {
-      const checkpoints = deps.checkpoints;
-      await trace.during("ladder", () => checkpoints.refresh(request.tenantId, request.sessionId));
-      plan = await trace.during("ladder", () =>
-        withStoredPrefix(checkpoints, request.tenantId, plan, sequence, tokenize),
-      );
-    }
-    const promptTokens = plan.keep + plan.append.length;
-    const room = config.contextSize - 1 - promptTokens;
-    if (room < 1) {
-      throw WorkerFailure.contextTooLong(
-        `prompt is ${promptTokens} tokens; this worker's context holds ${config.contextSize}`,
-      );
-    }
-    const maxTokens = Math.min(request.sampling?.maxTokens || DEFAULT_MAX_TOKENS, room);
-    trace.planned();
-    const thinkingOpen = plan.rendered.thinkingOpen;
-    // Built before the decision goes out, so a schema it refuses is the client's HTTP 400.
-    const grammar = turnGrammar(format, plan.conversation, thinkingOpen, config, request.responseFormat);
-    logDecision(request, plan, promptTokens);
-    yield generateEvent({
-      case: "prompt",
-      value: {
-        promptTokens,
-        cachedTokens: plan.keep,
-        decision: decisionToWire(plan.decision),
-        missReason: missReasonToWire(plan.missReason),
-        messageId: await mintId(config.idSecret, ids.message, request.tenantId, request.sessionId),
-      },
-    });
-    session.frontier = undefined;
-    await sequence.truncate(plan.keep);
-    const anchor =
-      plan.decision === "cold"
-        ? await deps.checkpoints?.anchorFor(request.tenantId, plan.rendered, tokenize)
+    const serverTools =
+      offered.byName.size > 0
+        ? {
+            names: new Set(offered.byName.keys()),
+            mintId: () => mintId(config.idSecret, ids.serverToolCall, request.tenantId, request.sessionId),
+          }
         : undefined;
-    if (anchor && deps.checkpoints) {
-      const checkpoints = deps.checkpoints;
-      yield* prefill(deps, sequence, plan.append.slice(0, anchor.tokens), signal);
-      await trace.during("anchor", () => checkpoints.saveAnchor(request.tenantId, anchor.text, sequence));
-      yield* prefill(deps, sequence, plan.append.slice(anchor.tokens), signal);
-    } else {
-      yield* prefill(deps, sequence, plan.append, signal);
-    }
-    trace.prefilled();
+    const uses = new ServerToolUses();
+    /** Hosted calls Frontier ran: replayed ones (their IDs verify) and this turn's. */
+    const own = await ownServerCallIds(conversation, config.idSecret, request.tenantId);
+    /** The client's view of the turn so far (hosted-tool steps append to it). */
+    const stepBlocks: ContentBlock[] = [];
+    const totals = { input: 0, output: 0, cached: 0 };
+    const outputBudget = request.sampling?.maxTokens || DEFAULT_MAX_TOKENS;
+    let firstPlan: ContinuationPlan | undefined;
+    let turn: SampledTurn | undefined;
+    let stopReason: StopReason = StopReason.END_TURN;
+    for (let step = 0; ; step++) {
+      const stepConversation = expandServerTools(withStepBlocks(conversation, stepBlocks), offered, own);
+      if (step === 0) checkLastMessage(stepConversation);
+      let plan = await planContinuation({
+        tenant: request.tenantId,
+        conversation: stepConversation,
+        format,
+        memory: deps.memory,
+        frontier: session.frontier,
+        liveTokens: sequence.tokens,
+        tokenize,
+      });
+      if (deps.checkpoints && plan.decision !== "live-tool-ids" && plan.decision !== "live-text-prefix") {
+        const checkpoints = deps.checkpoints;
+        await trace.during("ladder", () => checkpoints.refresh(request.tenantId, request.sessionId));
+        plan = await trace.during("ladder", () =>
+          withStoredPrefix(checkpoints, request.tenantId, plan, sequence, tokenize),
+        );
+      }
+      const promptTokens = plan.keep + plan.append.length;
+      const room = Math.min(config.contextSize - 1 - promptTokens, outputBudget - totals.output);
+      if (room < 1) {
+        if (step === 0) {
+          throw WorkerFailure.contextTooLong(
+            `prompt is ${promptTokens} tokens; this worker's context holds ${config.contextSize}`,
+          );
+        }
+        stopReason = StopReason.MAX_TOKENS;
+        break;
+      }
+      const thinkingOpen = plan.rendered.thinkingOpen;
+      // Built before the decision goes out, so a schema it refuses is the client's HTTP 400.
+      const grammar = turnGrammar(format, plan.conversation, thinkingOpen, config, request.responseFormat);
+      logDecision(request, plan, promptTokens);
+      if (step === 0) {
+        trace.planned();
+        firstPlan = plan;
+        totals.cached = plan.keep;
+        yield generateEvent({
+          case: "prompt",
+          value: {
+            promptTokens,
+            cachedTokens: plan.keep,
+            decision: decisionToWire(plan.decision),
+            missReason: missReasonToWire(plan.missReason),
+            messageId: await mintId(config.idSecret, ids.message, request.tenantId, request.sessionId),
+            serverToolsNotOffered: [...offered.notOffered],
+          },
+        });
+      }
+      session.frontier = undefined;
+      await sequence.truncate(plan.keep);
+      const anchor =
+        step === 0 && plan.decision === "cold"
+          ? await deps.checkpoints?.anchorFor(request.tenantId, plan.rendered, tokenize)
+          : undefined;
+      if (anchor && deps.checkpoints) {
+        const checkpoints = deps.checkpoints;
+        yield* prefill(deps, sequence, plan.append.slice(0, anchor.tokens), signal);
+        await trace.during("anchor", () => checkpoints.saveAnchor(request.tenantId, anchor.text, sequence));
+        yield* prefill(deps, sequence, plan.append.slice(anchor.tokens), signal);
+      } else {
+        yield* prefill(deps, sequence, plan.append, signal);
+      }
+      totals.input += plan.append.length;
+      if (step === 0) trace.prefilled();
 
-    const sampling = request.sampling;
-    const turn = yield* sampleTurn({
-      sequence,
-      parser: format.createOutputParser({ thinkingOpen, tools: plan.conversation.tools }),
-      sampling: {
-        temperature: sampling?.temperature ?? 1,
-        topP: sampling?.topP ?? 1,
-        topK: sampling?.topK ?? 0,
-        minP: 0,
-        seed: sampling?.seed === undefined ? undefined : Number(sampling.seed),
-        grammar,
-      },
-      maxTokens,
-      stopSequences: sampling?.stopSequences ?? [],
-      signal,
-      tokenBytes: (token) => engine.tokenBytes(token),
-      isEndOfGeneration: (token) => engine.isEndOfGeneration(token),
-      mintToolUseId: () => mintId(config.idSecret, ids.toolCall, request.tenantId, request.sessionId),
-      signThinking: (text) => signThinking(config.idSecret, request.tenantId, text),
-      onToken: () => trace.token(),
-    });
+      const sampling = request.sampling;
+      turn = yield* sampleTurn({
+        sequence,
+        parser: format.createOutputParser({ thinkingOpen, tools: plan.conversation.tools }),
+        sampling: {
+          temperature: sampling?.temperature ?? 1,
+          topP: sampling?.topP ?? 1,
+          topK: sampling?.topK ?? 0,
+          minP: 0,
+          seed: sampling?.seed === undefined ? undefined : Number(sampling.seed),
+          grammar,
+        },
+        maxTokens: room,
+        stopSequences: sampling?.stopSequences ?? [],
+        signal,
+        tokenBytes: (token) => engine.tokenBytes(token),
+        isEndOfGeneration: (token) => engine.isEndOfGeneration(token),
+        mintToolUseId: () => mintId(config.idSecret, ids.toolCall, request.tenantId, request.sessionId),
+        serverTools,
+        signThinking: (text) => signThinking(config.idSecret, request.tenantId, text),
+        onToken: () => trace.token(),
+      });
+      totals.output += turn.outputTokens;
+      stopReason = turn.stopReason;
+      if (turn.stopReason !== StopReason.CANCELLED) recordTurn(deps, session, plan, promptTokens, turn);
+      const hostedOnly = turn.toolCalls.length > 0 && turn.toolCalls.every((c) => c.server);
+      if (turn.stopReason !== StopReason.TOOL_USE || !hostedOnly || !config.serverTools) {
+        if (turn.toolCalls.some((c) => c.server) && turn.stopReason === StopReason.TOOL_USE) {
+          log("server tool calls not run", { reason: "mixed with client tool calls", request: request.requestId });
+        }
+        break;
+      }
+      // The step's calls run inside the turn; the next step continues from their results.
+      const added = yield* runServerStep({
+        calls: turn.toolCalls,
+        visibleText: turn.visibleText,
+        offered,
+        config: config.serverTools,
+        uses,
+        conversation: stepConversation,
+        signal,
+        requestId: request.requestId,
+      });
+      stepBlocks.push(...added);
+      for (const call of turn.toolCalls) own.add(call.id);
+      if (signal.aborted) {
+        stopReason = StopReason.CANCELLED;
+        break;
+      }
+      if (step + 1 >= config.serverTools.maxSteps) {
+        // The results are not in the KV yet: the client's resume (the paused turn sent back) ends on
+        // them and continues live from this frontier, suffix only.
+        stopReason = StopReason.PAUSE_TURN;
+        break;
+      }
+    }
     trace.sampled();
-    if (turn.stopReason !== StopReason.CANCELLED) recordTurn(deps, session, plan, promptTokens, turn);
-    if (turn.stopReason === StopReason.TOOL_USE && deps.checkpoints) {
+    const waiting = stopReason === StopReason.TOOL_USE || stopReason === StopReason.PAUSE_TURN;
+    if (waiting && deps.checkpoints) {
       // Releases the session and schedules its checkpoint off the critical path: the most valuable
       // one, keyed to the tool IDs, so the tool results can continue even if the live state is
       // parked, lost or moved meanwhile (a tool result arriving first cancels it and runs live).
       deps.sessions.saveInBackground(session, "tool-frontier");
       savingInBackground = true;
     }
+    const promptTokens = firstPlan ? firstPlan.keep + firstPlan.append.length : 0;
     log("turn finished", {
-      stop: StopReason[turn.stopReason],
-      decision: plan.decision,
+      stop: StopReason[stopReason],
+      decision: firstPlan?.decision,
       prompt: promptTokens,
-      cached: plan.keep,
-      output: turn.outputTokens,
-      tools: turn.toolCalls.length,
+      cached: totals.cached,
+      output: totals.output,
+      tools: turn?.toolCalls.length ?? 0,
+      searches: uses.webSearch || undefined,
+      fetches: uses.webFetch || undefined,
       kv: sequence.tokens.length,
       ...trace.logFields(),
       session: request.sessionId.slice(0, 8),
       request: request.requestId,
     });
-    deps.metrics?.turnFinished(finishedTurn(plan, promptTokens, turn, trace.phases()));
+    if (firstPlan && turn) deps.metrics?.turnFinished(finishedTurn(firstPlan, promptTokens, turn, trace.phases()));
     yield generateEvent({
       case: "stop",
       value: {
-        reason: turn.stopReason,
-        stopSequence: turn.stopSequence,
-        usage: { inputTokens: plan.append.length, cachedTokens: plan.keep, outputTokens: turn.outputTokens },
+        reason: stopReason,
+        stopSequence: turn?.stopSequence ?? "",
+        usage: {
+          inputTokens: totals.input,
+          cachedTokens: totals.cached,
+          outputTokens: totals.output,
+          webSearchRequests: uses.webSearch,
+          webFetchRequests: uses.webFetch,
+        },
       },
     });
   } finally {
@@ -250,77 +318,15 @@ function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTok
 
 /** Render + tokenize without generating (count_tokens). */
 export async function countPromptTokens(
-  deps: Pick<TurnDeps, "engine" | "format">,
+  deps: Pick<TurnDeps, "engine" | "format" | "config">,
   conversation: Conversation,
+  tenant: string,
 ): Promise<number> {
-  return (await tokenizeSegments(deps.engine, deps.format.render(conversation).segments)).length;
-}
-
-/**
- * Template control tokens are tokenized with control-token parsing on; all other text with it off.
- * A plain segment that is a remembered sampled span gets the tokens the model sampled. Long texts
- * are tokenized on the engine's tokenizer thread, so other sessions' turns go on meanwhile.
- */
-export async function tokenizeSegments(
-  engine: Engine,
-  segments: readonly PromptSegment[],
-  sampledSpan: (text: string) => readonly Token[] | undefined = () => undefined,
-): Promise<Token[]> {
-  checkPromptBytes(engine, segments);
-  const tokens: Token[] = [];
-  for (const segment of segments) {
-    if (segment.text.length === 0) continue;
-    const known = segment.special ? undefined : sampledSpan(segment.text);
-    for (const t of known ?? (await tokenizeText(engine, segment.text, segment.special))) tokens.push(t);
-  }
-  return tokens;
-}
-
-function turnGrammar(
-  format: ChatFormat,
-  conversation: Conversation,
-  thinkingOpen: boolean,
-  config: WorkerConfig,
-  responseFormat: ResponseFormat | undefined,
-): string | undefined {
-  try {
-    return grammarForTurn(format, conversation, thinkingOpen, config.testPolicy, responseFormat);
-  } catch (error) {
-    if (error instanceof SchemaGrammarError) throw WorkerFailure.invalid(error.message, error.param);
-    throw error;
-  }
-}
-
-/** A tokenizer refusal (a run its pre-tokenizer cannot take) is the client's 400, not the worker's 500. */
-async function tokenizeText(engine: Engine, text: string, special: boolean): Promise<Token[]> {
-  try {
-    return await engine.tokenizeAsync(text, { special });
-  } catch (error) {
-    if (error instanceof TokenizerInputError) throw WorkerFailure.invalid(error.message, "messages");
-    throw error;
-  }
-}
-
-/**
- * Refuse, before tokenizing, a prompt whose bytes cannot fit the context however well they
- * tokenize: tokenizing 30 MB takes the event loop for half a minute.
- */
-function checkPromptBytes(engine: Engine, segments: readonly PromptSegment[]): void {
-  let bytes = 0;
-  for (const segment of segments) if (!segment.special) bytes += Buffer.byteLength(segment.text, "utf8");
-  const fewestTokens = Math.ceil(bytes / engine.maxTokenBytes);
-  if (fewestTokens >= engine.options.contextSize) {
-    throw WorkerFailure.contextTooLong(
-      `prompt is ${bytes} bytes, at least ${fewestTokens} tokens; this worker's context holds ${engine.options.contextSize}`,
-    );
-  }
-}
-
-function decodeTokens(engine: Engine, tokens: readonly Token[]): string {
-  const decoder = new TextDecoder("utf-8", { fatal: false });
-  let text = "";
-  for (const token of tokens) text += decoder.decode(engine.tokenBytes(token), { stream: true });
-  return text + decoder.decode();
+  // Hosted tools count as the turn renders them: the offered ones as tools, own exchanges split.
+  const offered = offerServerTools(conversation.serverTools, deps.config.serverTools);
+  const own = await ownServerCallIds(conversation, deps.config.idSecret, tenant);
+  const expanded = expandServerTools(conversation, offered, own);
+  return (await tokenizeSegments(deps.engine, deps.format.render(expanded).segments)).length;
 }
 
 async function* prefill(
@@ -339,18 +345,4 @@ async function* prefill(
       yield generateEvent({ case: "keepAlive", value: { prefilledTokens: done + chunk, totalTokens: tokens.length } });
     }
   }
-}
-
-function checkConversation(request: GenerateRequest): Conversation {
-  const conversation = request.conversation;
-  if (!conversation || conversation.messages.length === 0) {
-    throw WorkerFailure.invalid("messages: at least one message is required", "messages");
-  }
-  if (conversation.messages.at(-1)?.role === Role.ASSISTANT) {
-    throw WorkerFailure.invalid(
-      "messages: the last message must be a user message (assistant prefill is not supported yet)",
-      "messages",
-    );
-  }
-  return conversation;
 }

@@ -17,6 +17,8 @@ export interface SampleTurnInput {
   isEndOfGeneration: (token: number) => boolean;
   /** Mint the ID of a tool call the model just made. */
   mintToolUseId: () => Promise<string>;
+  /** Hosted tools the worker runs itself: their calls are not streamed as client tool calls. */
+  serverTools?: { names: ReadonlySet<string>; mintId: () => Promise<string> } | undefined;
   /** Sign a finished thinking block. */
   signThinking: (thinking: string) => Promise<string>;
   /** Called once per sampled token (the turn's phase clock). */
@@ -34,7 +36,18 @@ export interface SampledTurn {
   rawText: string;
   /** The text the client was shown (text deltas, stop sequence excluded). */
   visibleText: string;
-  toolCalls: { id: string; name: string; raw: string; status: ToolCallStatus }[];
+  toolCalls: SampledToolCall[];
+}
+
+export interface SampledToolCall {
+  id: string;
+  name: string;
+  raw: string;
+  status: ToolCallStatus;
+  /** The arguments object as sampled. */
+  argumentsJson: string;
+  /** A hosted tool's call (the worker runs it; no tool-call events were streamed for it). */
+  server: boolean;
 }
 
 /**
@@ -58,6 +71,12 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
   let stopMatched = false;
   /** ID minted for each started call, by call index. */
   const ids = new Map<number, string>();
+  /** Indexes of started calls that are hosted-tool calls. */
+  const serverIndexes = new Set<number>();
+  const serverNames = input.serverTools?.names;
+  const isServer = (name: string) => serverNames?.has(name) === true;
+  const mint = (name: string) =>
+    isServer(name) && input.serverTools ? input.serverTools.mintId() : input.mintToolUseId();
 
   const translate = async function* (events: OutputEvent[]): AsyncGenerator<GenerateEvent> {
     for (const event of events) {
@@ -85,18 +104,28 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
           const held = stops.finish();
           turn.visibleText += held;
           if (held) yield generateEvent({ case: "textDelta", value: { text: held } });
-          const id = await input.mintToolUseId();
+          const id = await mint(event.name);
           ids.set(event.index, id);
-          yield generateEvent({ case: "toolCallStart", value: { index: event.index, id, name: event.name } });
+          if (isServer(event.name)) serverIndexes.add(event.index);
+          else yield generateEvent({ case: "toolCallStart", value: { index: event.index, id, name: event.name } });
           break;
         }
         case "tool_call_args":
-          yield generateEvent({ case: "toolCallDelta", value: { index: event.index, argumentsJson: event.text } });
+          if (!serverIndexes.has(event.index))
+            yield generateEvent({ case: "toolCallDelta", value: { index: event.index, argumentsJson: event.text } });
           break;
         case "tool_call_end": {
-          const id = ids.get(event.index) ?? (await input.mintToolUseId());
-          turn.toolCalls.push({ id, name: event.name, raw: event.raw, status: event.status });
-          yield generateEvent({ case: "toolCallEnd", value: { index: event.index } });
+          const id = ids.get(event.index) ?? (await mint(event.name));
+          const server = isServer(event.name);
+          turn.toolCalls.push({
+            id,
+            name: event.name,
+            raw: event.raw,
+            status: event.status,
+            argumentsJson: event.argumentsJson,
+            server,
+          });
+          if (!server) yield generateEvent({ case: "toolCallEnd", value: { index: event.index } });
           break;
         }
         default:

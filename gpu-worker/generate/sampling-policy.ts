@@ -8,7 +8,7 @@ import {
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { SchemaGrammarError } from "../chat/json-schema-grammar.ts";
 import { tryParseJson } from "../chat/json-text.ts";
-import type { ChatFormat } from "../chat/types.ts";
+import type { ChatFormat, FixedToolCall } from "../chat/types.ts";
 import type { TestPolicyName } from "../config.ts";
 
 /** Commands the test-only scripted policy makes the model call: harmless, fixed, never chosen by the model. */
@@ -19,6 +19,9 @@ export const SCRIPTED_BASH_COMMANDS = ["echo frontier-one", "echo frontier-two"]
  * a test reach a client's no-tool path (Qwen Code extracts memories only after a text answer).
  */
 export const SCRIPTED_NO_TOOLS_MARKER = "[frontier:no-tools]";
+
+/** The query the scripted policy's forced web_search asks (tests' fake SearXNG answers it). */
+export const SCRIPTED_SEARCH_QUERY = "frontier scripted search";
 
 /** Shell tools the scripted policy drives, by client: the tool's name and its arguments for a command. */
 const SCRIPTED_SHELL_TOOLS: readonly { name: string; args: (command: string) => Record<string, string> }[] = [
@@ -41,6 +44,7 @@ const SCRIPTED_SHELL_TOOLS: readonly { name: string; args: (command: string) => 
  * - A JSON `response_format`: the answer follows its schema; with tool_choice auto and tools, the
  *   turn may call a tool instead (never under the scripted policy: a random model must not choose
  *   calls a real client runs). A forced tool_choice wins: the format applies to the answer after.
+ *   Without a shell tool, a declared hosted web_search (or web_fetch) gets one fixed call.
  */
 export function grammarForTurn(
   format: ChatFormat,
@@ -74,6 +78,8 @@ export function grammarForTurn(
       }));
       return format.fixedToolCallsGrammar(calls, thinkingOpen);
     }
+    const hosted = last && isUserTextTurn(last) && toolsAllowed ? scriptedHostedCall(tools, last) : undefined;
+    if (hosted) return format.fixedToolCallsGrammar([hosted], thinkingOpen);
   }
   if (responseFormat !== undefined && responseFormat.type !== ResponseFormatType.TEXT) {
     const callsAllowed = tools.length > 0 && (choice?.mode ?? ToolChoiceMode.AUTO) === ToolChoiceMode.AUTO;
@@ -100,6 +106,22 @@ function answerSchema(responseFormat: ResponseFormat): unknown {
   if (parsed === undefined)
     throw new SchemaGrammarError("the schema is not valid JSON", responseFormat.field || "response_format");
   return parsed.value;
+}
+
+/**
+ * Web tools without a shell tool: one web_search (or Claude Code's WebSearch, whose own request
+ * declares only the hosted web_search) for the fixed query, else one web_fetch of the first
+ * http(s) URL the user's turn names.
+ */
+function scriptedHostedCall(tools: Conversation["tools"], last: Message): FixedToolCall | undefined {
+  // web_search: the hosted tool itself; WebSearch: Claude Code's client tool, which runs its own
+  // request with the hosted tool.
+  const search = tools.find((t) => t.name === "web_search" || t.name === "WebSearch");
+  if (search) return { name: search.name, argumentsJson: JSON.stringify({ query: SCRIPTED_SEARCH_QUERY }) };
+  if (!tools.some((t) => t.name === "web_fetch")) return undefined;
+  const text = last.content.map((c) => (c.block.case === "text" ? c.block.value.text : "")).join("\n");
+  const url = /https?:\/\/[^\s"'<>]+/.exec(text)?.[0];
+  return url ? { name: "web_fetch", argumentsJson: JSON.stringify({ url }) } : undefined;
 }
 
 function isUserTextTurn(message: Message): boolean {

@@ -30,6 +30,7 @@ function finishedReason(reason: StopReason): FinishedReason {
       return "abort";
     case StopReason.END_TURN:
     case StopReason.TOOL_USE:
+    case StopReason.PAUSE_TURN:
     case StopReason.STOP_SEQUENCE:
     case StopReason.UNSPECIFIED:
       return "stop";

@@ -16,7 +16,10 @@ function chatBody(extra: Record<string, unknown> = {}): Record<string, unknown> 
   return { model: "frontier-test", messages: [{ role: "user", content: "hi" }], tools: [BASH], ...extra };
 }
 
-/** A worker whose first turn on a session calls Bash, and whose later turns answer with text. */
+/**
+ * A worker whose first turn on a session calls Bash, and whose later turns answer with text. Like a
+ * worker without a search provider, it names the declared hosted tools it did not offer.
+ */
 function toolThenText() {
   const turns = new Map<string, number>();
   return installFakeWorker(async function* ({ request }) {
@@ -25,7 +28,13 @@ function toolThenText() {
     const messageId = await mintId(SECRET, "chatcmpl", request.tenantId, request.sessionId);
     yield event({
       case: "prompt",
-      value: { promptTokens: 40, cachedTokens: n * 30, messageId, decision: CacheDecision.COLD },
+      value: {
+        promptTokens: 40,
+        cachedTokens: n * 30,
+        messageId,
+        decision: CacheDecision.COLD,
+        serverToolsNotOffered: (request.conversation?.serverTools ?? []).map((t) => t.type),
+      },
     });
     if (n === 0) {
       const id = await mintId(SECRET, "call", request.tenantId, request.sessionId);
@@ -232,7 +241,9 @@ describe("Codex's default Responses request", () => {
       body,
     });
     expect(response.status).toBe(200);
+    // web_search goes to the worker as a hosted tool; this one has no provider and says so.
     expect(response.headers.get("x-frontier-tools-not-offered")).toBe("web_search");
+    expect(fake.requests[0]?.conversation?.serverTools.map((t) => t.name)).toEqual(["web_search"]);
     expect(response.headers.get("x-frontier-route")).toBe("hint; epoch=1");
     await response.arrayBuffer();
     expect(fake.requests[0]?.conversation?.tools.map((t) => t.name)).toEqual([

@@ -8,6 +8,7 @@ const REQUEST: ResponsesRequest = {
   instructions: undefined,
   tools: [],
   tools_not_offered: [],
+  server_tools: [],
   include_encrypted_reasoning: false,
   tool_choice: "auto",
   parallel_tool_calls: true,

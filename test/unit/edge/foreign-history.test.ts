@@ -4,13 +4,14 @@
  * sealed hits and signed thinking recognised, tampered or foreign ones only context; malformed
  * blocks a 400 naming the field.
  */
+
 import { describe, expect, it } from "vitest";
 import { ownBlobsFor, resolveOwnBlocks } from "../../../edge/anthropic/foreign-history.ts";
 import { toConversation } from "../../../edge/anthropic/normalize.ts";
 import type { MessagesRequest } from "../../../edge/anthropic/types.ts";
 import { validateMessagesRequest } from "../../../edge/anthropic/validate.ts";
 import { ValidationError } from "../../../edge/check.ts";
-import { sealText } from "../../../edge/sealed-text.ts";
+import { sealHit } from "../../../edge/server-tools/sealed-hit.ts";
 import { CHAT_FAMILIES } from "../../../gpu-worker/chat/family-names.ts";
 import { createChatFormat } from "../../../gpu-worker/chat/select-format.ts";
 import type { Conversation } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
@@ -128,7 +129,16 @@ describe("foreign Messages history", () => {
   });
 
   it("reads Frontier's own sealed hit; a tampered blob or another tenant's is foreign (title/url only)", async () => {
-    const sealed = await sealText(SECRET, TENANT, "web_search_hit", "Hosted web_search landed in v2.");
+    // What Frontier seals for a hit it served: the JSON of what the model read (edge/server-tools/sealed-hit.ts).
+    const sealed = await sealHit(
+      { secret: SECRET, tenant: TENANT },
+      {
+        url: "https://a.example/x",
+        title: "Release notes",
+        pageAge: "2 days ago",
+        text: "Hosted web_search landed in v2.",
+      },
+    );
     const last = sealed.at(-1) === "A" ? "B" : "A";
     const tampered = sealed.slice(0, -1) + last;
     const body = foreignExchange();

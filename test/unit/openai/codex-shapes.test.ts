@@ -97,7 +97,9 @@ describe("Codex's tools", () => {
       "multi_agent_v1.wait_agent",
       "apply_patch",
     ]);
-    expect(request.tools_not_offered).toEqual(["tool_search", "web_search"]);
+    expect(request.tools_not_offered).toEqual(["tool_search"]);
+    // web_search is a hosted tool the worker runs when it has a search provider.
+    expect(request.server_tools.map((t) => [t.name, t.type])).toEqual([["web_search", "web_search"]]);
     expect(request.include_encrypted_reasoning).toBe(true);
     const conversation = toConversation(request, request.input);
     expect(conversation.tools.map((t) => t.name)).toEqual(request.tools.map((t) => t.name));

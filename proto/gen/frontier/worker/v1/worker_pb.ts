@@ -13,7 +13,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file frontier/worker/v1/worker.proto.
  */
 export const file_frontier_worker_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("Ch9mcm9udGllci93b3JrZXIvdjEvd29ya2VyLnByb3RvEhJmcm9udGllci53b3JrZXIudjEi5QEKDENvbnZlcnNhdGlvbhIOCgZzeXN0ZW0YASADKAkSLQoIbWVzc2FnZXMYAiADKAsyGy5mcm9udGllci53b3JrZXIudjEuTWVzc2FnZRIxCgV0b29scxgDIAMoCzIiLmZyb250aWVyLndvcmtlci52MS5Ub29sRGVmaW5pdGlvbhIzCgt0b29sX2Nob2ljZRgEIAEoCzIeLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlEi4KCHRoaW5raW5nGAUgASgLMhwuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nImQKB01lc3NhZ2USJgoEcm9sZRgBIAEoDjIYLmZyb250aWVyLndvcmtlci52MS5Sb2xlEjEKB2NvbnRlbnQYAiADKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udGVudEJsb2NrIq4DCgxDb250ZW50QmxvY2sSLQoEdGV4dBgBIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0QmxvY2tIABI1Cgh0aGlua2luZxgCIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0Jsb2NrSAASNAoIdG9vbF91c2UYAyABKAsyIC5mcm9udGllci53b3JrZXIudjEuVG9vbFVzZUJsb2NrSAASOgoLdG9vbF9yZXN1bHQYBCABKAsyIy5mcm9udGllci53b3JrZXIudjEuVG9vbFJlc3VsdEJsb2NrSAASMQoGb3BhcXVlGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLk9wYXF1ZUJsb2NrSAASQQoPc2VydmVyX3Rvb2xfdXNlGAYgASgLMiYuZnJvbnRpZXIud29ya2VyLnYxLlNlcnZlclRvb2xVc2VCbG9ja0gAEkcKEnNlcnZlcl90b29sX3Jlc3VsdBgHIAEoCzIpLmZyb250aWVyLndvcmtlci52MS5TZXJ2ZXJUb29sUmVzdWx0QmxvY2tIAEIHCgVibG9jayIZCglUZXh0QmxvY2sSDAoEdGV4dBgBIAEoCSI0Cg1UaGlua2luZ0Jsb2NrEhAKCHRoaW5raW5nGAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCSI8CgxUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIkkKD1Rvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIPCgdjb250ZW50GAIgASgJEhAKCGlzX2Vycm9yGAMgASgIIkcKC09wYXF1ZUJsb2NrEgwKBHR5cGUYASABKAkSDAoEanNvbhgCIAEoCRIMCgR0ZXh0GAMgASgJEg4KBmFuY2hvchgEIAEoCSJCChJTZXJ2ZXJUb29sVXNlQmxvY2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRISCgppbnB1dF9qc29uGAMgASgJIloKFVNlcnZlclRvb2xSZXN1bHRCbG9jaxITCgt0b29sX3VzZV9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEgwKBHRleHQYAyABKAkSEAoIaXNfZXJyb3IYBCABKAgiigEKDlRvb2xEZWZpbml0aW9uEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSGQoRaW5wdXRfc2NoZW1hX2pzb24YAyABKAkSOgoNaW5wdXRfZ3JhbW1hchgEIAEoCzIjLmZyb250aWVyLndvcmtlci52MS5GcmVlZm9ybUdyYW1tYXIiNQoPRnJlZWZvcm1HcmFtbWFyEg4KBnN5bnRheBgBIAEoCRISCgpkZWZpbml0aW9uGAIgASgJIm8KClRvb2xDaG9pY2USMAoEbW9kZRgBIAEoDjIiLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlTW9kZRIMCgRuYW1lGAIgASgJEiEKGWRpc2FibGVfcGFyYWxsZWxfdG9vbF91c2UYAyABKAgiUQoIVGhpbmtpbmcSLgoEbW9kZRgBIAEoDjIgLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ01vZGUSFQoNYnVkZ2V0X3Rva2VucxgCIAEoDSK+AQoOU2FtcGxpbmdQYXJhbXMSEgoKbWF4X3Rva2VucxgBIAEoDRIYCgt0ZW1wZXJhdHVyZRgCIAEoAkgAiAEBEhIKBXRvcF9wGAMgASgCSAGIAQESEgoFdG9wX2sYBCABKA1IAogBARIWCg5zdG9wX3NlcXVlbmNlcxgFIAMoCRIRCgRzZWVkGAYgASgESAOIAQFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCBwoFX3NlZWQiLQoHSWRLaW5kcxIPCgdtZXNzYWdlGAEgASgJEhEKCXRvb2xfY2FsbBgCIAEoCSK7AgoPR2VuZXJhdGVSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJdGVuYW50X2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSDQoFZXBvY2gYBCABKAQSLQoIaWRfa2luZHMYCCABKAsyGy5mcm9udGllci53b3JrZXIudjEuSWRLaW5kcxI2Cgxjb252ZXJzYXRpb24YBiABKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udmVyc2F0aW9uEjQKCHNhbXBsaW5nGAcgASgLMiIuZnJvbnRpZXIud29ya2VyLnYxLlNhbXBsaW5nUGFyYW1zEjsKD3Jlc3BvbnNlX2Zvcm1hdBgJIAEoCzIiLmZyb250aWVyLndvcmtlci52MS5SZXNwb25zZUZvcm1hdEoECAUQBiKIAQoOUmVzcG9uc2VGb3JtYXQSNAoEdHlwZRgBIAEoDjImLmZyb250aWVyLndvcmtlci52MS5SZXNwb25zZUZvcm1hdFR5cGUSEwoLc2NoZW1hX2pzb24YAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdHJpY3QYBCABKAgSDQoFZmllbGQYBSABKAkiwQQKDUdlbmVyYXRlRXZlbnQSNQoGcHJvbXB0GAEgASgLMiMuZnJvbnRpZXIud29ya2VyLnYxLlByb21wdFByb2Nlc3NlZEgAEjMKCmtlZXBfYWxpdmUYAiABKAsyHS5mcm9udGllci53b3JrZXIudjEuS2VlcEFsaXZlSAASMwoKdGV4dF9kZWx0YRgDIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0RGVsdGFIABI7Cg50aGlua2luZ19kZWx0YRgEIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0RlbHRhSAASNwoMdGhpbmtpbmdfZW5kGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nRW5kSAASPAoPdG9vbF9jYWxsX3N0YXJ0GAYgASgLMiEuZnJvbnRpZXIud29ya2VyLnYxLlRvb2xDYWxsU3RhcnRIABI8Cg90b29sX2NhbGxfZGVsdGEYByABKAsyIS5mcm9udGllci53b3JrZXIudjEuVG9vbENhbGxEZWx0YUgAEjgKDXRvb2xfY2FsbF9lbmQYCCABKAsyHy5mcm9udGllci53b3JrZXIudjEuVG9vbENhbGxFbmRIABIoCgRzdG9wGAkgASgLMhguZnJvbnRpZXIud29ya2VyLnYxLlN0b3BIABIwCgVlcnJvchgKIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5Xb3JrZXJFcnJvckgAQgcKBWV2ZW50IskBCg9Qcm9tcHRQcm9jZXNzZWQSFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAIgASgNEhIKCm1lc3NhZ2VfaWQYBSABKAkSMwoIZGVjaXNpb24YBiABKA4yIS5mcm9udGllci53b3JrZXIudjEuQ2FjaGVEZWNpc2lvbhIzCgttaXNzX3JlYXNvbhgHIAEoDjIeLmZyb250aWVyLndvcmtlci52MS5NaXNzUmVhc29uSgQIAxAESgQIBBAFIjsKCUtlZXBBbGl2ZRIYChBwcmVmaWxsZWRfdG9rZW5zGAEgASgNEhQKDHRvdGFsX3Rva2VucxgCIAEoDSIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSIdCg1UaGlua2luZ0RlbHRhEgwKBHRleHQYASABKAkiIAoLVGhpbmtpbmdFbmQSEQoJc2lnbmF0dXJlGAEgASgJIjgKDVRvb2xDYWxsU3RhcnQSDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCSI2Cg1Ub29sQ2FsbERlbHRhEg0KBWluZGV4GAEgASgNEhYKDmFyZ3VtZW50c19qc29uGAIgASgJIhwKC1Rvb2xDYWxsRW5kEg0KBWluZGV4GAEgASgNIksKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAIgASgNEhUKDW91dHB1dF90b2tlbnMYAyABKA0idwoEU3RvcBIuCgZyZWFzb24YASABKA4yHi5mcm9udGllci53b3JrZXIudjEuU3RvcFJlYXNvbhIVCg1zdG9wX3NlcXVlbmNlGAIgASgJEigKBXVzYWdlGAMgASgLMhkuZnJvbnRpZXIud29ya2VyLnYxLlVzYWdlImAKC1dvcmtlckVycm9yEjEKBGNvZGUYASABKA4yIy5mcm9udGllci53b3JrZXIudjEuV29ya2VyRXJyb3JDb2RlEg8KB21lc3NhZ2UYAiABKAkSDQoFcGFyYW0YAyABKAkicwoSQ291bnRUb2tlbnNSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJdGVuYW50X2lkGAIgASgJEjYKDGNvbnZlcnNhdGlvbhgDIAEoCzIgLmZyb250aWVyLndvcmtlci52MS5Db252ZXJzYXRpb24iKwoTQ291bnRUb2tlbnNSZXNwb25zZRIUCgxpbnB1dF90b2tlbnMYASABKA0iDwoNSGVhbHRoUmVxdWVzdCKKAQoOSGVhbHRoUmVzcG9uc2USDQoFcmVhZHkYASABKAgSEQoJd29ya2VyX2lkGAIgASgJEhIKCm1vZGVsX25hbWUYAyABKAkSFgoObW9kZWxfaWRlbnRpdHkYBCABKAkSFAoMY29udGV4dF9zaXplGAUgASgNEhQKDGVuZ2luZV9idWlsZBgGIAEoCSIOCgxTdGF0c1JlcXVlc3QihQIKDVN0YXRzUmVzcG9uc2USFwoPc2VxdWVuY2VzX3RvdGFsGAEgASgNEhYKDnNlcXVlbmNlc19mcmVlGAIgASgNEhUKDWxpdmVfc2Vzc2lvbnMYAyABKA0SFwoPYWN0aXZlX3JlcXVlc3RzGAQgASgNEhcKD3F1ZXVlZF9yZXF1ZXN0cxgFIAEoDRIXCg9wYXJrZWRfc2Vzc2lvbnMYBiABKA0SEwoLY2hlY2twb2ludHMYByABKA0SGAoQY2hlY2twb2ludF9ieXRlcxgIIAEoBBIXCg9jaGVja3BvaW50X2hpdHMYCSABKAQSGQoRY2hlY2twb2ludF9taXNzZXMYCiABKAQiPgoVUmVsZWFzZVNlc3Npb25SZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJIioKFlJlbGVhc2VTZXNzaW9uUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiDgoMRHJhaW5SZXF1ZXN0IlAKEUhhbmRlZE92ZXJTZXNzaW9uEhEKCXRlbmFudF9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhQKDGNoZWNrcG9pbnRlZBgDIAEoCCJjCg1EcmFpblJlc3BvbnNlEjcKCHNlc3Npb25zGAEgAygLMiUuZnJvbnRpZXIud29ya2VyLnYxLkhhbmRlZE92ZXJTZXNzaW9uEhkKEXJlc2lkZW50X3Nlc3Npb25zGAIgASgNIowCCgxXb3JrZXJSZXBvcnQSCgoCaWQYASABKAkSDgoGcmVnaW9uGAIgASgJEgsKA3VybBgDIAEoCRIMCgRib290GAQgASgJEhYKDm1vZGVsX2lkZW50aXR5GAUgASgJEhcKD3NlcXVlbmNlc190b3RhbBgGIAEoDRIWCg5zZXF1ZW5jZXNfZnJlZRgHIAEoDRITCgtxdWV1ZV9kZXB0aBgIIAEoDRIXCg9hY3RpdmVfcmVxdWVzdHMYCSABKA0SGQoRcmVzaWRlbnRfc2Vzc2lvbnMYCiABKA0SEAoIcHJlZml4ZXMYCyADKAkSEAoIZHJhaW5pbmcYDCABKAgSDwoHbGVhdmluZxgNIAEoCCpQCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACEg8KC1JPTEVfU1lTVEVNEAMqewoOVG9vbENob2ljZU1vZGUSGQoVVE9PTF9DSE9JQ0VfTU9ERV9BVVRPEAASGAoUVE9PTF9DSE9JQ0VfTU9ERV9BTlkQARIZChVUT09MX0NIT0lDRV9NT0RFX1RPT0wQAhIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAyphCgxUaGlua2luZ01vZGUSGgoWVEhJTktJTkdfTU9ERV9ESVNBQkxFRBAAEhkKFVRISU5LSU5HX01PREVfRU5BQkxFRBABEhoKFlRISU5LSU5HX01PREVfQURBUFRJVkUQAip/ChJSZXNwb25zZUZvcm1hdFR5cGUSHQoZUkVTUE9OU0VfRk9STUFUX1RZUEVfVEVYVBAAEiQKIFJFU1BPTlNFX0ZPUk1BVF9UWVBFX0pTT05fT0JKRUNUEAESJAogUkVTUE9OU0VfRk9STUFUX1RZUEVfSlNPTl9TQ0hFTUEQAirUAQoNQ2FjaGVEZWNpc2lvbhIeChpDQUNIRV9ERUNJU0lPTl9VTlNQRUNJRklFRBAAEiAKHENBQ0hFX0RFQ0lTSU9OX0xJVkVfVE9PTF9JRFMQARIjCh9DQUNIRV9ERUNJU0lPTl9MSVZFX1RFWFRfUFJFRklYEAISJAogQ0FDSEVfREVDSVNJT05fTElWRV9UT0tFTl9QUkVGSVgQAxIdChlDQUNIRV9ERUNJU0lPTl9DSEVDS1BPSU5UEAQSFwoTQ0FDSEVfREVDSVNJT05fQ09MRBAFKvwBCgpNaXNzUmVhc29uEhQKEE1JU1NfUkVBU09OX05PTkUQABIdChlNSVNTX1JFQVNPTl9OT19MSVZFX1NUQVRFEAESGAoUTUlTU19SRUFTT05fS1ZfTU9WRUQQAhIcChhNSVNTX1JFQVNPTl9JRFNfTk9UX0xJVkUQAxIeChpNSVNTX1JFQVNPTl9ISVNUT1JZX0VESVRFRBAEEh0KGU1JU1NfUkVBU09OX1RFWFRfTUlTTUFUQ0gQBRIeChpNSVNTX1JFQVNPTl9UT0tFTl9NSVNNQVRDSBAGEiIKHk1JU1NfUkVBU09OX0NIRUNLUE9JTlRfQ09SUlVQVBAHKrMBCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUU1RPUF9SRUFTT05fRU5EX1RVUk4QARIaChZTVE9QX1JFQVNPTl9NQVhfVE9LRU5TEAISHQoZU1RPUF9SRUFTT05fU1RPUF9TRVFVRU5DRRADEhgKFFNUT1BfUkVBU09OX1RPT0xfVVNFEAQSGQoVU1RPUF9SRUFTT05fQ0FOQ0VMTEVEEAUq1wIKD1dvcmtlckVycm9yQ29kZRIhCh1XT1JLRVJfRVJST1JfQ09ERV9VTlNQRUNJRklFRBAAEh4KGldPUktFUl9FUlJPUl9DT0RFX0lOVEVSTkFMEAESJQohV09SS0VSX0VSUk9SX0NPREVfSU5WQUxJRF9SRVFVRVNUEAISIAocV09SS0VSX0VSUk9SX0NPREVfT1ZFUkxPQURFRBADEiYKIldPUktFUl9FUlJPUl9DT0RFX0NPTlRFWFRfVE9PX0xPTkcQBBIpCiVXT1JLRVJfRVJST1JfQ09ERV9VTktOT1dOX1RPT0xfVVNFX0lEEAUSIgoeV09SS0VSX0VSUk9SX0NPREVfU0VTU0lPTl9CVVNZEAYSHgoaV09SS0VSX0VSUk9SX0NPREVfRFJBSU5JTkcQBxIhCh1XT1JLRVJfRVJST1JfQ09ERV9TVEFMRV9FUE9DSBAIMpsECg1Xb3JrZXJTZXJ2aWNlElQKCEdlbmVyYXRlEiMuZnJvbnRpZXIud29ya2VyLnYxLkdlbmVyYXRlUmVxdWVzdBohLmZyb250aWVyLndvcmtlci52MS5HZW5lcmF0ZUV2ZW50MAESXgoLQ291bnRUb2tlbnMSJi5mcm9udGllci53b3JrZXIudjEuQ291bnRUb2tlbnNSZXF1ZXN0GicuZnJvbnRpZXIud29ya2VyLnYxLkNvdW50VG9rZW5zUmVzcG9uc2USTwoGSGVhbHRoEiEuZnJvbnRpZXIud29ya2VyLnYxLkhlYWx0aFJlcXVlc3QaIi5mcm9udGllci53b3JrZXIudjEuSGVhbHRoUmVzcG9uc2USTAoFU3RhdHMSIC5mcm9udGllci53b3JrZXIudjEuU3RhdHNSZXF1ZXN0GiEuZnJvbnRpZXIud29ya2VyLnYxLlN0YXRzUmVzcG9uc2USZwoOUmVsZWFzZVNlc3Npb24SKS5mcm9udGllci53b3JrZXIudjEuUmVsZWFzZVNlc3Npb25SZXF1ZXN0GiouZnJvbnRpZXIud29ya2VyLnYxLlJlbGVhc2VTZXNzaW9uUmVzcG9uc2USTAoFRHJhaW4SIC5mcm9udGllci53b3JrZXIudjEuRHJhaW5SZXF1ZXN0GiEuZnJvbnRpZXIud29ya2VyLnYxLkRyYWluUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("Ch9mcm9udGllci93b3JrZXIvdjEvd29ya2VyLnByb3RvEhJmcm9udGllci53b3JrZXIudjEipgIKDENvbnZlcnNhdGlvbhIOCgZzeXN0ZW0YASADKAkSLQoIbWVzc2FnZXMYAiADKAsyGy5mcm9udGllci53b3JrZXIudjEuTWVzc2FnZRIxCgV0b29scxgDIAMoCzIiLmZyb250aWVyLndvcmtlci52MS5Ub29sRGVmaW5pdGlvbhIzCgt0b29sX2Nob2ljZRgEIAEoCzIeLmZyb250aWVyLndvcmtlci52MS5Ub29sQ2hvaWNlEi4KCHRoaW5raW5nGAUgASgLMhwuZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nEj8KDHNlcnZlcl90b29scxgGIAMoCzIpLmZyb250aWVyLndvcmtlci52MS5TZXJ2ZXJUb29sRGVjbGFyYXRpb24ixQEKFVNlcnZlclRvb2xEZWNsYXJhdGlvbhIwCgRraW5kGAEgASgOMiIuZnJvbnRpZXIud29ya2VyLnYxLlNlcnZlclRvb2xLaW5kEgwKBG5hbWUYAiABKAkSDAoEdHlwZRgDIAEoCRIQCghtYXhfdXNlcxgEIAEoDRIXCg9hbGxvd2VkX2RvbWFpbnMYBSADKAkSFwoPYmxvY2tlZF9kb21haW5zGAYgAygJEhoKEm1heF9jb250ZW50X3Rva2VucxgHIAEoDSJkCgdNZXNzYWdlEiYKBHJvbGUYASABKA4yGC5mcm9udGllci53b3JrZXIudjEuUm9sZRIxCgdjb250ZW50GAIgAygLMiAuZnJvbnRpZXIud29ya2VyLnYxLkNvbnRlbnRCbG9jayKuAwoMQ29udGVudEJsb2NrEi0KBHRleHQYASABKAsyHS5mcm9udGllci53b3JrZXIudjEuVGV4dEJsb2NrSAASNQoIdGhpbmtpbmcYAiABKAsyIS5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdCbG9ja0gAEjQKCHRvb2xfdXNlGAMgASgLMiAuZnJvbnRpZXIud29ya2VyLnYxLlRvb2xVc2VCbG9ja0gAEjoKC3Rvb2xfcmVzdWx0GAQgASgLMiMuZnJvbnRpZXIud29ya2VyLnYxLlRvb2xSZXN1bHRCbG9ja0gAEjEKBm9wYXF1ZRgFIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5PcGFxdWVCbG9ja0gAEkEKD3NlcnZlcl90b29sX3VzZRgGIAEoCzImLmZyb250aWVyLndvcmtlci52MS5TZXJ2ZXJUb29sVXNlQmxvY2tIABJHChJzZXJ2ZXJfdG9vbF9yZXN1bHQYByABKAsyKS5mcm9udGllci53b3JrZXIudjEuU2VydmVyVG9vbFJlc3VsdEJsb2NrSABCBwoFYmxvY2siGQoJVGV4dEJsb2NrEgwKBHRleHQYASABKAkiNAoNVGhpbmtpbmdCbG9jaxIQCgh0aGlua2luZxgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkiPAoMVG9vbFVzZUJsb2NrEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCSJJCg9Ub29sUmVzdWx0QmxvY2sSEwoLdG9vbF91c2VfaWQYASABKAkSDwoHY29udGVudBgCIAEoCRIQCghpc19lcnJvchgDIAEoCCJHCgtPcGFxdWVCbG9jaxIMCgR0eXBlGAEgASgJEgwKBGpzb24YAiABKAkSDAoEdGV4dBgDIAEoCRIOCgZhbmNob3IYBCABKAkiQgoSU2VydmVyVG9vbFVzZUJsb2NrEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEgoKaW5wdXRfanNvbhgDIAEoCSJaChVTZXJ2ZXJUb29sUmVzdWx0QmxvY2sSEwoLdG9vbF91c2VfaWQYASABKAkSDAoEdHlwZRgCIAEoCRIMCgR0ZXh0GAMgASgJEhAKCGlzX2Vycm9yGAQgASgIIooBCg5Ub29sRGVmaW5pdGlvbhIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhkKEWlucHV0X3NjaGVtYV9qc29uGAMgASgJEjoKDWlucHV0X2dyYW1tYXIYBCABKAsyIy5mcm9udGllci53b3JrZXIudjEuRnJlZWZvcm1HcmFtbWFyIjUKD0ZyZWVmb3JtR3JhbW1hchIOCgZzeW50YXgYASABKAkSEgoKZGVmaW5pdGlvbhgCIAEoCSJvCgpUb29sQ2hvaWNlEjAKBG1vZGUYASABKA4yIi5mcm9udGllci53b3JrZXIudjEuVG9vbENob2ljZU1vZGUSDAoEbmFtZRgCIAEoCRIhChlkaXNhYmxlX3BhcmFsbGVsX3Rvb2xfdXNlGAMgASgIIlEKCFRoaW5raW5nEi4KBG1vZGUYASABKA4yIC5mcm9udGllci53b3JrZXIudjEuVGhpbmtpbmdNb2RlEhUKDWJ1ZGdldF90b2tlbnMYAiABKA0ivgEKDlNhbXBsaW5nUGFyYW1zEhIKCm1heF90b2tlbnMYASABKA0SGAoLdGVtcGVyYXR1cmUYAiABKAJIAIgBARISCgV0b3BfcBgDIAEoAkgBiAEBEhIKBXRvcF9rGAQgASgNSAKIAQESFgoOc3RvcF9zZXF1ZW5jZXMYBSADKAkSEQoEc2VlZBgGIAEoBEgDiAEBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQgcKBV9zZWVkIkcKB0lkS2luZHMSDwoHbWVzc2FnZRgBIAEoCRIRCgl0b29sX2NhbGwYAiABKAkSGAoQc2VydmVyX3Rvb2xfY2FsbBgDIAEoCSK7AgoPR2VuZXJhdGVSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJdGVuYW50X2lkGAIgASgJEhIKCnNlc3Npb25faWQYAyABKAkSDQoFZXBvY2gYBCABKAQSLQoIaWRfa2luZHMYCCABKAsyGy5mcm9udGllci53b3JrZXIudjEuSWRLaW5kcxI2Cgxjb252ZXJzYXRpb24YBiABKAsyIC5mcm9udGllci53b3JrZXIudjEuQ29udmVyc2F0aW9uEjQKCHNhbXBsaW5nGAcgASgLMiIuZnJvbnRpZXIud29ya2VyLnYxLlNhbXBsaW5nUGFyYW1zEjsKD3Jlc3BvbnNlX2Zvcm1hdBgJIAEoCzIiLmZyb250aWVyLndvcmtlci52MS5SZXNwb25zZUZvcm1hdEoECAUQBiKIAQoOUmVzcG9uc2VGb3JtYXQSNAoEdHlwZRgBIAEoDjImLmZyb250aWVyLndvcmtlci52MS5SZXNwb25zZUZvcm1hdFR5cGUSEwoLc2NoZW1hX2pzb24YAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZzdHJpY3QYBCABKAgSDQoFZmllbGQYBSABKAkixgUKDUdlbmVyYXRlRXZlbnQSNQoGcHJvbXB0GAEgASgLMiMuZnJvbnRpZXIud29ya2VyLnYxLlByb21wdFByb2Nlc3NlZEgAEjMKCmtlZXBfYWxpdmUYAiABKAsyHS5mcm9udGllci53b3JrZXIudjEuS2VlcEFsaXZlSAASMwoKdGV4dF9kZWx0YRgDIAEoCzIdLmZyb250aWVyLndvcmtlci52MS5UZXh0RGVsdGFIABI7Cg50aGlua2luZ19kZWx0YRgEIAEoCzIhLmZyb250aWVyLndvcmtlci52MS5UaGlua2luZ0RlbHRhSAASNwoMdGhpbmtpbmdfZW5kGAUgASgLMh8uZnJvbnRpZXIud29ya2VyLnYxLlRoaW5raW5nRW5kSAASPAoPdG9vbF9jYWxsX3N0YXJ0GAYgASgLMiEuZnJvbnRpZXIud29ya2VyLnYxLlRvb2xDYWxsU3RhcnRIABI8Cg90b29sX2NhbGxfZGVsdGEYByABKAsyIS5mcm9udGllci53b3JrZXIudjEuVG9vbENhbGxEZWx0YUgAEjgKDXRvb2xfY2FsbF9lbmQYCCABKAsyHy5mcm9udGllci53b3JrZXIudjEuVG9vbENhbGxFbmRIABIoCgRzdG9wGAkgASgLMhguZnJvbnRpZXIud29ya2VyLnYxLlN0b3BIABIwCgVlcnJvchgKIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5Xb3JrZXJFcnJvckgAEj4KEHNlcnZlcl90b29sX2NhbGwYCyABKAsyIi5mcm9udGllci53b3JrZXIudjEuU2VydmVyVG9vbENhbGxIABJDChJzZXJ2ZXJfdG9vbF9yZXN1bHQYDCABKAsyJS5mcm9udGllci53b3JrZXIudjEuU2VydmVyVG9vbE91dGNvbWVIAEIHCgVldmVudCJwCg5TZXJ2ZXJUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEjAKBGtpbmQYAyABKA4yIi5mcm9udGllci53b3JrZXIudjEuU2VydmVyVG9vbEtpbmQSEgoKaW5wdXRfanNvbhgEIAEoCSJHCglTZWFyY2hIaXQSCwoDdXJsGAEgASgJEg0KBXRpdGxlGAIgASgJEhAKCHBhZ2VfYWdlGAMgASgJEgwKBHRleHQYBCABKAkiTQoLRmV0Y2hlZFBhZ2USCwoDdXJsGAEgASgJEg0KBXRpdGxlGAIgASgJEhQKDHJldHJpZXZlZF9hdBgDIAEoCRIMCgR0ZXh0GAQgASgJItkBChFTZXJ2ZXJUb29sT3V0Y29tZRITCgt0b29sX3VzZV9pZBgBIAEoCRIwCgRraW5kGAIgASgOMiIuZnJvbnRpZXIud29ya2VyLnYxLlNlcnZlclRvb2xLaW5kEhIKCmVycm9yX2NvZGUYAyABKAkSKwoEaGl0cxgEIAMoCzIdLmZyb250aWVyLndvcmtlci52MS5TZWFyY2hIaXQSLQoEcGFnZRgFIAEoCzIfLmZyb250aWVyLndvcmtlci52MS5GZXRjaGVkUGFnZRINCgVxdWVyeRgGIAEoCSLrAQoPUHJvbXB0UHJvY2Vzc2VkEhUKDXByb21wdF90b2tlbnMYASABKA0SFQoNY2FjaGVkX3Rva2VucxgCIAEoDRISCgptZXNzYWdlX2lkGAUgASgJEjMKCGRlY2lzaW9uGAYgASgOMiEuZnJvbnRpZXIud29ya2VyLnYxLkNhY2hlRGVjaXNpb24SMwoLbWlzc19yZWFzb24YByABKA4yHi5mcm9udGllci53b3JrZXIudjEuTWlzc1JlYXNvbhIgChhzZXJ2ZXJfdG9vbHNfbm90X29mZmVyZWQYCCADKAlKBAgDEARKBAgEEAUiOwoJS2VlcEFsaXZlEhgKEHByZWZpbGxlZF90b2tlbnMYASABKA0SFAoMdG90YWxfdG9rZW5zGAIgASgNIhkKCVRleHREZWx0YRIMCgR0ZXh0GAEgASgJIh0KDVRoaW5raW5nRGVsdGESDAoEdGV4dBgBIAEoCSIgCgtUaGlua2luZ0VuZBIRCglzaWduYXR1cmUYASABKAkiOAoNVG9vbENhbGxTdGFydBINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJIjYKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SFgoOYXJndW1lbnRzX2pzb24YAiABKAkiHAoLVG9vbENhbGxFbmQSDQoFaW5kZXgYASABKA0ihAEKBVVzYWdlEhQKDGlucHV0X3Rva2VucxgBIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAIgASgNEhUKDW91dHB1dF90b2tlbnMYAyABKA0SGwoTd2ViX3NlYXJjaF9yZXF1ZXN0cxgEIAEoDRIaChJ3ZWJfZmV0Y2hfcmVxdWVzdHMYBSABKA0idwoEU3RvcBIuCgZyZWFzb24YASABKA4yHi5mcm9udGllci53b3JrZXIudjEuU3RvcFJlYXNvbhIVCg1zdG9wX3NlcXVlbmNlGAIgASgJEigKBXVzYWdlGAMgASgLMhkuZnJvbnRpZXIud29ya2VyLnYxLlVzYWdlImAKC1dvcmtlckVycm9yEjEKBGNvZGUYASABKA4yIy5mcm9udGllci53b3JrZXIudjEuV29ya2VyRXJyb3JDb2RlEg8KB21lc3NhZ2UYAiABKAkSDQoFcGFyYW0YAyABKAkicwoSQ291bnRUb2tlbnNSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJdGVuYW50X2lkGAIgASgJEjYKDGNvbnZlcnNhdGlvbhgDIAEoCzIgLmZyb250aWVyLndvcmtlci52MS5Db252ZXJzYXRpb24iKwoTQ291bnRUb2tlbnNSZXNwb25zZRIUCgxpbnB1dF90b2tlbnMYASABKA0iDwoNSGVhbHRoUmVxdWVzdCKKAQoOSGVhbHRoUmVzcG9uc2USDQoFcmVhZHkYASABKAgSEQoJd29ya2VyX2lkGAIgASgJEhIKCm1vZGVsX25hbWUYAyABKAkSFgoObW9kZWxfaWRlbnRpdHkYBCABKAkSFAoMY29udGV4dF9zaXplGAUgASgNEhQKDGVuZ2luZV9idWlsZBgGIAEoCSIOCgxTdGF0c1JlcXVlc3QihQIKDVN0YXRzUmVzcG9uc2USFwoPc2VxdWVuY2VzX3RvdGFsGAEgASgNEhYKDnNlcXVlbmNlc19mcmVlGAIgASgNEhUKDWxpdmVfc2Vzc2lvbnMYAyABKA0SFwoPYWN0aXZlX3JlcXVlc3RzGAQgASgNEhcKD3F1ZXVlZF9yZXF1ZXN0cxgFIAEoDRIXCg9wYXJrZWRfc2Vzc2lvbnMYBiABKA0SEwoLY2hlY2twb2ludHMYByABKA0SGAoQY2hlY2twb2ludF9ieXRlcxgIIAEoBBIXCg9jaGVja3BvaW50X2hpdHMYCSABKAQSGQoRY2hlY2twb2ludF9taXNzZXMYCiABKAQiPgoVUmVsZWFzZVNlc3Npb25SZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJIioKFlJlbGVhc2VTZXNzaW9uUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiDgoMRHJhaW5SZXF1ZXN0IlAKEUhhbmRlZE92ZXJTZXNzaW9uEhEKCXRlbmFudF9pZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEhQKDGNoZWNrcG9pbnRlZBgDIAEoCCJjCg1EcmFpblJlc3BvbnNlEjcKCHNlc3Npb25zGAEgAygLMiUuZnJvbnRpZXIud29ya2VyLnYxLkhhbmRlZE92ZXJTZXNzaW9uEhkKEXJlc2lkZW50X3Nlc3Npb25zGAIgASgNIowCCgxXb3JrZXJSZXBvcnQSCgoCaWQYASABKAkSDgoGcmVnaW9uGAIgASgJEgsKA3VybBgDIAEoCRIMCgRib290GAQgASgJEhYKDm1vZGVsX2lkZW50aXR5GAUgASgJEhcKD3NlcXVlbmNlc190b3RhbBgGIAEoDRIWCg5zZXF1ZW5jZXNfZnJlZRgHIAEoDRITCgtxdWV1ZV9kZXB0aBgIIAEoDRIXCg9hY3RpdmVfcmVxdWVzdHMYCSABKA0SGQoRcmVzaWRlbnRfc2Vzc2lvbnMYCiABKA0SEAoIcHJlZml4ZXMYCyADKAkSEAoIZHJhaW5pbmcYDCABKAgSDwoHbGVhdmluZxgNIAEoCCpQCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1VTRVIQARISCg5ST0xFX0FTU0lTVEFOVBACEg8KC1JPTEVfU1lTVEVNEAMqcwoOU2VydmVyVG9vbEtpbmQSIAocU0VSVkVSX1RPT0xfS0lORF9VTlNQRUNJRklFRBAAEh8KG1NFUlZFUl9UT09MX0tJTkRfV0VCX1NFQVJDSBABEh4KGlNFUlZFUl9UT09MX0tJTkRfV0VCX0ZFVENIEAIqewoOVG9vbENob2ljZU1vZGUSGQoVVE9PTF9DSE9JQ0VfTU9ERV9BVVRPEAASGAoUVE9PTF9DSE9JQ0VfTU9ERV9BTlkQARIZChVUT09MX0NIT0lDRV9NT0RFX1RPT0wQAhIZChVUT09MX0NIT0lDRV9NT0RFX05PTkUQAyphCgxUaGlua2luZ01vZGUSGgoWVEhJTktJTkdfTU9ERV9ESVNBQkxFRBAAEhkKFVRISU5LSU5HX01PREVfRU5BQkxFRBABEhoKFlRISU5LSU5HX01PREVfQURBUFRJVkUQAip/ChJSZXNwb25zZUZvcm1hdFR5cGUSHQoZUkVTUE9OU0VfRk9STUFUX1RZUEVfVEVYVBAAEiQKIFJFU1BPTlNFX0ZPUk1BVF9UWVBFX0pTT05fT0JKRUNUEAESJAogUkVTUE9OU0VfRk9STUFUX1RZUEVfSlNPTl9TQ0hFTUEQAirUAQoNQ2FjaGVEZWNpc2lvbhIeChpDQUNIRV9ERUNJU0lPTl9VTlNQRUNJRklFRBAAEiAKHENBQ0hFX0RFQ0lTSU9OX0xJVkVfVE9PTF9JRFMQARIjCh9DQUNIRV9ERUNJU0lPTl9MSVZFX1RFWFRfUFJFRklYEAISJAogQ0FDSEVfREVDSVNJT05fTElWRV9UT0tFTl9QUkVGSVgQAxIdChlDQUNIRV9ERUNJU0lPTl9DSEVDS1BPSU5UEAQSFwoTQ0FDSEVfREVDSVNJT05fQ09MRBAFKvwBCgpNaXNzUmVhc29uEhQKEE1JU1NfUkVBU09OX05PTkUQABIdChlNSVNTX1JFQVNPTl9OT19MSVZFX1NUQVRFEAESGAoUTUlTU19SRUFTT05fS1ZfTU9WRUQQAhIcChhNSVNTX1JFQVNPTl9JRFNfTk9UX0xJVkUQAxIeChpNSVNTX1JFQVNPTl9ISVNUT1JZX0VESVRFRBAEEh0KGU1JU1NfUkVBU09OX1RFWFRfTUlTTUFUQ0gQBRIeChpNSVNTX1JFQVNPTl9UT0tFTl9NSVNNQVRDSBAGEiIKHk1JU1NfUkVBU09OX0NIRUNLUE9JTlRfQ09SUlVQVBAHKs8BCgpTdG9wUmVhc29uEhsKF1NUT1BfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUU1RPUF9SRUFTT05fRU5EX1RVUk4QARIaChZTVE9QX1JFQVNPTl9NQVhfVE9LRU5TEAISHQoZU1RPUF9SRUFTT05fU1RPUF9TRVFVRU5DRRADEhgKFFNUT1BfUkVBU09OX1RPT0xfVVNFEAQSGQoVU1RPUF9SRUFTT05fQ0FOQ0VMTEVEEAUSGgoWU1RPUF9SRUFTT05fUEFVU0VfVFVSThAGKtcCCg9Xb3JrZXJFcnJvckNvZGUSIQodV09SS0VSX0VSUk9SX0NPREVfVU5TUEVDSUZJRUQQABIeChpXT1JLRVJfRVJST1JfQ09ERV9JTlRFUk5BTBABEiUKIVdPUktFUl9FUlJPUl9DT0RFX0lOVkFMSURfUkVRVUVTVBACEiAKHFdPUktFUl9FUlJPUl9DT0RFX09WRVJMT0FERUQQAxImCiJXT1JLRVJfRVJST1JfQ09ERV9DT05URVhUX1RPT19MT05HEAQSKQolV09SS0VSX0VSUk9SX0NPREVfVU5LTk9XTl9UT09MX1VTRV9JRBAFEiIKHldPUktFUl9FUlJPUl9DT0RFX1NFU1NJT05fQlVTWRAGEh4KGldPUktFUl9FUlJPUl9DT0RFX0RSQUlOSU5HEAcSIQodV09SS0VSX0VSUk9SX0NPREVfU1RBTEVfRVBPQ0gQCDKbBAoNV29ya2VyU2VydmljZRJUCghHZW5lcmF0ZRIjLmZyb250aWVyLndvcmtlci52MS5HZW5lcmF0ZVJlcXVlc3QaIS5mcm9udGllci53b3JrZXIudjEuR2VuZXJhdGVFdmVudDABEl4KC0NvdW50VG9rZW5zEiYuZnJvbnRpZXIud29ya2VyLnYxLkNvdW50VG9rZW5zUmVxdWVzdBonLmZyb250aWVyLndvcmtlci52MS5Db3VudFRva2Vuc1Jlc3BvbnNlEk8KBkhlYWx0aBIhLmZyb250aWVyLndvcmtlci52MS5IZWFsdGhSZXF1ZXN0GiIuZnJvbnRpZXIud29ya2VyLnYxLkhlYWx0aFJlc3BvbnNlEkwKBVN0YXRzEiAuZnJvbnRpZXIud29ya2VyLnYxLlN0YXRzUmVxdWVzdBohLmZyb250aWVyLndvcmtlci52MS5TdGF0c1Jlc3BvbnNlEmcKDlJlbGVhc2VTZXNzaW9uEikuZnJvbnRpZXIud29ya2VyLnYxLlJlbGVhc2VTZXNzaW9uUmVxdWVzdBoqLmZyb250aWVyLndvcmtlci52MS5SZWxlYXNlU2Vzc2lvblJlc3BvbnNlEkwKBURyYWluEiAuZnJvbnRpZXIud29ya2VyLnYxLkRyYWluUmVxdWVzdBohLmZyb250aWVyLndvcmtlci52MS5EcmFpblJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * @generated from message frontier.worker.v1.Conversation
@@ -45,6 +45,14 @@ export type Conversation = Message$1<"frontier.worker.v1.Conversation"> & {
    * @generated from field: frontier.worker.v1.Thinking thinking = 5;
    */
   thinking?: Thinking | undefined;
+
+  /**
+   * Hosted tools the client declared (web_search, web_fetch). The worker offers those it has a
+   * provider for (as tools in the family's markup) and runs their calls inside the turn.
+   *
+   * @generated from field: repeated frontier.worker.v1.ServerToolDeclaration server_tools = 6;
+   */
+  serverTools: ServerToolDeclaration[];
 };
 
 /**
@@ -53,6 +61,61 @@ export type Conversation = Message$1<"frontier.worker.v1.Conversation"> & {
  */
 export const ConversationSchema: GenMessage<Conversation> = /*@__PURE__*/
   messageDesc(file_frontier_worker_v1_worker, 0);
+
+/**
+ * @generated from message frontier.worker.v1.ServerToolDeclaration
+ */
+export type ServerToolDeclaration = Message$1<"frontier.worker.v1.ServerToolDeclaration"> & {
+  /**
+   * @generated from field: frontier.worker.v1.ServerToolKind kind = 1;
+   */
+  kind: ServerToolKind;
+
+  /**
+   * The name the model calls it by (web_search, web_fetch).
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The client's declared type (web_search_20250305, web_search, ...), for reports.
+   *
+   * @generated from field: string type = 3;
+   */
+  type: string;
+
+  /**
+   * Most calls in one request; 0: no limit of the client's (the worker's own limit still holds).
+   *
+   * @generated from field: uint32 max_uses = 4;
+   */
+  maxUses: number;
+
+  /**
+   * @generated from field: repeated string allowed_domains = 5;
+   */
+  allowedDomains: string[];
+
+  /**
+   * @generated from field: repeated string blocked_domains = 6;
+   */
+  blockedDomains: string[];
+
+  /**
+   * web_fetch: most tokens of page text (0: the worker's default).
+   *
+   * @generated from field: uint32 max_content_tokens = 7;
+   */
+  maxContentTokens: number;
+};
+
+/**
+ * Describes the message frontier.worker.v1.ServerToolDeclaration.
+ * Use `create(ServerToolDeclarationSchema)` to create a new message.
+ */
+export const ServerToolDeclarationSchema: GenMessage<ServerToolDeclaration> = /*@__PURE__*/
+  messageDesc(file_frontier_worker_v1_worker, 1);
 
 /**
  * @generated from message frontier.worker.v1.Message
@@ -74,7 +137,7 @@ export type Message = Message$1<"frontier.worker.v1.Message"> & {
  * Use `create(MessageSchema)` to create a new message.
  */
 export const MessageSchema: GenMessage<Message> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 1);
+  messageDesc(file_frontier_worker_v1_worker, 2);
 
 /**
  * @generated from message frontier.worker.v1.ContentBlock
@@ -133,7 +196,7 @@ export type ContentBlock = Message$1<"frontier.worker.v1.ContentBlock"> & {
  * Use `create(ContentBlockSchema)` to create a new message.
  */
 export const ContentBlockSchema: GenMessage<ContentBlock> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 2);
+  messageDesc(file_frontier_worker_v1_worker, 3);
 
 /**
  * @generated from message frontier.worker.v1.TextBlock
@@ -150,7 +213,7 @@ export type TextBlock = Message$1<"frontier.worker.v1.TextBlock"> & {
  * Use `create(TextBlockSchema)` to create a new message.
  */
 export const TextBlockSchema: GenMessage<TextBlock> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 3);
+  messageDesc(file_frontier_worker_v1_worker, 4);
 
 /**
  * @generated from message frontier.worker.v1.ThinkingBlock
@@ -172,7 +235,7 @@ export type ThinkingBlock = Message$1<"frontier.worker.v1.ThinkingBlock"> & {
  * Use `create(ThinkingBlockSchema)` to create a new message.
  */
 export const ThinkingBlockSchema: GenMessage<ThinkingBlock> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 4);
+  messageDesc(file_frontier_worker_v1_worker, 5);
 
 /**
  * @generated from message frontier.worker.v1.ToolUseBlock
@@ -201,7 +264,7 @@ export type ToolUseBlock = Message$1<"frontier.worker.v1.ToolUseBlock"> & {
  * Use `create(ToolUseBlockSchema)` to create a new message.
  */
 export const ToolUseBlockSchema: GenMessage<ToolUseBlock> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 5);
+  messageDesc(file_frontier_worker_v1_worker, 6);
 
 /**
  * @generated from message frontier.worker.v1.ToolResultBlock
@@ -230,7 +293,7 @@ export type ToolResultBlock = Message$1<"frontier.worker.v1.ToolResultBlock"> & 
  * Use `create(ToolResultBlockSchema)` to create a new message.
  */
 export const ToolResultBlockSchema: GenMessage<ToolResultBlock> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 6);
+  messageDesc(file_frontier_worker_v1_worker, 7);
 
 /**
  * A block Frontier did not make (redacted_thinking, thinking with a foreign signature, reasoning
@@ -271,7 +334,7 @@ export type OpaqueBlock = Message$1<"frontier.worker.v1.OpaqueBlock"> & {
  * Use `create(OpaqueBlockSchema)` to create a new message.
  */
 export const OpaqueBlockSchema: GenMessage<OpaqueBlock> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 7);
+  messageDesc(file_frontier_worker_v1_worker, 8);
 
 /**
  * A hosted (server) tool call inside an assistant turn (web_search, web_fetch): Frontier's own
@@ -303,7 +366,7 @@ export type ServerToolUseBlock = Message$1<"frontier.worker.v1.ServerToolUseBloc
  * Use `create(ServerToolUseBlockSchema)` to create a new message.
  */
 export const ServerToolUseBlockSchema: GenMessage<ServerToolUseBlock> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 8);
+  messageDesc(file_frontier_worker_v1_worker, 9);
 
 /**
  * A hosted tool's result, as the exact text the model reads. The edge makes it: Frontier's own
@@ -341,7 +404,7 @@ export type ServerToolResultBlock = Message$1<"frontier.worker.v1.ServerToolResu
  * Use `create(ServerToolResultBlockSchema)` to create a new message.
  */
 export const ServerToolResultBlockSchema: GenMessage<ServerToolResultBlock> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 9);
+  messageDesc(file_frontier_worker_v1_worker, 10);
 
 /**
  * @generated from message frontier.worker.v1.ToolDefinition
@@ -378,7 +441,7 @@ export type ToolDefinition = Message$1<"frontier.worker.v1.ToolDefinition"> & {
  * Use `create(ToolDefinitionSchema)` to create a new message.
  */
 export const ToolDefinitionSchema: GenMessage<ToolDefinition> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 10);
+  messageDesc(file_frontier_worker_v1_worker, 11);
 
 /**
  * @generated from message frontier.worker.v1.FreeformGrammar
@@ -402,7 +465,7 @@ export type FreeformGrammar = Message$1<"frontier.worker.v1.FreeformGrammar"> & 
  * Use `create(FreeformGrammarSchema)` to create a new message.
  */
 export const FreeformGrammarSchema: GenMessage<FreeformGrammar> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 11);
+  messageDesc(file_frontier_worker_v1_worker, 12);
 
 /**
  * @generated from message frontier.worker.v1.ToolChoice
@@ -431,7 +494,7 @@ export type ToolChoice = Message$1<"frontier.worker.v1.ToolChoice"> & {
  * Use `create(ToolChoiceSchema)` to create a new message.
  */
 export const ToolChoiceSchema: GenMessage<ToolChoice> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 12);
+  messageDesc(file_frontier_worker_v1_worker, 13);
 
 /**
  * @generated from message frontier.worker.v1.Thinking
@@ -453,7 +516,7 @@ export type Thinking = Message$1<"frontier.worker.v1.Thinking"> & {
  * Use `create(ThinkingSchema)` to create a new message.
  */
 export const ThinkingSchema: GenMessage<Thinking> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 13);
+  messageDesc(file_frontier_worker_v1_worker, 14);
 
 /**
  * @generated from message frontier.worker.v1.SamplingParams
@@ -495,7 +558,7 @@ export type SamplingParams = Message$1<"frontier.worker.v1.SamplingParams"> & {
  * Use `create(SamplingParamsSchema)` to create a new message.
  */
 export const SamplingParamsSchema: GenMessage<SamplingParams> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 14);
+  messageDesc(file_frontier_worker_v1_worker, 15);
 
 /**
  * The kinds of the IDs the worker mints for a turn (`shared/ids.ts` names them). The edge picks
@@ -513,6 +576,13 @@ export type IdKinds = Message$1<"frontier.worker.v1.IdKinds"> & {
    * @generated from field: string tool_call = 2;
    */
   toolCall: string;
+
+  /**
+   * Hosted tool calls the worker runs (srvtoolu / ws); empty: the protocol has none.
+   *
+   * @generated from field: string server_tool_call = 3;
+   */
+  serverToolCall: string;
 };
 
 /**
@@ -520,7 +590,7 @@ export type IdKinds = Message$1<"frontier.worker.v1.IdKinds"> & {
  * Use `create(IdKindsSchema)` to create a new message.
  */
 export const IdKindsSchema: GenMessage<IdKinds> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 15);
+  messageDesc(file_frontier_worker_v1_worker, 16);
 
 /**
  * @generated from message frontier.worker.v1.GenerateRequest
@@ -578,7 +648,7 @@ export type GenerateRequest = Message$1<"frontier.worker.v1.GenerateRequest"> & 
  * Use `create(GenerateRequestSchema)` to create a new message.
  */
 export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 16);
+  messageDesc(file_frontier_worker_v1_worker, 17);
 
 /**
  * Chat Completions `response_format`, Responses `text.format`: the answer is sampled under a grammar
@@ -628,7 +698,7 @@ export type ResponseFormat = Message$1<"frontier.worker.v1.ResponseFormat"> & {
  * Use `create(ResponseFormatSchema)` to create a new message.
  */
 export const ResponseFormatSchema: GenMessage<ResponseFormat> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 17);
+  messageDesc(file_frontier_worker_v1_worker, 18);
 
 /**
  * @generated from message frontier.worker.v1.GenerateEvent
@@ -697,6 +767,22 @@ export type GenerateEvent = Message$1<"frontier.worker.v1.GenerateEvent"> & {
      */
     value: WorkerError;
     case: "error";
+  } | {
+    /**
+     * A hosted tool call the model made (sent once, complete, before the worker runs it).
+     *
+     * @generated from field: frontier.worker.v1.ServerToolCall server_tool_call = 11;
+     */
+    value: ServerToolCall;
+    case: "serverToolCall";
+  } | {
+    /**
+     * Its result, as the model read it.
+     *
+     * @generated from field: frontier.worker.v1.ServerToolOutcome server_tool_result = 12;
+     */
+    value: ServerToolOutcome;
+    case: "serverToolResult";
   } | { case: undefined; value?: undefined };
 };
 
@@ -705,7 +791,153 @@ export type GenerateEvent = Message$1<"frontier.worker.v1.GenerateEvent"> & {
  * Use `create(GenerateEventSchema)` to create a new message.
  */
 export const GenerateEventSchema: GenMessage<GenerateEvent> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 18);
+  messageDesc(file_frontier_worker_v1_worker, 19);
+
+/**
+ * @generated from message frontier.worker.v1.ServerToolCall
+ */
+export type ServerToolCall = Message$1<"frontier.worker.v1.ServerToolCall"> & {
+  /**
+   * srvtoolu_... (Messages) or ws_... (Responses), minted and signed by the worker.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: frontier.worker.v1.ServerToolKind kind = 3;
+   */
+  kind: ServerToolKind;
+
+  /**
+   * @generated from field: string input_json = 4;
+   */
+  inputJson: string;
+};
+
+/**
+ * Describes the message frontier.worker.v1.ServerToolCall.
+ * Use `create(ServerToolCallSchema)` to create a new message.
+ */
+export const ServerToolCallSchema: GenMessage<ServerToolCall> = /*@__PURE__*/
+  messageDesc(file_frontier_worker_v1_worker, 20);
+
+/**
+ * One search hit as the model read it (shared/server-tool-text.ts renders these fields).
+ *
+ * @generated from message frontier.worker.v1.SearchHit
+ */
+export type SearchHit = Message$1<"frontier.worker.v1.SearchHit"> & {
+  /**
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string page_age = 3;
+   */
+  pageAge: string;
+
+  /**
+   * @generated from field: string text = 4;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message frontier.worker.v1.SearchHit.
+ * Use `create(SearchHitSchema)` to create a new message.
+ */
+export const SearchHitSchema: GenMessage<SearchHit> = /*@__PURE__*/
+  messageDesc(file_frontier_worker_v1_worker, 21);
+
+/**
+ * @generated from message frontier.worker.v1.FetchedPage
+ */
+export type FetchedPage = Message$1<"frontier.worker.v1.FetchedPage"> & {
+  /**
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * @generated from field: string retrieved_at = 3;
+   */
+  retrievedAt: string;
+
+  /**
+   * @generated from field: string text = 4;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message frontier.worker.v1.FetchedPage.
+ * Use `create(FetchedPageSchema)` to create a new message.
+ */
+export const FetchedPageSchema: GenMessage<FetchedPage> = /*@__PURE__*/
+  messageDesc(file_frontier_worker_v1_worker, 22);
+
+/**
+ * @generated from message frontier.worker.v1.ServerToolOutcome
+ */
+export type ServerToolOutcome = Message$1<"frontier.worker.v1.ServerToolOutcome"> & {
+  /**
+   * @generated from field: string tool_use_id = 1;
+   */
+  toolUseId: string;
+
+  /**
+   * @generated from field: frontier.worker.v1.ServerToolKind kind = 2;
+   */
+  kind: ServerToolKind;
+
+  /**
+   * Non-empty for an error result (max_uses_exceeded, unavailable, url_not_accessible, ...).
+   *
+   * @generated from field: string error_code = 3;
+   */
+  errorCode: string;
+
+  /**
+   * @generated from field: repeated frontier.worker.v1.SearchHit hits = 4;
+   */
+  hits: SearchHit[];
+
+  /**
+   * @generated from field: frontier.worker.v1.FetchedPage page = 5;
+   */
+  page?: FetchedPage | undefined;
+
+  /**
+   * The query or URL the call asked for.
+   *
+   * @generated from field: string query = 6;
+   */
+  query: string;
+};
+
+/**
+ * Describes the message frontier.worker.v1.ServerToolOutcome.
+ * Use `create(ServerToolOutcomeSchema)` to create a new message.
+ */
+export const ServerToolOutcomeSchema: GenMessage<ServerToolOutcome> = /*@__PURE__*/
+  messageDesc(file_frontier_worker_v1_worker, 23);
 
 /**
  * Sent once, after the cache decision and before prefill starts.
@@ -745,6 +977,13 @@ export type PromptProcessed = Message$1<"frontier.worker.v1.PromptProcessed"> & 
    * @generated from field: frontier.worker.v1.MissReason miss_reason = 7;
    */
   missReason: MissReason;
+
+  /**
+   * Declared hosted tools this worker has no provider for: not offered to the model.
+   *
+   * @generated from field: repeated string server_tools_not_offered = 8;
+   */
+  serverToolsNotOffered: string[];
 };
 
 /**
@@ -752,7 +991,7 @@ export type PromptProcessed = Message$1<"frontier.worker.v1.PromptProcessed"> & 
  * Use `create(PromptProcessedSchema)` to create a new message.
  */
 export const PromptProcessedSchema: GenMessage<PromptProcessed> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 19);
+  messageDesc(file_frontier_worker_v1_worker, 24);
 
 /**
  * Sent periodically while a long prefill runs.
@@ -776,7 +1015,7 @@ export type KeepAlive = Message$1<"frontier.worker.v1.KeepAlive"> & {
  * Use `create(KeepAliveSchema)` to create a new message.
  */
 export const KeepAliveSchema: GenMessage<KeepAlive> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 20);
+  messageDesc(file_frontier_worker_v1_worker, 25);
 
 /**
  * @generated from message frontier.worker.v1.TextDelta
@@ -793,7 +1032,7 @@ export type TextDelta = Message$1<"frontier.worker.v1.TextDelta"> & {
  * Use `create(TextDeltaSchema)` to create a new message.
  */
 export const TextDeltaSchema: GenMessage<TextDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 21);
+  messageDesc(file_frontier_worker_v1_worker, 26);
 
 /**
  * @generated from message frontier.worker.v1.ThinkingDelta
@@ -810,7 +1049,7 @@ export type ThinkingDelta = Message$1<"frontier.worker.v1.ThinkingDelta"> & {
  * Use `create(ThinkingDeltaSchema)` to create a new message.
  */
 export const ThinkingDeltaSchema: GenMessage<ThinkingDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 22);
+  messageDesc(file_frontier_worker_v1_worker, 27);
 
 /**
  * @generated from message frontier.worker.v1.ThinkingEnd
@@ -827,7 +1066,7 @@ export type ThinkingEnd = Message$1<"frontier.worker.v1.ThinkingEnd"> & {
  * Use `create(ThinkingEndSchema)` to create a new message.
  */
 export const ThinkingEndSchema: GenMessage<ThinkingEnd> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 23);
+  messageDesc(file_frontier_worker_v1_worker, 28);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallStart
@@ -854,7 +1093,7 @@ export type ToolCallStart = Message$1<"frontier.worker.v1.ToolCallStart"> & {
  * Use `create(ToolCallStartSchema)` to create a new message.
  */
 export const ToolCallStartSchema: GenMessage<ToolCallStart> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 24);
+  messageDesc(file_frontier_worker_v1_worker, 29);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallDelta
@@ -876,7 +1115,7 @@ export type ToolCallDelta = Message$1<"frontier.worker.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 25);
+  messageDesc(file_frontier_worker_v1_worker, 30);
 
 /**
  * @generated from message frontier.worker.v1.ToolCallEnd
@@ -893,7 +1132,7 @@ export type ToolCallEnd = Message$1<"frontier.worker.v1.ToolCallEnd"> & {
  * Use `create(ToolCallEndSchema)` to create a new message.
  */
 export const ToolCallEndSchema: GenMessage<ToolCallEnd> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 26);
+  messageDesc(file_frontier_worker_v1_worker, 31);
 
 /**
  * @generated from message frontier.worker.v1.Usage
@@ -917,6 +1156,18 @@ export type Usage = Message$1<"frontier.worker.v1.Usage"> & {
    * @generated from field: uint32 output_tokens = 3;
    */
   outputTokens: number;
+
+  /**
+   * Hosted tool calls the worker ran in this turn.
+   *
+   * @generated from field: uint32 web_search_requests = 4;
+   */
+  webSearchRequests: number;
+
+  /**
+   * @generated from field: uint32 web_fetch_requests = 5;
+   */
+  webFetchRequests: number;
 };
 
 /**
@@ -924,7 +1175,7 @@ export type Usage = Message$1<"frontier.worker.v1.Usage"> & {
  * Use `create(UsageSchema)` to create a new message.
  */
 export const UsageSchema: GenMessage<Usage> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 27);
+  messageDesc(file_frontier_worker_v1_worker, 32);
 
 /**
  * @generated from message frontier.worker.v1.Stop
@@ -953,7 +1204,7 @@ export type Stop = Message$1<"frontier.worker.v1.Stop"> & {
  * Use `create(StopSchema)` to create a new message.
  */
 export const StopSchema: GenMessage<Stop> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 28);
+  messageDesc(file_frontier_worker_v1_worker, 33);
 
 /**
  * @generated from message frontier.worker.v1.WorkerError
@@ -982,7 +1233,7 @@ export type WorkerError = Message$1<"frontier.worker.v1.WorkerError"> & {
  * Use `create(WorkerErrorSchema)` to create a new message.
  */
 export const WorkerErrorSchema: GenMessage<WorkerError> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 29);
+  messageDesc(file_frontier_worker_v1_worker, 34);
 
 /**
  * @generated from message frontier.worker.v1.CountTokensRequest
@@ -1009,7 +1260,7 @@ export type CountTokensRequest = Message$1<"frontier.worker.v1.CountTokensReques
  * Use `create(CountTokensRequestSchema)` to create a new message.
  */
 export const CountTokensRequestSchema: GenMessage<CountTokensRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 30);
+  messageDesc(file_frontier_worker_v1_worker, 35);
 
 /**
  * @generated from message frontier.worker.v1.CountTokensResponse
@@ -1026,7 +1277,7 @@ export type CountTokensResponse = Message$1<"frontier.worker.v1.CountTokensRespo
  * Use `create(CountTokensResponseSchema)` to create a new message.
  */
 export const CountTokensResponseSchema: GenMessage<CountTokensResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 31);
+  messageDesc(file_frontier_worker_v1_worker, 36);
 
 /**
  * @generated from message frontier.worker.v1.HealthRequest
@@ -1039,7 +1290,7 @@ export type HealthRequest = Message$1<"frontier.worker.v1.HealthRequest"> & {
  * Use `create(HealthRequestSchema)` to create a new message.
  */
 export const HealthRequestSchema: GenMessage<HealthRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 32);
+  messageDesc(file_frontier_worker_v1_worker, 37);
 
 /**
  * @generated from message frontier.worker.v1.HealthResponse
@@ -1083,7 +1334,7 @@ export type HealthResponse = Message$1<"frontier.worker.v1.HealthResponse"> & {
  * Use `create(HealthResponseSchema)` to create a new message.
  */
 export const HealthResponseSchema: GenMessage<HealthResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 33);
+  messageDesc(file_frontier_worker_v1_worker, 38);
 
 /**
  * @generated from message frontier.worker.v1.StatsRequest
@@ -1096,7 +1347,7 @@ export type StatsRequest = Message$1<"frontier.worker.v1.StatsRequest"> & {
  * Use `create(StatsRequestSchema)` to create a new message.
  */
 export const StatsRequestSchema: GenMessage<StatsRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 34);
+  messageDesc(file_frontier_worker_v1_worker, 39);
 
 /**
  * @generated from message frontier.worker.v1.StatsResponse
@@ -1164,7 +1415,7 @@ export type StatsResponse = Message$1<"frontier.worker.v1.StatsResponse"> & {
  * Use `create(StatsResponseSchema)` to create a new message.
  */
 export const StatsResponseSchema: GenMessage<StatsResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 35);
+  messageDesc(file_frontier_worker_v1_worker, 40);
 
 /**
  * @generated from message frontier.worker.v1.ReleaseSessionRequest
@@ -1186,7 +1437,7 @@ export type ReleaseSessionRequest = Message$1<"frontier.worker.v1.ReleaseSession
  * Use `create(ReleaseSessionRequestSchema)` to create a new message.
  */
 export const ReleaseSessionRequestSchema: GenMessage<ReleaseSessionRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 36);
+  messageDesc(file_frontier_worker_v1_worker, 41);
 
 /**
  * @generated from message frontier.worker.v1.ReleaseSessionResponse
@@ -1203,7 +1454,7 @@ export type ReleaseSessionResponse = Message$1<"frontier.worker.v1.ReleaseSessio
  * Use `create(ReleaseSessionResponseSchema)` to create a new message.
  */
 export const ReleaseSessionResponseSchema: GenMessage<ReleaseSessionResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 37);
+  messageDesc(file_frontier_worker_v1_worker, 42);
 
 /**
  * @generated from message frontier.worker.v1.DrainRequest
@@ -1216,7 +1467,7 @@ export type DrainRequest = Message$1<"frontier.worker.v1.DrainRequest"> & {
  * Use `create(DrainRequestSchema)` to create a new message.
  */
 export const DrainRequestSchema: GenMessage<DrainRequest> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 38);
+  messageDesc(file_frontier_worker_v1_worker, 43);
 
 /**
  * @generated from message frontier.worker.v1.HandedOverSession
@@ -1245,7 +1496,7 @@ export type HandedOverSession = Message$1<"frontier.worker.v1.HandedOverSession"
  * Use `create(HandedOverSessionSchema)` to create a new message.
  */
 export const HandedOverSessionSchema: GenMessage<HandedOverSession> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 39);
+  messageDesc(file_frontier_worker_v1_worker, 44);
 
 /**
  * @generated from message frontier.worker.v1.DrainResponse
@@ -1269,7 +1520,7 @@ export type DrainResponse = Message$1<"frontier.worker.v1.DrainResponse"> & {
  * Use `create(DrainResponseSchema)` to create a new message.
  */
 export const DrainResponseSchema: GenMessage<DrainResponse> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 40);
+  messageDesc(file_frontier_worker_v1_worker, 45);
 
 /**
  * What a worker reports in each heartbeat to its region's pool (POST /internal/pool/heartbeat on
@@ -1360,7 +1611,7 @@ export type WorkerReport = Message$1<"frontier.worker.v1.WorkerReport"> & {
  * Use `create(WorkerReportSchema)` to create a new message.
  */
 export const WorkerReportSchema: GenMessage<WorkerReport> = /*@__PURE__*/
-  messageDesc(file_frontier_worker_v1_worker, 41);
+  messageDesc(file_frontier_worker_v1_worker, 46);
 
 /**
  * @generated from enum frontier.worker.v1.Role
@@ -1394,6 +1645,32 @@ export const RoleSchema: GenEnum<Role> = /*@__PURE__*/
   enumDesc(file_frontier_worker_v1_worker, 0);
 
 /**
+ * @generated from enum frontier.worker.v1.ServerToolKind
+ */
+export enum ServerToolKind {
+  /**
+   * @generated from enum value: SERVER_TOOL_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: SERVER_TOOL_KIND_WEB_SEARCH = 1;
+   */
+  WEB_SEARCH = 1,
+
+  /**
+   * @generated from enum value: SERVER_TOOL_KIND_WEB_FETCH = 2;
+   */
+  WEB_FETCH = 2,
+}
+
+/**
+ * Describes the enum frontier.worker.v1.ServerToolKind.
+ */
+export const ServerToolKindSchema: GenEnum<ServerToolKind> = /*@__PURE__*/
+  enumDesc(file_frontier_worker_v1_worker, 1);
+
+/**
  * @generated from enum frontier.worker.v1.ToolChoiceMode
  */
 export enum ToolChoiceMode {
@@ -1422,7 +1699,7 @@ export enum ToolChoiceMode {
  * Describes the enum frontier.worker.v1.ToolChoiceMode.
  */
 export const ToolChoiceModeSchema: GenEnum<ToolChoiceMode> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 1);
+  enumDesc(file_frontier_worker_v1_worker, 2);
 
 /**
  * @generated from enum frontier.worker.v1.ThinkingMode
@@ -1448,7 +1725,7 @@ export enum ThinkingMode {
  * Describes the enum frontier.worker.v1.ThinkingMode.
  */
 export const ThinkingModeSchema: GenEnum<ThinkingMode> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 2);
+  enumDesc(file_frontier_worker_v1_worker, 3);
 
 /**
  * @generated from enum frontier.worker.v1.ResponseFormatType
@@ -1478,7 +1755,7 @@ export enum ResponseFormatType {
  * Describes the enum frontier.worker.v1.ResponseFormatType.
  */
 export const ResponseFormatTypeSchema: GenEnum<ResponseFormatType> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 3);
+  enumDesc(file_frontier_worker_v1_worker, 4);
 
 /**
  * The rung of the continuation ladder a turn was served from.
@@ -1521,7 +1798,7 @@ export enum CacheDecision {
  * Describes the enum frontier.worker.v1.CacheDecision.
  */
 export const CacheDecisionSchema: GenEnum<CacheDecision> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 4);
+  enumDesc(file_frontier_worker_v1_worker, 5);
 
 /**
  * @generated from enum frontier.worker.v1.MissReason
@@ -1572,7 +1849,7 @@ export enum MissReason {
  * Describes the enum frontier.worker.v1.MissReason.
  */
 export const MissReasonSchema: GenEnum<MissReason> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 5);
+  enumDesc(file_frontier_worker_v1_worker, 6);
 
 /**
  * @generated from enum frontier.worker.v1.StopReason
@@ -1607,13 +1884,20 @@ export enum StopReason {
    * @generated from enum value: STOP_REASON_CANCELLED = 5;
    */
   CANCELLED = 5,
+
+  /**
+   * The per-turn limit of hosted-tool steps ended the turn; the client may send it back to resume.
+   *
+   * @generated from enum value: STOP_REASON_PAUSE_TURN = 6;
+   */
+  PAUSE_TURN = 6,
 }
 
 /**
  * Describes the enum frontier.worker.v1.StopReason.
  */
 export const StopReasonSchema: GenEnum<StopReason> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 6);
+  enumDesc(file_frontier_worker_v1_worker, 7);
 
 /**
  * @generated from enum frontier.worker.v1.WorkerErrorCode
@@ -1673,7 +1957,7 @@ export enum WorkerErrorCode {
  * Describes the enum frontier.worker.v1.WorkerErrorCode.
  */
 export const WorkerErrorCodeSchema: GenEnum<WorkerErrorCode> = /*@__PURE__*/
-  enumDesc(file_frontier_worker_v1_worker, 7);
+  enumDesc(file_frontier_worker_v1_worker, 8);
 
 /**
  * @generated from service frontier.worker.v1.WorkerService

@@ -1,0 +1,24 @@
+/**
+ * `x-frontier-tools-not-offered`: the declared tools the model was not offered — hosted tool types
+ * Frontier never runs (named by the edge) and web_search / web_fetch where the worker has no
+ * provider (named by the worker in its cache decision). Never silently dropped.
+ */
+import type { PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+
+export const NOT_OFFERED_HEADER = "x-frontier-tools-not-offered";
+
+/** The header's tool types: the edge's list, then the worker's, without repeats. */
+export function notOfferedTools(edgeList: string | undefined, prompt: PromptProcessed | undefined): string[] {
+  const all = [...(edgeList ? edgeList.split(", ") : []), ...(prompt?.serverToolsNotOffered ?? [])];
+  return all.filter((type, i) => type !== "" && all.indexOf(type) === i);
+}
+
+/** Headers with the not-offered list completed from the worker's decision. */
+export function withNotOffered(
+  headers: Record<string, string>,
+  prompt: PromptProcessed | undefined,
+): Record<string, string> {
+  const tools = notOfferedTools(headers[NOT_OFFERED_HEADER], prompt);
+  if (tools.length === 0) return headers;
+  return { ...headers, [NOT_OFFERED_HEADER]: tools.join(", ") };
+}
