@@ -1,16 +1,18 @@
 import { ok as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { link } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../log.ts";
-import { CheckpointFiles } from "./checkpoint-files.ts";
+import { CheckpointFiles, stateCheck } from "./checkpoint-files.ts";
 import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
 import { CheckpointReplication } from "./checkpoint-replication.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
+import { ChunkedState, defaultScratchDir } from "./chunked-state.ts";
+import { ChunkChecksumError, UnsupportedStateError } from "./kv-state-chunks.ts";
 import { hashText, prefixHashes } from "./text-hash.ts";
 import {
+  type ChainLink,
   type CheckpointMeta,
   CheckpointMismatchError,
   type CheckpointPayload,
@@ -23,6 +25,8 @@ import {
 
 /** Files without an index row younger than this may be another worker's write in progress. */
 const ORPHAN_GRACE_MS = 10 * 60_000;
+/** Most chunks a checkpoint's state is assembled from; a write past it stores the whole state. */
+const MAX_CHAIN = 64;
 
 /**
  * KV checkpoints on local disk: one state file and one payload file per checkpoint, named by a random
@@ -43,6 +47,7 @@ export class CheckpointStore implements CheckpointStorage {
   readonly #shared: boolean;
   readonly #pins = new CheckpointPins();
   readonly #replica: CheckpointReplication | undefined;
+  readonly #chunks: ChunkedState;
   #hits = 0;
   #misses = 0;
 
@@ -54,6 +59,7 @@ export class CheckpointStore implements CheckpointStorage {
     this.#now = options.now ?? Date.now;
     this.#maxPrefixCandidates = options.maxPrefixCandidates ?? 64;
     this.#shared = options.shared ?? false;
+    this.#chunks = new ChunkedState(options.scratchDir ?? defaultScratchDir());
     this.#replica =
       options.replica && new CheckpointReplication(options.replica, index, files, this.#pins, this.#modelIdentity);
   }
@@ -89,17 +95,31 @@ export class CheckpointStore implements CheckpointStorage {
     const id = randomBytes(16).toString("hex");
     const { text, tokens } = input.payload;
     const textHash = hashText(text);
-    const base = input.linkStateOf;
-    if (base !== undefined) this.#pins.pin(base);
+    const base = input.extends === undefined ? undefined : this.#chainBase(input.extends, input.tenant, tokens);
+    if (base) this.#pins.pin(base.meta.id);
     let written: Awaited<ReturnType<CheckpointFiles["write"]>>;
+    let chain: ChainLink[] = [];
     try {
-      written = await this.#files.write(
-        id,
-        input.payload,
-        base === undefined ? writeState : (path) => this.#linkState(base, input.tenant, path),
-      );
+      if (base) {
+        const { meta: baseMeta, check } = base;
+        const sources = [...baseMeta.chain.map((_, k) => this.#files.chainPath(baseMeta.id, k))];
+        sources.push(this.#files.statePath(baseMeta.id));
+        let chunked = false;
+        written = await this.#files.write(
+          id,
+          input.payload,
+          async (path) => {
+            chunked = await this.#chunks.writeChunk(baseMeta.tokenCount, path, writeState);
+          },
+          // Asked once the state is written: a state the chunker does not know was written whole.
+          () => (chunked ? sources : []),
+        );
+        if (chunked) chain = [...baseMeta.chain, { id: baseMeta.id, crc: check.crc, bytes: check.bytes }];
+      } else {
+        written = await this.#files.write(id, input.payload, writeState);
+      }
     } finally {
-      if (base !== undefined && this.#pins.unpin(base)) this.#files.remove(base);
+      if (base && this.#pins.unpin(base.meta.id)) this.#files.remove(base.meta.id);
     }
     const now = this.#now();
     const meta: CheckpointMeta = {
@@ -111,15 +131,15 @@ export class CheckpointStore implements CheckpointStorage {
       textLength: text.length,
       tokenCount: tokens.length,
       toolUseIds: [...input.toolUseIds],
-      // A shared state is charged to the checkpoint that wrote it: this one added its payload only.
-      bytes: base === undefined ? written.bytes : written.bytes - written.stateBytes,
+      bytes: written.bytes,
+      chain,
       modelIdentity: this.#modelIdentity,
       createdAt: now,
       lastUsedAt: now,
       hits: 0,
     };
     const replace = input.sessionId !== "" && SESSION_REASONS.includes(input.reason);
-    let replaced: string[];
+    let replaced: CheckpointMeta[];
     try {
       replaced = this.#index.insert(meta, written.checksum, replace);
     } catch (error) {
@@ -127,13 +147,25 @@ export class CheckpointStore implements CheckpointStorage {
       throw error;
     }
     for (const old of replaced) {
-      this.#deleteFiles(old);
-      this.#replica?.deleteRemote({ id: old, tenant: meta.tenant, sessionId: meta.sessionId });
+      this.#deleteFiles(old.id);
+      this.#dropRemote(old);
     }
     this.#evict(id);
     // Before the write resolves: a session handed over or parked is readable from other hosts.
     await this.#replica?.upload(meta, written.checksum);
     return meta;
+  }
+
+  /**
+   * The local checkpoint `id` a new one of `tenant` holding `tokens` may extend: same tenant and
+   * model, its tokens a prefix, its chain below the limit; undefined otherwise (a whole write).
+   */
+  #chainBase(id: string, tenant: string, tokens: readonly number[]) {
+    const row = this.#index.get(id);
+    if (!row?.local || row.meta.tenant !== tenant || row.meta.modelIdentity !== this.#modelIdentity) return undefined;
+    if (row.meta.chain.length + 1 >= MAX_CHAIN || row.meta.tokenCount > tokens.length) return undefined;
+    const check = stateCheck(row.checksum);
+    return check && { meta: row.meta, check };
   }
 
   /**
@@ -199,6 +231,11 @@ export class CheckpointStore implements CheckpointStorage {
       if (options.prefixOf !== undefined && !options.prefixOf.startsWith(payload.text)) {
         throw new CheckpointMismatchError(id);
       }
+      if (meta.chain.length > 0) {
+        await this.#loadChain(meta, checksum, (path) => readState(path, payload));
+        this.#index.touch(id, this.#now());
+        return payload;
+      }
       if (downloaded) await this.#files.verifyState(id, checksum).catch((error: unknown) => this.#corrupt(id, error));
       const [verified, loaded] = await Promise.allSettled([
         downloaded ? Promise.resolve() : this.#files.verifyState(id, checksum),
@@ -215,7 +252,7 @@ export class CheckpointStore implements CheckpointStorage {
 
   /**
    * The verified payload of a checkpoint whose files are on local disk (a candidate for
-   * `linkStateOf`); undefined when it is not local. A damaged one is removed (and undefined).
+   * `extends`); undefined when it is not local. A damaged one is removed (and undefined).
    */
   async localPayload(meta: CheckpointMeta, tenant: string): Promise<CheckpointPayload | undefined> {
     const row = this.#index.get(meta.id);
@@ -239,8 +276,24 @@ export class CheckpointStore implements CheckpointStorage {
     const row = this.#replica ? this.#index.get(id) : undefined;
     const existed = this.#index.delete(id);
     this.#deleteFiles(id);
-    if (row) this.#replica?.deleteRemote(row.meta);
+    if (row) this.#dropRemote(row.meta);
     return existed;
+  }
+
+  /**
+   * Delete the replica's copy of a checkpoint whose row is gone. Chunks are stored once remotely too
+   * (under the id of the checkpoint that wrote them): its own state chunk stays while a row this
+   * store knows (local or imported) still links it, and each chunk it linked goes once nothing known
+   * links it any more. A dependent on another host this store never imported may then miss a chunk:
+   * its load fails as missing and the turn falls back to prefill.
+   */
+  #dropRemote(meta: CheckpointMeta): void {
+    if (!this.#replica) return;
+    const keepState = this.#index.linkedBy(meta.id, meta.id) > 0;
+    const orphans = meta.chain
+      .map((link) => link.id)
+      .filter((chunk) => this.#index.get(chunk) === undefined && this.#index.linkedBy(chunk, meta.id) === 0);
+    this.#replica.deleteRemote(meta, keepState, orphans);
   }
 
   /**
@@ -298,6 +351,35 @@ export class CheckpointStore implements CheckpointStorage {
     }
   }
 
+  /**
+   * Assemble a chained checkpoint's chunks (each checked while read) into one scratch state file and
+   * `readState` it. A chunk that is missing, fails its check or does not parse removes the entry.
+   */
+  async #loadChain(meta: CheckpointMeta, checksum: string, readState: (path: string) => Promise<void>): Promise<void> {
+    const { id } = meta;
+    const own = stateCheck(checksum);
+    const paths = [...meta.chain.map((_, k) => this.#files.chainPath(id, k)), this.#files.statePath(id)];
+    let assembled = false;
+    await this.#chunks
+      .assembled(paths, [...meta.chain, own ?? { crc: -1, bytes: -1 }], async (path) => {
+        assembled = true;
+        await readState(path);
+      })
+      .catch((error: unknown) => {
+        if (assembled) throw error;
+        const kind =
+          error instanceof ChunkChecksumError
+            ? "checksum"
+            : error instanceof UnsupportedStateError
+              ? "payload"
+              : (error as NodeJS.ErrnoException).code === "ENOENT"
+                ? "missing"
+                : undefined;
+        if (kind === undefined) throw error;
+        this.#corrupt(id, new CorruptCheckpointError(`checkpoint ${id}: ${String(error)}`, { checkpointId: id, kind }));
+      });
+  }
+
   /** Rethrow `error`; a {@link CorruptCheckpointError} first removes the entry. */
   #corrupt(id: string, error: unknown): never {
     if (error instanceof CorruptCheckpointError) {
@@ -307,27 +389,16 @@ export class CheckpointStore implements CheckpointStorage {
     throw error;
   }
 
-  /** Hard-link the (pinned) state file of checkpoint `base` of `tenant` to `path`. */
-  async #linkState(base: string, tenant: string, path: string): Promise<void> {
-    const row = this.#index.get(base);
-    if (!row?.local || row.meta.tenant !== tenant || row.meta.modelIdentity !== this.#modelIdentity) {
-      throw new CorruptCheckpointError(`checkpoint ${base} is not on local disk to share its state`, {
-        checkpointId: base,
-        kind: "missing",
-      });
-    }
-    await link(this.#files.statePath(base), path);
-  }
-
   #evict(protectedId: string | undefined): void {
     let total = this.#index.totalBytes();
     if (total <= this.#budgetBytes) return;
     let evicted = 0;
-    for (const { id, bytes } of this.#index.evictionOrder(this.#modelIdentity)) {
+    for (const { id } of this.#index.evictionOrder(this.#modelIdentity)) {
       if (total <= this.#budgetBytes) break;
       if (id === protectedId || this.#pins.has(id)) continue;
       this.#evictLocal(id);
-      total -= bytes;
+      // What it frees: its own chunk only once no other checkpoint links it (counted again).
+      total = this.#index.totalBytes();
       evicted++;
     }
     log("checkpoints evicted", { count: evicted, bytes: total, budget: this.#budgetBytes });
