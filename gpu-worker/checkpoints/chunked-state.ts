@@ -4,7 +4,7 @@
  * assembles a checkpoint's chunks into one state file there for the engine to load.
  */
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, mkdirSync } from "node:fs";
+import { accessSync, constants, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { copyFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,12 +20,34 @@ export function defaultScratchDir(): string {
   }
 }
 
+const PREFIX = "frontier-kv-";
+
+/** A process killed mid-dump leaves its scratch directory behind: remove those of dead processes. */
+function removeDeadScratch(scratchDir: string): void {
+  for (const name of readdirSync(scratchDir)) {
+    if (!name.startsWith(PREFIX)) continue;
+    const pid = Number(name.slice(PREFIX.length));
+    if (!Number.isSafeInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    rmSync(join(scratchDir, name), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 export class ChunkedState {
   readonly #dir: string;
 
   constructor(scratchDir: string) {
-    this.#dir = join(scratchDir, `frontier-kv-${process.pid}`);
+    this.#dir = join(scratchDir, `${PREFIX}${process.pid}`);
     mkdirSync(this.#dir, { recursive: true });
+    removeDeadScratch(scratchDir);
   }
 
   #scratch(): string {

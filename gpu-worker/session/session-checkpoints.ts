@@ -199,7 +199,7 @@ export class SessionCheckpoints {
     if (!rest || rest.length === 0) return undefined;
     const started = performance.now();
     try {
-      const payload = await this.store.load(meta, tenant, (path, loaded) => loadInto(sequence, path, loaded), {
+      await this.store.load(meta, tenant, (path, loaded) => loadInto(sequence, path, loaded), {
         prefixOf: rendered.text,
       });
       log("kv cache hit text", {

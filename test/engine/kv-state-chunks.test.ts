@@ -23,7 +23,15 @@ afterAll(async () => {
 
 async function greedy(sequence: EngineSequence, n: number): Promise<number[]> {
   const out: number[] = [];
-  for await (const token of sequence.generate({ maxTokens: n, temperature: 0, topP: 1, topK: 0, minP: 0 })) {
+  for await (const token of sequence.generate({
+    maxTokens: n,
+    temperature: 0,
+    topP: 1,
+    topK: 0,
+    minP: 0,
+    seed: undefined,
+    grammar: undefined,
+  })) {
     out.push(token);
   }
   return out;
