@@ -30,9 +30,13 @@ export class UnsupportedStateError extends Error {
   override readonly name = "UnsupportedStateError";
 }
 
+/** Read-ahead of small reads (headers, cell metadata); larger ones go straight into their buffer. */
+const READ_AHEAD = 1 << 20;
+
 /** A file read front to back, with the CRC-32 and size of everything read. */
 class SequentialReader {
   #at = 0;
+  #ahead = Buffer.alloc(0);
   crc = 0;
   private constructor(
     private readonly handle: FileHandle,
@@ -52,14 +56,32 @@ class SequentialReader {
     if (!Number.isSafeInteger(bytes) || bytes < 0 || this.#at + bytes > this.size) {
       throw new UnsupportedStateError(`state file ends before ${bytes} more bytes at ${this.#at}`);
     }
-    const out = Buffer.allocUnsafe(bytes);
-    for (let done = 0; done < bytes; ) {
-      const { bytesRead } = await this.handle.read(out, done, bytes - done, this.#at + done);
-      if (bytesRead === 0) throw new UnsupportedStateError("state file shrank while read");
-      done += bytesRead;
+    if (bytes > this.#ahead.length && bytes <= READ_AHEAD) {
+      this.#ahead = Buffer.concat([this.#ahead, await this.#read(this.#at + this.#ahead.length, READ_AHEAD)]);
     }
+    let out: Buffer;
+    if (bytes <= this.#ahead.length) {
+      out = Buffer.from(this.#ahead.subarray(0, bytes));
+      this.#ahead = this.#ahead.subarray(bytes);
+    } else {
+      const rest = await this.#read(this.#at + this.#ahead.length, bytes - this.#ahead.length);
+      out = Buffer.concat([this.#ahead, rest]);
+      this.#ahead = Buffer.alloc(0);
+    }
+    if (out.length !== bytes) throw new UnsupportedStateError("state file shrank while read");
     this.#at += bytes;
     this.crc = crc32(out, this.crc);
+    return out;
+  }
+
+  /** Up to `bytes` bytes at `position` (fewer only at the end of the file). */
+  async #read(position: number, bytes: number): Promise<Buffer> {
+    const out = Buffer.allocUnsafe(Math.max(0, Math.min(bytes, this.size - position)));
+    for (let done = 0; done < out.length; ) {
+      const { bytesRead } = await this.handle.read(out, done, out.length - done, position + done);
+      if (bytesRead === 0) return out.subarray(0, done);
+      done += bytesRead;
+    }
     return out;
   }
 
@@ -166,10 +188,11 @@ async function writeAll(path: string, produce: (write: (parts: Buffer[]) => Prom
   let bytes = 0;
   try {
     await produce(async (parts) => {
-      for (const part of parts) {
-        await handle.write(part);
-        bytes += part.length;
+      const joined = parts.length === 1 ? (parts[0] ?? Buffer.alloc(0)) : Buffer.concat(parts);
+      for (let done = 0; done < joined.length; ) {
+        done += (await handle.write(joined, done, joined.length - done)).bytesWritten;
       }
+      bytes += joined.length;
     });
   } finally {
     await handle.close();
