@@ -3,16 +3,15 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { log } from "../log.ts";
-import { CheckpointFiles, stateCheck } from "./checkpoint-files.ts";
+import { CheckpointChains } from "./checkpoint-chains.ts";
+import { CheckpointFiles } from "./checkpoint-files.ts";
 import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
 import { CheckpointReplication } from "./checkpoint-replication.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
 import { ChunkedState, defaultScratchDir } from "./chunked-state.ts";
-import { ChunkChecksumError, UnsupportedStateError } from "./kv-state-chunks.ts";
 import { hashText, prefixHashes } from "./text-hash.ts";
 import {
-  type ChainLink,
   type CheckpointMeta,
   CheckpointMismatchError,
   type CheckpointPayload,
@@ -25,8 +24,6 @@ import {
 
 /** Files without an index row younger than this may be another worker's write in progress. */
 const ORPHAN_GRACE_MS = 10 * 60_000;
-/** Most chunks a checkpoint's state is assembled from; a write past it stores the whole state. */
-const MAX_CHAIN = 64;
 
 /**
  * KV checkpoints on local disk: one state file and one payload file per checkpoint, named by a random
@@ -47,7 +44,7 @@ export class CheckpointStore implements CheckpointStorage {
   readonly #shared: boolean;
   readonly #pins = new CheckpointPins();
   readonly #replica: CheckpointReplication | undefined;
-  readonly #chunks: ChunkedState;
+  readonly #chains: CheckpointChains;
   #hits = 0;
   #misses = 0;
 
@@ -59,7 +56,13 @@ export class CheckpointStore implements CheckpointStorage {
     this.#now = options.now ?? Date.now;
     this.#maxPrefixCandidates = options.maxPrefixCandidates ?? 64;
     this.#shared = options.shared ?? false;
-    this.#chunks = new ChunkedState(options.scratchDir ?? defaultScratchDir());
+    this.#chains = new CheckpointChains(
+      index,
+      files,
+      this.#pins,
+      new ChunkedState(options.scratchDir ?? defaultScratchDir()),
+      this.#modelIdentity,
+    );
     this.#replica =
       options.replica && new CheckpointReplication(options.replica, index, files, this.#pins, this.#modelIdentity);
   }
@@ -95,32 +98,7 @@ export class CheckpointStore implements CheckpointStorage {
     const id = randomBytes(16).toString("hex");
     const { text, tokens } = input.payload;
     const textHash = hashText(text);
-    const base = input.extends === undefined ? undefined : this.#chainBase(input.extends, input.tenant, tokens);
-    if (base) this.#pins.pin(base.meta.id);
-    let written: Awaited<ReturnType<CheckpointFiles["write"]>>;
-    let chain: ChainLink[] = [];
-    try {
-      if (base) {
-        const { meta: baseMeta, check } = base;
-        const sources = [...baseMeta.chain.map((_, k) => this.#files.chainPath(baseMeta.id, k))];
-        sources.push(this.#files.statePath(baseMeta.id));
-        let chunked = false;
-        written = await this.#files.write(
-          id,
-          input.payload,
-          async (path) => {
-            chunked = await this.#chunks.writeChunk(baseMeta.tokenCount, path, writeState);
-          },
-          // Asked once the state is written: a state the chunker does not know was written whole.
-          () => (chunked ? sources : []),
-        );
-        if (chunked) chain = [...baseMeta.chain, { id: baseMeta.id, crc: check.crc, bytes: check.bytes }];
-      } else {
-        written = await this.#files.write(id, input.payload, writeState);
-      }
-    } finally {
-      if (base && this.#pins.unpin(base.meta.id)) this.#files.remove(base.meta.id);
-    }
+    const { written, chain } = await this.#chains.write(id, input, writeState);
     const now = this.#now();
     const meta: CheckpointMeta = {
       id,
@@ -154,18 +132,6 @@ export class CheckpointStore implements CheckpointStorage {
     // Before the write resolves: a session handed over or parked is readable from other hosts.
     await this.#replica?.upload(meta, written.checksum);
     return meta;
-  }
-
-  /**
-   * The local checkpoint `id` a new one of `tenant` holding `tokens` may extend: same tenant and
-   * model, its tokens a prefix, its chain below the limit; undefined otherwise (a whole write).
-   */
-  #chainBase(id: string, tenant: string, tokens: readonly number[]) {
-    const row = this.#index.get(id);
-    if (!row?.local || row.meta.tenant !== tenant || row.meta.modelIdentity !== this.#modelIdentity) return undefined;
-    if (row.meta.chain.length + 1 >= MAX_CHAIN || row.meta.tokenCount > tokens.length) return undefined;
-    const check = stateCheck(row.checksum);
-    return check && { meta: row.meta, check };
   }
 
   /**
@@ -232,7 +198,9 @@ export class CheckpointStore implements CheckpointStorage {
         throw new CheckpointMismatchError(id);
       }
       if (meta.chain.length > 0) {
-        await this.#loadChain(meta, checksum, (path) => readState(path, payload));
+        await this.#chains
+          .load(meta, checksum, (path) => readState(path, payload))
+          .catch((error: unknown) => this.#corrupt(id, error));
         this.#index.touch(id, this.#now());
         return payload;
       }
@@ -289,10 +257,7 @@ export class CheckpointStore implements CheckpointStorage {
    */
   #dropRemote(meta: CheckpointMeta): void {
     if (!this.#replica) return;
-    const keepState = this.#index.linkedBy(meta.id, meta.id) > 0;
-    const orphans = meta.chain
-      .map((link) => link.id)
-      .filter((chunk) => this.#index.get(chunk) === undefined && this.#index.linkedBy(chunk, meta.id) === 0);
+    const { keepState, orphans } = this.#chains.remoteDeletion(meta);
     this.#replica.deleteRemote(meta, keepState, orphans);
   }
 
@@ -349,35 +314,6 @@ export class CheckpointStore implements CheckpointStorage {
     } catch (error) {
       this.#corrupt(id, error);
     }
-  }
-
-  /**
-   * Assemble a chained checkpoint's chunks (each checked while read) into one scratch state file and
-   * `readState` it. A chunk that is missing, fails its check or does not parse removes the entry.
-   */
-  async #loadChain(meta: CheckpointMeta, checksum: string, readState: (path: string) => Promise<void>): Promise<void> {
-    const { id } = meta;
-    const own = stateCheck(checksum);
-    const paths = [...meta.chain.map((_, k) => this.#files.chainPath(id, k)), this.#files.statePath(id)];
-    let assembled = false;
-    await this.#chunks
-      .assembled(paths, [...meta.chain, own ?? { crc: -1, bytes: -1 }], async (path) => {
-        assembled = true;
-        await readState(path);
-      })
-      .catch((error: unknown) => {
-        if (assembled) throw error;
-        const kind =
-          error instanceof ChunkChecksumError
-            ? "checksum"
-            : error instanceof UnsupportedStateError
-              ? "payload"
-              : (error as NodeJS.ErrnoException).code === "ENOENT"
-                ? "missing"
-                : undefined;
-        if (kind === undefined) throw error;
-        this.#corrupt(id, new CorruptCheckpointError(`checkpoint ${id}: ${String(error)}`, { checkpointId: id, kind }));
-      });
   }
 
   /** Rethrow `error`; a {@link CorruptCheckpointError} first removes the entry. */
