@@ -8,7 +8,8 @@
  *   --quick               tiny model, small prompts, one repetition (CI: proves every workload runs)
  *   --reps n              repetitions per measurement (default 3)
  *   --contexts a,b,c      prompt sizes for continuation vs cold (default 2000,8000,24000)
- *   --restore-tokens n    prompt size for checkpoint restore vs re-prefill (default 8000)
+ *   --restore-tokens a,b  prompt sizes for checkpoint restore vs re-prefill (default 8000,24000;
+ *                         the sessions workload uses the first)
  *   --agent-prefix n      tokens of the agent loop's system prompt + tools (default 20000)
  *   --agent-turns n       turns per agent loop (default 5)
  *   --only a,b            run only these workloads (names below)
@@ -25,6 +26,7 @@ import { parseArgs } from "node:util";
 import { ensureTestModel, TEST_MODEL_SPECS, type TestModelSize } from "../native/model/gguf-writer.ts";
 import { REPO_ROOT, type Stack, startStack } from "../scripts/stack.ts";
 import { agentLoopWorkload } from "./agent-loop.ts";
+import { checkpointRestoreWorkload } from "./checkpoint-restore.ts";
 import { checkpointWritesWorkload } from "./checkpoint-writes.ts";
 import { continuationWorkload } from "./continuation.ts";
 import { workerEngineBuild } from "./engine-build.ts";
@@ -42,6 +44,7 @@ const WORKLOADS: Workload[] = [
   agentLoopWorkload,
   responsesLoopWorkload,
   checkpointWritesWorkload,
+  checkpointRestoreWorkload,
   continuationWorkload,
   routingOverheadWorkload,
   placementWorkload,
@@ -85,6 +88,7 @@ async function resolveOptions(): Promise<BenchOptions> {
     reps: numberList(values.reps ?? (quick ? "1" : "3"))[0] ?? 3,
     contexts,
     restoreTokens: numberList(values["restore-tokens"] ?? (quick ? "1000" : "8000"))[0] ?? 8000,
+    restoreSizes: numberList(values["restore-tokens"] ?? (quick ? "1000" : "8000,24000")),
     agentPrefixTokens,
     agentTurns,
     llamaServer: values["llama-server"],

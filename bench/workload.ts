@@ -14,8 +14,10 @@ export interface BenchOptions {
   reps: number;
   /** Prompt sizes for continuation vs cold. */
   contexts: number[];
-  /** Prompt size for checkpoint restore vs re-prefill. */
+  /** Prompt size for checkpoint restore vs re-prefill (sessions workload). */
   restoreTokens: number;
+  /** Prompt sizes for the checkpoint-restore workload (every `--restore-tokens` value). */
+  restoreSizes: number[];
   /** Approximate tokens of the agent loop's system prompt + tool definitions. */
   agentPrefixTokens: number;
   /** Turns of each agent loop. */

@@ -42,6 +42,8 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   checkpointDir: string;
   /** FRONTIER_CHECKPOINT_DIR was set: other workers may use the same directory. */
   checkpointDirShared: boolean;
+  /** FRONTIER_CHECKPOINT_SCRATCH_DIR: memory-backed directory for whole KV dumps and assembled states (default /dev/shm, else the OS temp dir). */
+  checkpointScratchDir: string | undefined;
   /** The S3-compatible bucket checkpoints are replicated to (workers on other hosts read them); undefined: none. */
   checkpointS3: CheckpointS3Config | undefined;
   /** Pool membership: the edge to heartbeat to (undefined: static configuration only). */
@@ -137,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     checkpointDelayMs: intFrom(env, "FRONTIER_CHECKPOINT_DELAY_MS", 250),
     checkpointDir: env.FRONTIER_CHECKPOINT_DIR || `${stateDir}/checkpoints`,
     checkpointDirShared: Boolean(env.FRONTIER_CHECKPOINT_DIR),
+    checkpointScratchDir: env.FRONTIER_CHECKPOINT_SCRATCH_DIR || undefined,
     checkpointS3: checkpointS3(env),
     edgeUrl,
     poolToken: edgeUrl ? secret(env, "FRONTIER_POOL_TOKEN", DEV_POOL_TOKEN) : "",

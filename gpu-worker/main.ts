@@ -62,6 +62,7 @@ async function main(): Promise<void> {
           budgetBytes: config.checkpointBudgetBytes,
           modelIdentity: engine.model.identity,
           replica,
+          ...(config.checkpointScratchDir ? { scratchDir: config.checkpointScratchDir } : {}),
         })
       : undefined;
   const checkpoints = store

@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { open, readFile, rename, rm } from "node:fs/promises";
+import { link, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { type CheckpointPayload, CorruptCheckpointError } from "./types.ts";
@@ -8,6 +8,8 @@ const STATE_SUFFIX = ".state";
 const PAYLOAD_SUFFIX = ".json";
 const TEMP_SUFFIX = ".tmp";
 const FILE_NAME = /^([0-9a-f]{32})\.(state|json)$/;
+const CHAIN_DIR = /^([0-9a-f]{32})\.chain$/;
+const CHAIN_SUFFIX = ".chain";
 
 /** What an atomic write left on disk. */
 export interface WrittenCheckpoint {
@@ -43,6 +45,11 @@ export class CheckpointFiles {
     return join(this.#dir, `${id}${STATE_SUFFIX}`);
   }
 
+  /** Where checkpoint `id` keeps its hard link to earlier state chunk `k` of its chain. */
+  chainPath(id: string, k: number): string {
+    return join(this.#dir, `${id}${CHAIN_SUFFIX}`, `${k}${STATE_SUFFIX}`);
+  }
+
   /** Where the payload file of checkpoint `id` lives. */
   payloadPath(id: string): string {
     return join(this.#dir, `${id}${PAYLOAD_SUFFIX}`);
@@ -51,18 +58,29 @@ export class CheckpointFiles {
   /**
    * Write both files of a fresh `id`: `writeState` fills the temp state file, this writes the payload,
    * fsyncs both, records the checksum `crc32:<state crc>:<state bytes>:<payload crc>:<payload bytes>`,
-   * renames both into place and fsyncs the directory. On any failure nothing of `id` is left behind.
+   * renames both into place and fsyncs the directory. With `chain` (paths of earlier state chunks,
+   * asked for once the state is written), hard links to them go into `<id>.chain/` first. On any failure nothing of `id` is left behind.
    */
   async write(
     id: string,
     payload: CheckpointPayload,
     writeState: (tempPath: string) => Promise<void>,
+    chain: () => readonly string[] = () => [],
   ): Promise<WrittenCheckpoint> {
     const stateTemp = `${this.statePath(id)}${TEMP_SUFFIX}`;
     const payloadTemp = `${this.payloadPath(id)}${TEMP_SUFFIX}`;
+    const chainDir = join(this.#dir, `${id}${CHAIN_SUFFIX}`);
     try {
       await writeState(stateTemp);
       await fsyncFile(stateTemp);
+      const sources = chain();
+      if (sources.length > 0) {
+        await mkdir(`${chainDir}${TEMP_SUFFIX}`);
+        for (const [k, source] of sources.entries()) {
+          await link(source, join(`${chainDir}${TEMP_SUFFIX}`, `${k}${STATE_SUFFIX}`));
+        }
+        await rename(`${chainDir}${TEMP_SUFFIX}`, chainDir);
+      }
       const payloadBytes = encodePayload(payload);
       await writeFileSynced(payloadTemp, payloadBytes);
       const state = await crcFile(stateTemp);
@@ -73,7 +91,9 @@ export class CheckpointFiles {
       return { bytes: state.bytes + payloadBytes.length, stateBytes: state.bytes, checksum };
     } catch (error) {
       await Promise.all(
-        [stateTemp, payloadTemp, this.statePath(id), this.payloadPath(id)].map((p) => rm(p, { force: true })),
+        [stateTemp, payloadTemp, this.statePath(id), this.payloadPath(id), chainDir, `${chainDir}${TEMP_SUFFIX}`].map(
+          (p) => rm(p, { force: true, recursive: true }),
+        ),
       );
       throw error;
     }
@@ -83,10 +103,24 @@ export class CheckpointFiles {
    * Put both files of `id` in place from elsewhere (a replica): `fill` writes the two temp paths, then
    * both are renamed into place. Unverified: the caller checks the checksum ({@link readPayload}, {@link verifyState}).
    */
-  async adopt(id: string, fill: (temps: { state: string; payload: string }) => Promise<void>): Promise<void> {
-    const temps = { state: `${this.statePath(id)}${TEMP_SUFFIX}`, payload: `${this.payloadPath(id)}${TEMP_SUFFIX}` };
+  async adopt(
+    id: string,
+    chainLength: number,
+    fill: (temps: { state: string; payload: string; chain: string[] }) => Promise<void>,
+  ): Promise<void> {
+    const chainDir = join(this.#dir, `${id}${CHAIN_SUFFIX}`);
+    const chain = Array.from({ length: chainLength }, (_, k) =>
+      join(`${chainDir}${TEMP_SUFFIX}`, `${k}${STATE_SUFFIX}`),
+    );
+    const temps = {
+      state: `${this.statePath(id)}${TEMP_SUFFIX}`,
+      payload: `${this.payloadPath(id)}${TEMP_SUFFIX}`,
+      chain,
+    };
     try {
+      if (chainLength > 0) await mkdir(`${chainDir}${TEMP_SUFFIX}`, { recursive: true });
       await fill(temps);
+      if (chainLength > 0) await rename(`${chainDir}${TEMP_SUFFIX}`, chainDir);
       await rename(temps.state, this.statePath(id));
       await rename(temps.payload, this.payloadPath(id));
     } catch (error) {
@@ -137,11 +171,12 @@ export class CheckpointFiles {
     }
   }
 
-  /** Delete both files of `id` (and any temp leftovers); missing files are fine. */
+  /** Delete the files of `id`, its chain links and any temp leftovers; missing files are fine. */
   remove(id: string): void {
-    for (const path of [this.statePath(id), this.payloadPath(id)]) {
-      rmSync(path, { force: true });
-      rmSync(`${path}${TEMP_SUFFIX}`, { force: true });
+    const chainDir = join(this.#dir, `${id}${CHAIN_SUFFIX}`);
+    for (const path of [this.statePath(id), this.payloadPath(id), chainDir]) {
+      rmSync(path, { force: true, recursive: true });
+      rmSync(`${path}${TEMP_SUFFIX}`, { force: true, recursive: true });
     }
   }
 
@@ -154,6 +189,14 @@ export class CheckpointFiles {
     const seen = new Map<string, number>();
     const cutoff = Date.now() - graceMs;
     for (const entry of readdirSync(this.#dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) {
+        // A known checkpoint's chain links stay; leftovers (temp, unknown id) go like files.
+        const id = CHAIN_DIR.exec(entry.name)?.[1];
+        const path = join(this.#dir, entry.name);
+        const old = graceMs === 0 || (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0) < cutoff;
+        if ((id === undefined || !known.has(id)) && old) rmSync(path, { recursive: true, force: true });
+        continue;
+      }
       if (!entry.isFile()) continue;
       const match = FILE_NAME.exec(entry.name);
       const id = match?.[1];
@@ -171,11 +214,8 @@ export class CheckpointFiles {
 }
 
 function encodePayload(payload: CheckpointPayload): Buffer {
-  const { text, tokens, stateTokens, extra } = payload;
-  return Buffer.from(
-    JSON.stringify({ text, tokens, ...(stateTokens === undefined ? {} : { stateTokens }), extra }),
-    "utf8",
-  );
+  const { text, tokens, extra } = payload;
+  return Buffer.from(JSON.stringify({ text, tokens, extra }), "utf8");
 }
 
 function decodePayload(bytes: Buffer): CheckpointPayload | undefined {
@@ -186,21 +226,23 @@ function decodePayload(bytes: Buffer): CheckpointPayload | undefined {
     return undefined;
   }
   if (typeof value !== "object" || value === null) return undefined;
-  const { text, tokens, stateTokens, extra } = value as Record<string, unknown>;
+  const { text, tokens, extra } = value as Record<string, unknown>;
   if (typeof text !== "string" || !Array.isArray(tokens) || !tokens.every(Number.isInteger)) return undefined;
-  if (stateTokens === undefined) return { text, tokens: tokens as number[], extra };
-  if (!Number.isInteger(stateTokens) || (stateTokens as number) < 0 || (stateTokens as number) > tokens.length)
-    return undefined;
-  return { text, tokens: tokens as number[], stateTokens: stateTokens as number, extra };
+  return { text, tokens: tokens as number[], extra };
 }
 
-interface FileCrc {
+export interface FileCrc {
   readonly crc: number;
   readonly bytes: number;
 }
 
 /** Reads of 8 MiB: the default 64 KiB stream chunks made checking a 128 MB file 3x slower. */
 const READ_CHUNK = 8 * 1024 * 1024;
+
+/** The CRC-32 and size a checksum string records for a state file (undefined: unknown format). */
+export function stateCheck(checksum: string): FileCrc | undefined {
+  return parseChecksum(checksum)?.state;
+}
 
 async function crcFile(path: string): Promise<FileCrc> {
   const handle = await open(path, "r");

@@ -1,6 +1,12 @@
 import Database from "better-sqlite3";
 import { type CheckpointRow, prepareStatements, SCHEMA, SCHEMA_VERSION } from "./checkpoint-schema.ts";
-import { CHECKPOINT_REASONS, type CheckpointMeta, type CheckpointReason, isCheckpointReason } from "./types.ts";
+import {
+  CHECKPOINT_REASONS,
+  type ChainLink,
+  type CheckpointMeta,
+  type CheckpointReason,
+  isCheckpointReason,
+} from "./types.ts";
 
 /** An index row: the meta plus the checksum over its two files. */
 export interface IndexedCheckpoint {
@@ -19,7 +25,7 @@ export function toolUseKey(ids: readonly string[]): string {
 export class CheckpointIndex {
   readonly #db: Database.Database;
   readonly #statements: ReturnType<typeof prepareStatements>;
-  readonly #commit: Database.Transaction<(row: CheckpointRow, replace: boolean) => string[]>;
+  readonly #commit: Database.Transaction<(row: CheckpointRow, replace: boolean) => CheckpointMeta[]>;
 
   /** Open (create) the index database at `path`. */
   constructor(path: string) {
@@ -34,9 +40,14 @@ export class CheckpointIndex {
     }
     db.exec(SCHEMA);
     this.#statements = prepareStatements(db);
-    this.#commit = db.transaction((row: CheckpointRow, replace: boolean): string[] => {
-      const replaced = replace ? this.#statements.sameSession.all(row.tenant, row.session_id, row.reason) : [];
-      for (const id of replaced) this.#statements.delete.run(id);
+    this.#commit = db.transaction((row: CheckpointRow, replace: boolean): CheckpointMeta[] => {
+      const ids = replace ? this.#statements.sameSession.all(row.tenant, row.session_id, row.reason) : [];
+      const replaced: CheckpointMeta[] = [];
+      for (const id of ids) {
+        const old = this.#statements.get.get(id);
+        if (old) replaced.push(toMeta(old));
+        this.#statements.delete.run(id);
+      }
       this.#statements.insert.run(row);
       return replaced;
     });
@@ -44,9 +55,9 @@ export class CheckpointIndex {
 
   /**
    * Commit a checkpoint's row. With `replace`, first delete the rows of the same (tenant, session,
-   * reason), in the same transaction; returns their ids so their files can be deleted.
+   * reason), in the same transaction; returns their metas so their files can be deleted.
    */
-  insert(meta: CheckpointMeta, checksum: string, replace: boolean): string[] {
+  insert(meta: CheckpointMeta, checksum: string, replace: boolean): CheckpointMeta[] {
     // Immediate: take the write lock before reading the rows to replace (another process may write).
     return this.#commit.immediate(toRow(meta, checksum, true), replace);
   }
@@ -126,9 +137,14 @@ export class CheckpointIndex {
     return this.#statements.evictionOrder.all(model);
   }
 
-  /** Total bytes of all rows. */
+  /** Disk bytes of local rows: what each wrote, plus linked chunks whose writer is gone (once each). */
   totalBytes(): number {
     return this.#statements.totalBytes.get() ?? 0;
+  }
+
+  /** How many rows (local or a replica's) other than `exceptId` link chunk `chunkId` in their chain. */
+  linkedBy(chunkId: string, exceptId: string): number {
+    return this.#statements.linkedBy.get(exceptId, chunkId) ?? 0;
   }
 
   /** Row count per reason (all models). */
@@ -162,6 +178,7 @@ function toRow(meta: CheckpointMeta, checksum: string, local: boolean): Checkpoi
     last_used_at: meta.lastUsedAt,
     hits: meta.hits,
     local: local ? 1 : 0,
+    chain: JSON.stringify(meta.chain),
   };
 }
 
@@ -181,5 +198,18 @@ function toMeta(row: CheckpointRow): CheckpointMeta {
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
     hits: row.hits,
+    chain: parseChain(row.chain),
   };
+}
+
+/** The chain of an index row or a replica's metadata; throws on anything malformed. */
+export function parseChain(value: unknown): ChainLink[] {
+  const links = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
+  if (!Array.isArray(links)) throw new Error("checkpoint chain is not a list");
+  return links.map((link: unknown) => {
+    const { id, crc, bytes } = (link ?? {}) as Record<string, unknown>;
+    if (typeof id !== "string" || !/^[0-9a-f]{32}$/.test(id)) throw new Error("checkpoint chain: bad id");
+    if (!Number.isSafeInteger(crc) || !Number.isSafeInteger(bytes)) throw new Error("checkpoint chain: bad size");
+    return { id, crc: crc as number, bytes: bytes as number };
+  });
 }

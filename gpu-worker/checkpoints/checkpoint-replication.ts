@@ -2,6 +2,7 @@
  * The local store's side of a replica: upload after a write, import remote metadata as index rows
  * without files, download files on first load (one download per id at a time), delete remote copies.
  */
+import { link } from "node:fs/promises";
 import { log } from "../log.ts";
 import type { CheckpointFiles } from "./checkpoint-files.ts";
 import type { CheckpointIndex } from "./checkpoint-index.ts";
@@ -28,10 +29,14 @@ export class CheckpointReplication {
       .catch((error: unknown) => log("checkpoint upload failed", { id: meta.id.slice(0, 8), error: String(error) }));
   }
 
-  /** Delete the remote copy in the background. */
-  deleteRemote(meta: Pick<CheckpointMeta, "id" | "tenant" | "sessionId">): void {
+  /** Delete the remote copy in the background (see `CheckpointReplica.delete`). */
+  deleteRemote(
+    meta: Pick<CheckpointMeta, "id" | "tenant" | "sessionId">,
+    keepState: boolean,
+    orphans: readonly string[],
+  ): void {
     this.replica
-      .delete(meta)
+      .delete(meta, keepState, orphans)
       .catch((error: unknown) =>
         log("checkpoint remote delete failed", { id: meta.id.slice(0, 8), error: String(error) }),
       );
@@ -58,12 +63,22 @@ export class CheckpointReplication {
     return imported;
   }
 
-  /** Fetch a replica-only checkpoint's files into place and mark the row local; the caller verifies them. */
+  /**
+   * Fetch a replica-only checkpoint's files into place and mark the row local; the caller verifies
+   * them. A chunk of its chain already on this disk (its writer is a local row) is hard-linked, not
+   * downloaded again.
+   */
   download(meta: CheckpointMeta, downloaded: () => void): Promise<void> {
     let pending = this.#downloads.get(meta.id);
     if (!pending) {
       pending = this.files
-        .adopt(meta.id, (temps) => this.replica.download(meta, temps))
+        .adopt(meta.id, meta.chain.length, async (temps) => {
+          await this.replica.download(meta, temps);
+          for (const [k, chunk] of meta.chain.entries()) {
+            const path = temps.chain[k] ?? "";
+            if (!(await this.#linkLocal(chunk.id, path))) await this.replica.downloadChunk(meta.tenant, chunk.id, path);
+          }
+        })
         .then(() => {
           this.index.setLocal(meta.id, true);
           downloaded();
@@ -72,5 +87,19 @@ export class CheckpointReplication {
       this.#downloads.set(meta.id, pending);
     }
     return pending;
+  }
+
+  /** Hard-link the state chunk of local checkpoint `id` (pinned meanwhile) to `path`; false when not local. */
+  async #linkLocal(id: string, path: string): Promise<boolean> {
+    if (!this.index.get(id)?.local) return false;
+    this.pins.pin(id);
+    try {
+      await link(this.files.statePath(id), path);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      if (this.pins.unpin(id)) this.files.remove(id);
+    }
   }
 }

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { CHECKPOINT_REASONS, REASON_WEIGHT, SESSION_REASONS } from "./types.ts";
 
 /** Bumped on any schema change; an index of another version is dropped (its files become orphans). */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** Reasons are fixed literals, so they are spelled into the SQL text rather than bound. */
 const SESSION_REASON_LIST = SESSION_REASONS.map((r) => `'${r}'`).join(", ");
@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   created_at INTEGER NOT NULL,
   last_used_at INTEGER NOT NULL,
   hits INTEGER NOT NULL,
-  local INTEGER NOT NULL
+  local INTEGER NOT NULL,
+  chain TEXT NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS checkpoints_prefix ON checkpoints (tenant, model_identity, text_length);
 CREATE INDEX IF NOT EXISTS checkpoints_session ON checkpoints (tenant, session_id);
@@ -53,6 +54,8 @@ export interface CheckpointRow {
   hits: number;
   /** 1: its files are in this directory; 0: a replica's checkpoint whose files are fetched on first load. */
   local: number;
+  /** JSON array of `ChainLink`s: the earlier state chunks (hard-linked beside its files). */
+  chain: string;
 }
 
 /** Every statement the index runs, prepared once. */
@@ -61,12 +64,12 @@ export function prepareStatements(db: Database.Database) {
   return {
     insert: db.prepare<CheckpointRow>(
       `INSERT INTO checkpoints VALUES (@id, @tenant, @session_id, @reason, @text_hash, @text_length, @token_count,
-       @tool_use_ids, @tool_use_key, @bytes, @checksum, @model_identity, @created_at, @last_used_at, @hits, @local)`,
+       @tool_use_ids, @tool_use_key, @bytes, @checksum, @model_identity, @created_at, @last_used_at, @hits, @local, @chain)`,
     ),
     insertRemote: db.prepare<CheckpointRow>(
       `INSERT OR IGNORE INTO checkpoints VALUES (@id, @tenant, @session_id, @reason, @text_hash, @text_length,
        @token_count, @tool_use_ids, @tool_use_key, @bytes, @checksum, @model_identity, @created_at, @last_used_at,
-       @hits, @local)`,
+       @hits, @local, @chain)`,
     ),
     setLocal: db.prepare<[number, string]>("UPDATE checkpoints SET local = ? WHERE id = ?"),
     localIds: db.prepare<[], string>("SELECT id FROM checkpoints WHERE local = 1").pluck(),
@@ -109,7 +112,23 @@ export function prepareStatements(db: Database.Database) {
       `SELECT id, bytes FROM checkpoints WHERE local = 1
        ORDER BY (model_identity = ?) ASC, ${WEIGHT_SQL} ASC, last_used_at ASC, rowid ASC`,
     ),
-    totalBytes: db.prepare<[], number>("SELECT COALESCE(SUM(bytes), 0) FROM checkpoints WHERE local = 1").pluck(),
+    // What local rows wrote, plus each chunk they link whose writer is no longer a local row (once).
+    totalBytes: db
+      .prepare<[], number>(
+        `SELECT (SELECT COALESCE(SUM(bytes), 0) FROM checkpoints WHERE local = 1)
+         + (SELECT COALESCE(SUM(b), 0) FROM (
+             SELECT json_extract(j.value, '$.id') AS cid, MAX(json_extract(j.value, '$.bytes')) AS b
+             FROM checkpoints c, json_each(c.chain) j WHERE c.local = 1 GROUP BY cid)
+           WHERE cid NOT IN (SELECT id FROM checkpoints WHERE local = 1))`,
+      )
+      .pluck(),
+    // Rows (local or a replica's) other than `id` whose chain links chunk `chunk`.
+    linkedBy: db
+      .prepare<[string, string], number>(
+        `SELECT COUNT(*) FROM checkpoints c, json_each(c.chain) j
+         WHERE c.id != ? AND json_extract(j.value, '$.id') = ?`,
+      )
+      .pluck(),
     byReason: db.prepare<[], { reason: string; n: number }>(
       "SELECT reason, COUNT(*) AS n FROM checkpoints GROUP BY reason",
     ),

@@ -11,8 +11,8 @@ export interface CheckpointStorage {
   /** The model identity whose checkpoints this store returns. */
   readonly modelIdentity: string;
   /**
-   * Write atomically; `writeState(tempPath)` writes the engine's KV state file (or, with
-   * `input.linkStateOf`, an older checkpoint's state file is shared by a hard link).
+   * Write atomically; `writeState(path)` writes the engine's KV state file (with `input.extends`,
+   * into scratch memory: only the cells past that checkpoint's tokens reach the disk, as a chunk).
    */
   write(input: CheckpointWriteInput, writeState: (tempPath: string) => Promise<void>): Promise<CheckpointMeta>;
   /** The longest checkpoint of `tenant` whose covered text is a prefix of `text`. */

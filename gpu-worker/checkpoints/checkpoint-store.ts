@@ -1,14 +1,15 @@
 import { ok as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { link } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../log.ts";
+import { CheckpointChains } from "./checkpoint-chains.ts";
 import { CheckpointFiles } from "./checkpoint-files.ts";
 import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
 import { CheckpointReplication } from "./checkpoint-replication.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
+import { ChunkedState, defaultScratchDir } from "./chunked-state.ts";
 import { availableBytes, isDiskFull } from "./disk-full.ts";
 import { hashText, prefixHashes } from "./text-hash.ts";
 import {
@@ -46,6 +47,7 @@ export class CheckpointStore implements CheckpointStorage {
   readonly #replica: CheckpointReplication | undefined;
   readonly #dir: string;
   readonly #availableBytes: (dir: string) => number;
+  readonly #chains: CheckpointChains;
   #hits = 0;
   #misses = 0;
 
@@ -59,6 +61,13 @@ export class CheckpointStore implements CheckpointStorage {
     this.#availableBytes = options.availableBytes ?? availableBytes;
     this.#maxPrefixCandidates = options.maxPrefixCandidates ?? 64;
     this.#shared = options.shared ?? false;
+    this.#chains = new CheckpointChains(
+      index,
+      files,
+      this.#pins,
+      new ChunkedState(options.scratchDir ?? defaultScratchDir()),
+      this.#modelIdentity,
+    );
     this.#replica =
       options.replica && new CheckpointReplication(options.replica, index, files, this.#pins, this.#modelIdentity);
   }
@@ -94,26 +103,16 @@ export class CheckpointStore implements CheckpointStorage {
     const id = randomBytes(16).toString("hex");
     const { text, tokens } = input.payload;
     const textHash = hashText(text);
-    const base = input.linkStateOf;
-    if (base !== undefined) this.#pins.pin(base);
-    let written: Awaited<ReturnType<CheckpointFiles["write"]>>;
-    const writeFiles = () =>
-      this.#files.write(
-        id,
-        input.payload,
-        base === undefined ? writeState : (path) => this.#linkState(base, input.tenant, path),
-      );
+    const writeChained = () => this.#chains.write(id, input, writeState);
+    let result: Awaited<ReturnType<typeof writeChained>>;
     try {
-      try {
-        written = await writeFiles();
-      } catch (error) {
-        // A full disk: reclaim space from the least valuable checkpoints and try once more.
-        if (!isDiskFull(error, this.#dir, this.#availableBytes) || this.#reclaim(base) === 0) throw error;
-        written = await writeFiles();
-      }
-    } finally {
-      if (base !== undefined && this.#pins.unpin(base)) this.#files.remove(base);
+      result = await writeChained();
+    } catch (error) {
+      // A full disk: reclaim space from the least valuable checkpoints and try once more.
+      if (!isDiskFull(error, this.#dir, this.#availableBytes) || this.#reclaim(undefined) === 0) throw error;
+      result = await writeChained();
     }
+    const { written, chain } = result;
     const now = this.#now();
     const meta: CheckpointMeta = {
       id,
@@ -124,15 +123,15 @@ export class CheckpointStore implements CheckpointStorage {
       textLength: text.length,
       tokenCount: tokens.length,
       toolUseIds: [...input.toolUseIds],
-      // A shared state is charged to the checkpoint that wrote it: this one added its payload only.
-      bytes: base === undefined ? written.bytes : written.bytes - written.stateBytes,
+      bytes: written.bytes,
+      chain,
       modelIdentity: this.#modelIdentity,
       createdAt: now,
       lastUsedAt: now,
       hits: 0,
     };
     const replace = input.sessionId !== "" && SESSION_REASONS.includes(input.reason);
-    let replaced: string[];
+    let replaced: CheckpointMeta[];
     try {
       replaced = this.#index.insert(meta, written.checksum, replace);
     } catch (error) {
@@ -140,8 +139,8 @@ export class CheckpointStore implements CheckpointStorage {
       throw error;
     }
     for (const old of replaced) {
-      this.#deleteFiles(old);
-      this.#replica?.deleteRemote({ id: old, tenant: meta.tenant, sessionId: meta.sessionId });
+      this.#deleteFiles(old.id);
+      this.#dropRemote(old);
     }
     this.#evict(id);
     // Before the write resolves: a session handed over or parked is readable from other hosts.
@@ -212,6 +211,13 @@ export class CheckpointStore implements CheckpointStorage {
       if (options.prefixOf !== undefined && !options.prefixOf.startsWith(payload.text)) {
         throw new CheckpointMismatchError(id);
       }
+      if (meta.chain.length > 0) {
+        await this.#chains
+          .load(meta, checksum, (path) => readState(path, payload))
+          .catch((error: unknown) => this.#corrupt(id, error));
+        this.#index.touch(id, this.#now());
+        return payload;
+      }
       if (downloaded) await this.#files.verifyState(id, checksum).catch((error: unknown) => this.#corrupt(id, error));
       const [verified, loaded] = await Promise.allSettled([
         downloaded ? Promise.resolve() : this.#files.verifyState(id, checksum),
@@ -228,7 +234,7 @@ export class CheckpointStore implements CheckpointStorage {
 
   /**
    * The verified payload of a checkpoint whose files are on local disk (a candidate for
-   * `linkStateOf`); undefined when it is not local. A damaged one is removed (and undefined).
+   * `extends`); undefined when it is not local. A damaged one is removed (and undefined).
    */
   async localPayload(meta: CheckpointMeta, tenant: string): Promise<CheckpointPayload | undefined> {
     const row = this.#index.get(meta.id);
@@ -252,8 +258,21 @@ export class CheckpointStore implements CheckpointStorage {
     const row = this.#replica ? this.#index.get(id) : undefined;
     const existed = this.#index.delete(id);
     this.#deleteFiles(id);
-    if (row) this.#replica?.deleteRemote(row.meta);
+    if (row) this.#dropRemote(row.meta);
     return existed;
+  }
+
+  /**
+   * Delete the replica's copy of a checkpoint whose row is gone. Chunks are stored once remotely too
+   * (under the id of the checkpoint that wrote them): its own state chunk stays while a row this
+   * store knows (local or imported) still links it, and each chunk it linked goes once nothing known
+   * links it any more. A dependent on another host this store never imported may then miss a chunk:
+   * its load fails as missing and the turn falls back to prefill.
+   */
+  #dropRemote(meta: CheckpointMeta): void {
+    if (!this.#replica) return;
+    const { keepState, orphans } = this.#chains.remoteDeletion(meta);
+    this.#replica.deleteRemote(meta, keepState, orphans);
   }
 
   /**
@@ -320,27 +339,16 @@ export class CheckpointStore implements CheckpointStorage {
     throw error;
   }
 
-  /** Hard-link the (pinned) state file of checkpoint `base` of `tenant` to `path`. */
-  async #linkState(base: string, tenant: string, path: string): Promise<void> {
-    const row = this.#index.get(base);
-    if (!row?.local || row.meta.tenant !== tenant || row.meta.modelIdentity !== this.#modelIdentity) {
-      throw new CorruptCheckpointError(`checkpoint ${base} is not on local disk to share its state`, {
-        checkpointId: base,
-        kind: "missing",
-      });
-    }
-    await link(this.#files.statePath(base), path);
-  }
-
   #evict(protectedId: string | undefined): void {
     let total = this.#index.totalBytes();
     if (total <= this.#budgetBytes) return;
     let evicted = 0;
-    for (const { id, bytes } of this.#index.evictionOrder(this.#modelIdentity)) {
+    for (const { id } of this.#index.evictionOrder(this.#modelIdentity)) {
       if (total <= this.#budgetBytes) break;
       if (id === protectedId || this.#pins.has(id)) continue;
       this.#evictLocal(id);
-      total -= bytes;
+      // What it frees: its own chunk only once no other checkpoint links it (counted again).
+      total = this.#index.totalBytes();
       evicted++;
     }
     log("checkpoints evicted", { count: evicted, bytes: total, budget: this.#budgetBytes });

@@ -13,9 +13,10 @@
 import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { log } from "../log.ts";
+import { parseChain } from "./checkpoint-index.ts";
 import type { CheckpointFilePaths, CheckpointReplica, ReplicatedCheckpoint } from "./checkpoint-replica.ts";
 import { S3Client, type S3Location } from "./s3-client.ts";
-import { type CheckpointMeta, CorruptCheckpointError, isCheckpointReason } from "./types.ts";
+import { type ChainLink, type CheckpointMeta, CorruptCheckpointError, isCheckpointReason } from "./types.ts";
 
 export interface S3ReplicaOptions extends S3Location {
   /** Key prefix inside the bucket ("" or ending in "/"). */
@@ -77,8 +78,26 @@ export class S3CheckpointReplica implements CheckpointReplica {
     }
   }
 
-  async delete(meta: Pick<CheckpointMeta, "id" | "tenant" | "sessionId">): Promise<void> {
-    await this.#deleteKeys([this.#metaKey(meta), ...this.#blobKeys(meta.tenant, meta.id)]);
+  async downloadChunk(tenant: string, chunkId: string, path: string): Promise<void> {
+    const [blobState] = this.#blobKeys(tenant, chunkId);
+    const bytes = await this.#client.get(blobState, AbortSignal.timeout(this.#blobTimeoutMs));
+    if (!bytes) {
+      throw new CorruptCheckpointError(`state chunk ${chunkId}: remote file missing`, {
+        checkpointId: chunkId,
+        kind: "missing",
+      });
+    }
+    await writeFile(path, bytes);
+  }
+
+  async delete(
+    meta: Pick<CheckpointMeta, "id" | "tenant" | "sessionId">,
+    keepState: boolean,
+    orphans: readonly string[],
+  ): Promise<void> {
+    const [blobState, blobPayload] = this.#blobKeys(meta.tenant, meta.id);
+    await this.#deleteKeys([this.#metaKey(meta), blobPayload, ...(keepState ? [] : [blobState])]);
+    await this.#deleteKeys(orphans.map((id) => this.#blobKeys(meta.tenant, id)[0]));
   }
 
   async list(
@@ -169,6 +188,12 @@ export function parseMeta(raw: Buffer): ReplicatedCheckpoint | undefined {
   ].map(str);
   const [textLength, tokenCount, bytes, createdAt] = ["textLength", "tokenCount", "bytes", "createdAt"].map(int);
   const toolUseIds = value.toolUseIds;
+  let chain: ChainLink[];
+  try {
+    chain = parseChain(value.chain ?? []);
+  } catch {
+    return undefined;
+  }
   if (
     id === undefined ||
     !/^[0-9a-f]{32}$/.test(id) ||
@@ -198,6 +223,7 @@ export function parseMeta(raw: Buffer): ReplicatedCheckpoint | undefined {
     tokenCount,
     toolUseIds: toolUseIds as string[],
     bytes,
+    chain,
     modelIdentity,
     createdAt,
     lastUsedAt: createdAt,

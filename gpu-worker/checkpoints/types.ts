@@ -45,11 +45,16 @@ export interface CheckpointMeta {
   /** For a tool-frontier checkpoint: the tool-use IDs it is keyed by (may be empty). */
   readonly toolUseIds: readonly string[];
   /**
-   * State file plus payload file size; for a checkpoint sharing another's state (`linkStateOf`), its
-   * payload only (the disk it added). The budget under-counts a shared state once the checkpoint
-   * that wrote it is gone while one sharing it remains.
+   * What this checkpoint wrote: its own state chunk plus its payload (for one that extends another,
+   * see `CheckpointWriteInput.extends`, the chunk holds only the cells it added).
    */
   readonly bytes: number;
+  /**
+   * The earlier state chunks this checkpoint's KV is assembled from, oldest first (empty: its own
+   * state file holds every cell). Each names the checkpoint that wrote it; the store keeps a hard
+   * link to each, so removing that writer never frees a chunk this one still needs.
+   */
+  readonly chain: readonly ChainLink[];
   /** The model the KV belongs to; entries of another model are never returned. */
   readonly modelIdentity: string;
   /** Epoch milliseconds. */
@@ -69,14 +74,15 @@ export interface CheckpointPayload {
   readonly text: string;
   /** The tokens the checkpoint restores, in order. */
   readonly tokens: readonly number[];
-  /**
-   * How many of `tokens` the KV state file holds (default: all). A checkpoint whose state file is
-   * an older checkpoint's (see `CheckpointWriteInput.linkStateOf`) holds fewer: a restore loads the
-   * state and prefills the rest of `tokens`.
-   */
-  readonly stateTokens?: number;
   /** Opaque JSON the worker restores with the state (frontier, exact turn memory). */
   readonly extra: unknown;
+}
+
+/** One earlier state chunk of a checkpoint: the checkpoint that wrote it, its CRC-32 and size. */
+export interface ChainLink {
+  readonly id: string;
+  readonly crc: number;
+  readonly bytes: number;
 }
 
 /** What a caller supplies to `CheckpointStore.write`; the rest of the meta is derived. */
@@ -92,12 +98,13 @@ export interface CheckpointWriteInput {
   /** Text, tokens and extra JSON stored beside the KV state. */
   readonly payload: CheckpointPayload;
   /**
-   * Store no new KV: this checkpoint's state file is a hard link to the state file of checkpoint
-   * `linkStateOf` (same tenant; its state holds `payload.stateTokens` tokens, a prefix of
-   * `payload.tokens`). Nothing of the state is written, and the two share it on disk: removing
-   * either never frees what the other still needs. `writeState` is not called.
+   * Write only the KV cells this checkpoint adds to checkpoint `extends` (same tenant and model,
+   * stored locally, its tokens a prefix of `payload.tokens`): `writeState` dumps the whole state to
+   * a scratch file in memory, the store keeps the cells at positions past the base's tokens (a
+   * chunk) and links the base's chunks. Falls back to storing the whole state when the base is
+   * gone, its chain is at the limit, or the state's layout is not one the chunker knows.
    */
-  readonly linkStateOf?: string;
+  readonly extends?: string;
 }
 
 /** How to open a `CheckpointStore`. */
@@ -125,6 +132,11 @@ export interface CheckpointStoreOptions {
   readonly replica?: CheckpointReplica;
   /** Bytes available on the store's file system (default statfs; tests inject a full disk). */
   readonly availableBytes?: (dir: string) => number;
+  /**
+   * Where whole KV dumps and assembled states live briefly (default `/dev/shm` where it exists,
+   * else the OS temp directory): memory, so only a chunk's bytes reach the store's disk.
+   */
+  readonly scratchDir?: string;
 }
 
 /** Counters reported by `CheckpointStore.stats`. */

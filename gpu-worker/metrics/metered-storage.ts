@@ -125,8 +125,16 @@ export class MeteredReplica implements CheckpointReplica {
     return this.#timed("download", () => this.inner.download(meta, files));
   }
 
-  delete(meta: Pick<CheckpointMeta, "id" | "tenant" | "sessionId">): Promise<void> {
-    return this.#timed("delete", () => this.inner.delete(meta));
+  downloadChunk(tenant: string, chunkId: string, path: string): Promise<void> {
+    return this.#timed("download", () => this.inner.downloadChunk(tenant, chunkId, path));
+  }
+
+  delete(
+    meta: Pick<CheckpointMeta, "id" | "tenant" | "sessionId">,
+    keepState: boolean,
+    orphans: readonly string[],
+  ): Promise<void> {
+    return this.#timed("delete", () => this.inner.delete(meta, keepState, orphans));
   }
 
   list(

@@ -16,13 +16,11 @@ export interface CheckpointPolicy {
   /** How long a lookup waits for the replica's metadata (`refresh`) before going on without it. */
   refreshTimeoutMs?: number;
   /**
-   * A tool-frontier checkpoint shares the KV state of a stored prefix of it (the session's previous
-   * checkpoint, or the tenant's system + tools anchor) instead of writing the whole KV, as long as
-   * what a restore would re-prefill stays within max(`minTailTokens`, `maxTailFraction` × tokens)
-   * (defaults 256 and 0.25). Past it the whole KV is written, so full writes are spaced geometrically.
+   * Session checkpoints extend a stored prefix of them (the session's previous checkpoint, or the
+   * tenant's system + tools anchor): only the KV cells past it are written, as a chunk (default on;
+   * false writes every checkpoint whole, for comparison).
    */
-  maxTailFraction?: number;
-  minTailTokens?: number;
+  chunked?: boolean;
 }
 
 /** A session's replica metadata is pulled at most this often (lease and ladder of one request share one). */
@@ -84,8 +82,8 @@ export class SessionCheckpoints {
 
   /**
    * Save a resident session's KV and frontier: the new checkpoint's id and whether its state holds
-   * every token (`exact`; a tool-frontier checkpoint may share a stored prefix's state instead, see
-   * {@link CheckpointPolicy.maxTailFraction}), or undefined when it has no frontier to save.
+   * every token (`exact`: always, a chained one is assembled whole), or undefined when it has no
+   * frontier to save. It extends a stored prefix when one applies ({@link CheckpointPolicy.chunked}).
    * `onStateWritten` runs as soon as the sequence is no longer read (the engine dumped the KV, or
    * a stored prefix's state will be shared); durability (fsync, checksum, index, replica) follows
    * before the promise resolves.
@@ -102,12 +100,7 @@ export class SessionCheckpoints {
     }
     const sequence = session.sequence;
     const tokens = [...sequence.tokens];
-    let shared: { id: string; stateTokens: number } | undefined;
-    try {
-      shared = reason === "tool-frontier" ? await this.#sharedState(session.tenant, frontier.text, tokens) : undefined;
-    } finally {
-      if (shared) onStateWritten?.();
-    }
+    const base = this.policy.chunked === false ? undefined : await this.#baseOf(session.tenant, frontier.text, tokens);
     const meta = await this.store.write(
       {
         tenant: session.tenant,
@@ -117,13 +110,12 @@ export class SessionCheckpoints {
         payload: {
           text: frontier.text,
           tokens,
-          ...(shared ? { stateTokens: shared.stateTokens } : {}),
           extra: {
             ...(frontierToJson(frontier) as object),
             earlierTurns: this.#earlierTurns(session.tenant, frontier),
           },
         },
-        ...(shared ? { linkStateOf: shared.id } : {}),
+        ...(base === undefined ? {} : { extends: base }),
       },
       async (path) => {
         try {
@@ -139,32 +131,23 @@ export class SessionCheckpoints {
       messages: frontier.messages.length,
       tokens: meta.tokenCount,
       bytes: meta.bytes,
-      tail: shared ? tokens.length - shared.stateTokens : undefined,
+      chain: meta.chain.length > 0 ? meta.chain.length : undefined,
     });
-    return { id: meta.id, exact: !shared || shared.stateTokens === tokens.length };
+    return { id: meta.id, exact: true };
   }
 
   /**
-   * A stored checkpoint of `tenant` whose KV state is a token prefix of `tokens` leaving at most the
-   * policy's tail to re-prefill, to share instead of writing the KV again; undefined when none fits.
+   * The longest stored checkpoint of `tenant` on local disk whose tokens are a prefix of `tokens`
+   * (the session's previous checkpoint, or the tenant's anchor): the new one stores only the cells
+   * after it. Undefined when none applies.
    */
-  async #sharedState(
-    tenant: string,
-    text: string,
-    tokens: readonly Token[],
-  ): Promise<{ id: string; stateTokens: number } | undefined> {
-    const maxTail = Math.max(
-      this.policy.minTailTokens ?? 256,
-      Math.floor(tokens.length * (this.policy.maxTailFraction ?? 0.25)),
-    );
-    const meta = this.store.findLongestPrefix(tenant, text, { minTokens: Math.max(1, tokens.length - maxTail) });
-    if (!meta) return undefined;
+  async #baseOf(tenant: string, text: string, tokens: readonly Token[]): Promise<string | undefined> {
+    const meta = this.store.findLongestPrefix(tenant, text, { minTokens: 1 });
+    if (!meta || meta.tokenCount > tokens.length) return undefined;
     const payload = await this.store.localPayload(meta, tenant);
-    if (!payload) return undefined;
-    const stateTokens = payload.stateTokens ?? payload.tokens.length;
-    if (stateTokens === 0 || tokens.length - stateTokens > maxTail) return undefined;
-    for (let i = 0; i < stateTokens; i++) if (payload.tokens[i] !== tokens[i]) return undefined;
-    return { id: meta.id, stateTokens };
+    if (!payload || payload.tokens.length !== meta.tokenCount) return undefined;
+    for (let i = 0; i < payload.tokens.length; i++) if (payload.tokens[i] !== tokens[i]) return undefined;
+    return meta.id;
   }
 
   /** Load the session's newest checkpoint into `sequence`; its frontier, or undefined (cold). */
@@ -184,7 +167,7 @@ export class SessionCheckpoints {
       log("kv cache hit checkpoint", {
         reason: meta.reason,
         tokens: meta.tokenCount,
-        tail: tailOf(payload),
+        chain: meta.chain.length > 0 ? meta.chain.length : undefined,
         key: meta.id.slice(0, 8),
         load: `${(performance.now() - started).toFixed(1)}ms`,
         session: session.sessionId.slice(0, 8),
@@ -216,12 +199,12 @@ export class SessionCheckpoints {
     if (!rest || rest.length === 0) return undefined;
     const started = performance.now();
     try {
-      const payload = await this.store.load(meta, tenant, (path, loaded) => loadInto(sequence, path, loaded), {
+      await this.store.load(meta, tenant, (path, loaded) => loadInto(sequence, path, loaded), {
         prefixOf: rendered.text,
       });
       log("kv cache hit text", {
         tokens: meta.tokenCount,
-        tail: tailOf(payload),
+        chain: meta.chain.length > 0 ? meta.chain.length : undefined,
         key: meta.id.slice(0, 8),
         reason: meta.reason,
         load: `${(performance.now() - started).toFixed(1)}ms`,
@@ -298,17 +281,9 @@ export class SessionCheckpoints {
   }
 }
 
-/** Load a checkpoint's state into `sequence`, then prefill the tokens its state does not hold. */
+/** Load a checkpoint's state (all of its tokens) into `sequence`. */
 async function loadInto(sequence: EngineSequence, path: string, payload: CheckpointPayload): Promise<void> {
-  const stateTokens = payload.stateTokens ?? payload.tokens.length;
-  await sequence.loadState(path, payload.tokens.slice(0, stateTokens));
-  if (stateTokens < payload.tokens.length) await sequence.append(payload.tokens.slice(stateTokens));
-}
-
-/** Tokens a restore of `payload` re-prefills (undefined when its state holds them all). */
-function tailOf(payload: CheckpointPayload): number | undefined {
-  const tail = payload.tokens.length - (payload.stateTokens ?? payload.tokens.length);
-  return tail > 0 ? tail : undefined;
+  await sequence.loadState(path, payload.tokens);
 }
 
 interface EarlierTurn extends RememberedTurn {

@@ -159,7 +159,7 @@ describe("tool-frontier checkpoints never hold up the session", () => {
     }
   });
 
-  it("a tool-frontier checkpoint shares the anchor's KV; a restore prefills only the tail and continues exactly", async () => {
+  it("a tool-frontier checkpoint stores only the cells past the anchor; a restore assembles them and continues exactly", async () => {
     const dir = tempDir("frontier-share-");
     try {
       const system = "Shared system prompt. ".repeat(40);
@@ -176,14 +176,16 @@ describe("tool-frontier checkpoints never hold up the session", () => {
       expect(first.decision).toBe("checkpoint");
       await h.settle();
       const stored = h.store.findBySession("t", a);
-      // The session's checkpoint added its payload only: the KV is the anchor's, shared on disk.
+      // The session's checkpoint extends the anchor: its chunk holds only the turn's cells.
       expect(stored?.reason).toBe("tool-frontier");
+      expect(stored?.chain.length).toBe(1);
       expect(stored?.bytes).toBeLessThan((h.store.stats().bytes - (stored?.bytes ?? 0)) / 4);
       closeHarness(h);
 
       const after = harness(dir.path);
       const second = await after.turn("t", a, resultsThenTool(first.toolCalls, system));
       expect(second.decision).toBe("live-tool-ids");
+      // Exact: the restored KV holds every token, so only the new suffix is prefilled, as live.
       expect(second.promptTokens - second.cachedTokens).toBe(refSecond.promptTokens - refSecond.cachedTokens);
       expect(second.toolCalls.map((c) => c.argumentsJson)).toEqual(refSecond.toolCalls.map((c) => c.argumentsJson));
       closeHarness(after);

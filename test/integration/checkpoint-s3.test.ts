@@ -3,12 +3,13 @@
  * stores with different local directories and one bucket behave like workers on two hosts.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { S3Client } from "../../gpu-worker/checkpoints/s3-client.ts";
 import { S3CheckpointReplica } from "../../gpu-worker/checkpoints/s3-replica.ts";
-import { CorruptCheckpointError } from "../../gpu-worker/checkpoints/types.ts";
+import { type CheckpointMeta, CorruptCheckpointError } from "../../gpu-worker/checkpoints/types.ts";
 import { S3_CREDENTIALS, startS3, type TestS3 } from "../support/s3-server.ts";
+import { syntheticState, tokensOf } from "../support/synthetic-kv-state.ts";
 import { StoreFixture } from "../unit/checkpoints/fixture.ts";
 
 let s3: TestS3;
@@ -151,5 +152,53 @@ describe("checkpoints replicated to S3", () => {
     expect(existsSync(small.statePath(old.id))).toBe(false);
     expect(small.store.findLongestPrefix("tenant-a", "evicted!")?.id).toBe(old.id);
     expect((await small.load(old)).text).toBe("evicted"); // downloaded again
+  });
+});
+
+describe("chained checkpoints in S3 (each KV chunk stored once)", () => {
+  /** A checkpoint of the first `n` synthetic tokens on `fx`, extending `base`. */
+  const chained = (fx: StoreFixture, n: number, base?: CheckpointMeta) =>
+    fx.store.write(
+      {
+        tenant: "tenant-a",
+        sessionId: base ? "chain-s" : "",
+        reason: base ? "tool-frontier" : "cold-anchor",
+        toolUseIds: [`c-${n}`],
+        payload: { text: "y".repeat(n), tokens: tokensOf(n), extra: null },
+        ...(base ? { extends: base.id } : {}),
+      },
+      async (path) => writeFileSync(path, syntheticState(tokensOf(n))),
+    );
+  const blobSize = async (tenant: string, id: string) => (await client.get(blobKey(tenant, id)))?.length;
+
+  it("upload only their own chunk, load whole on another host, and keep a chunk while a chain links it", async () => {
+    const a = host();
+    const b = host();
+    const anchor = await chained(a, 400);
+    const one = await chained(a, 440, anchor);
+    const two = await chained(a, 480, one);
+    expect(two.chain.map((l) => l.id)).toEqual([anchor.id, one.id]);
+    const anchorBlob = (await blobSize("tenant-a", anchor.id)) ?? 0;
+    expect((await blobSize("tenant-a", two.id)) ?? Number.POSITIVE_INFINITY).toBeLessThan(anchorBlob / 4);
+    // `one` was replaced by `two`: its metadata goes, its chunk stays (two's chain links it).
+    expect(await until(async () => !(await remoteKeys()).some((k) => k.includes(one.id) && k.includes("/meta/")))).toBe(
+      true,
+    );
+    expect(await blobSize("tenant-a", one.id)).toBeGreaterThan(0);
+
+    await b.store.refresh("tenant-a", "chain-s");
+    const found = b.store.findBySession("tenant-a", "chain-s");
+    expect(found?.id).toBe(two.id);
+    let state = Buffer.alloc(0);
+    await b.store.load(found ?? two, "tenant-a", async (path) => {
+      state = readFileSync(path);
+    });
+    expect(state.equals(syntheticState(tokensOf(480)))).toBe(true);
+
+    // The session ends: its chunks go remotely once nothing links them; the anchor stays.
+    b.store.remove(two.id);
+    expect(await until(async () => (await blobSize("tenant-a", one.id)) === undefined)).toBe(true);
+    expect(await until(async () => (await blobSize("tenant-a", two.id)) === undefined)).toBe(true);
+    expect(await blobSize("tenant-a", anchor.id)).toBe(anchorBlob);
   });
 });

@@ -11,6 +11,7 @@ import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import { CheckpointStore } from "../../../gpu-worker/checkpoints/checkpoint-store.ts";
 import { REPO_ROOT } from "../../../scripts/stack.ts";
+import { syntheticState, tokensOf } from "../../support/synthetic-kv-state.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -20,11 +21,19 @@ afterEach(() => {
 /** Start the writer child; resolves its stdout lines one by one through `next`. */
 function startWriter(
   dir: string,
-  mode: "pause" | "loop",
+  mode: "pause" | "loop" | "chain-pause" | "chain-loop",
+  scratch?: string,
 ): { child: ChildProcess; waitFor: (line: RegExp) => Promise<string> } {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", join(REPO_ROOT, "test/support/checkpoint-writer-child.ts"), dir, mode],
+    [
+      "--import",
+      "tsx",
+      join(REPO_ROOT, "test/support/checkpoint-writer-child.ts"),
+      dir,
+      mode,
+      ...(scratch ? [scratch] : []),
+    ],
     {
       cwd: REPO_ROOT,
       stdio: ["ignore", "pipe", "inherit"],
@@ -74,6 +83,56 @@ async function reopenAndCheck(dir: string): Promise<number> {
     store.close();
   }
 }
+
+/** Like {@link reopenAndCheck} for the chained writer: the newest turn loads its exact whole state. */
+async function reopenChainAndCheck(dir: string, scratch: string): Promise<number> {
+  const store = CheckpointStore.open({ dir, budgetBytes: 1 << 30, modelIdentity: "model-a", scratchDir: scratch });
+  try {
+    const newest = store.findBySession("tenant-a", "s1");
+    if (!newest) throw new Error("no checkpoint survived");
+    const i = Number(newest.toolUseIds[0]?.replace("id-", ""));
+    expect(newest.chain.length).toBe(i + 1);
+    const n = 256 + 64 * (i + 1);
+    await store.load(newest, "tenant-a", async (statePath) => {
+      expect(readFileSync(statePath).equals(syntheticState(tokensOf(n)))).toBe(true);
+    });
+    // The anchor and the newest turn (its chunk, payload and chain links); the dead writer's
+    // scratch dump is gone; the store counts what is on disk.
+    expect(store.stats().count).toBe(2);
+    const anchor = newest.chain[0]?.id ?? "";
+    expect(readdirSync(join(dir, "files")).sort()).toEqual(
+      [`${anchor}.json`, `${anchor}.state`, `${newest.id}.chain`, `${newest.id}.json`, `${newest.id}.state`].sort(),
+    );
+    expect(readdirSync(scratch).filter((name) => name.startsWith("frontier-kv-"))).toEqual([
+      `frontier-kv-${process.pid}`,
+    ]);
+    return i;
+  } finally {
+    store.close();
+  }
+}
+
+describe("a SIGKILL during a chained (chunk) checkpoint write", () => {
+  it("halfway through the whole-state dump: the previous turn loads whole and nothing is left over", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "frontier-crash-"));
+    const scratch = mkdtempSync(join(tmpdir(), "frontier-scratch-"));
+    dirs.push(dir, scratch);
+    const writer = startWriter(dir, "chain-pause", scratch);
+    await writer.waitFor(/^mid-state$/);
+    await kill(writer.child);
+    expect(await reopenChainAndCheck(dir, scratch)).toBe(2);
+  });
+
+  it("at whatever step a chained write is in: the newest committed turn loads whole", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "frontier-crash-"));
+    const scratch = mkdtempSync(join(tmpdir(), "frontier-scratch-"));
+    dirs.push(dir, scratch);
+    const writer = startWriter(dir, "chain-loop", scratch);
+    await writer.waitFor(/^committed 5$/);
+    await kill(writer.child);
+    expect(await reopenChainAndCheck(dir, scratch)).toBeGreaterThanOrEqual(5);
+  });
+});
 
 describe("a SIGKILL during a checkpoint write", () => {
   it("halfway through the state file: the previous checkpoint is intact and the partial one is gone", async () => {
