@@ -9,6 +9,7 @@ import {
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type IdKind, isIdKind, isSessionId, mintId } from "../../shared/ids.ts";
 import { signThinking } from "../../shared/thinking-signature.ts";
+import { bindControlTokens } from "../chat/grammar-control-tokens.ts";
 import { SchemaGrammarError } from "../chat/json-schema-grammar.ts";
 import type { ChatFormat, PromptSegment } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
@@ -16,6 +17,7 @@ import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.
 import { continuedBlocksDigest, headerDigest, messageDigest } from "../continuation/digest.ts";
 import { type SampledTurnRecord, specialSpans } from "../continuation/frontier.ts";
 import { type ContinuationPlan, planContinuation } from "../continuation/plan-continuation.ts";
+import { alignSpans, type TokenSpan } from "../continuation/sampled-spans.ts";
 import type { SpanTokenMemory } from "../continuation/span-token-memory.ts";
 import { withStoredPrefix } from "../continuation/stored-prefix.ts";
 import { type TurnMemory, visibleTextKey } from "../continuation/turn-memory.ts";
@@ -105,7 +107,7 @@ export async function* runTurn(
     trace.planned();
     const thinkingOpen = plan.rendered.thinkingOpen;
     // Built before the decision goes out, so a schema it refuses is the client's HTTP 400.
-    const grammar = turnGrammar(format, plan.conversation, thinkingOpen, config, request.responseFormat);
+    const grammar = turnGrammar(engine, format, plan.conversation, thinkingOpen, config, request.responseFormat);
     logDecision(request, plan, promptTokens);
     yield generateEvent({
       case: "prompt",
@@ -210,8 +212,8 @@ function recordTurn(
     raw: plan.rendered.generationPrefill + turn.rawText,
     toolUseIds,
     lead: continuedBlocksDigest(messages),
-    spanText: headText + turn.rawText,
-    spanTokens: [...deps.engine.tokenize(headText, { special: false }), ...turn.tokens],
+    toolNames: turn.toolCalls.map((c) => c.name),
+    spans: sampledSpans(deps, headText, turn),
   };
   session.frontier = {
     text: plan.rendered.text + decodeTokens(deps.engine, sampledInKv),
@@ -229,7 +231,19 @@ function recordTurn(
 /** Put a sampled turn into the exact turn memory and the span token memory. */
 export function rememberTurn(deps: Pick<TurnDeps, "memory" | "spans">, tenant: string, turn: SampledTurnRecord): void {
   deps.memory.remember(tenant, turn.keys, { raw: turn.raw, toolUseIds: turn.toolUseIds, lead: turn.lead });
-  if (turn.spanText) deps.spans.remember(tenant, turn.spanText, turn.spanTokens);
+  for (const span of turn.spans) if (span.text) deps.spans.remember(tenant, span.text, span.tokens);
+}
+
+/**
+ * The plain segments a replay of the turn renders (the prompt's last plain segment and the sampled
+ * text, split at sampled control tokens), with the tokens the KV holds for each; one span for the
+ * whole text when they do not line up.
+ */
+function sampledSpans(deps: Pick<TurnDeps, "engine" | "format">, headText: string, turn: SampledTurn): TokenSpan[] {
+  const tokens = [...deps.engine.tokenize(headText, { special: false }), ...turn.tokens];
+  const text = headText + turn.rawText;
+  const aligned = alignSpans(deps.format.splitTurn(text), tokens, (t) => deps.engine.tokenBytes(t));
+  return aligned ?? [{ text, tokens }];
 }
 
 function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTokens: number): void {
@@ -258,8 +272,8 @@ export async function countPromptTokens(
 
 /**
  * Template control tokens are tokenized with control-token parsing on; all other text with it off.
- * A plain segment that is a remembered sampled span gets the tokens the model sampled. Long texts
- * are tokenized on the engine's tokenizer thread, so other sessions' turns go on meanwhile.
+ * A replayed plain segment that is a remembered sampled span gets the tokens the model sampled. Long
+ * texts are tokenized on the engine's tokenizer thread, so other sessions' turns go on meanwhile.
  */
 export async function tokenizeSegments(
   engine: Engine,
@@ -270,13 +284,14 @@ export async function tokenizeSegments(
   const tokens: Token[] = [];
   for (const segment of segments) {
     if (segment.text.length === 0) continue;
-    const known = segment.special ? undefined : sampledSpan(segment.text);
+    const known = segment.replayed ? sampledSpan(segment.text) : undefined;
     for (const t of known ?? (await tokenizeText(engine, segment.text, segment.special))) tokens.push(t);
   }
   return tokens;
 }
 
 function turnGrammar(
+  engine: Engine,
   format: ChatFormat,
   conversation: Conversation,
   thinkingOpen: boolean,
@@ -284,11 +299,22 @@ function turnGrammar(
   responseFormat: ResponseFormat | undefined,
 ): string | undefined {
   try {
-    return grammarForTurn(format, conversation, thinkingOpen, config.testPolicy, responseFormat);
+    const grammar = grammarForTurn(format, conversation, thinkingOpen, config.testPolicy, responseFormat);
+    return grammar === undefined
+      ? undefined
+      : bindControlTokens(grammar, (t) => format.splitTurn(t), controlTokenId(engine));
   } catch (error) {
     if (error instanceof SchemaGrammarError) throw WorkerFailure.invalid(error.message, error.param);
     throw error;
   }
+}
+
+/** The id of the control token spelled `text`, if it is one token. */
+function controlTokenId(engine: Engine): (text: string) => number | undefined {
+  return (text) => {
+    const tokens = engine.tokenize(text, { special: true });
+    return tokens.length === 1 ? tokens[0] : undefined;
+  };
 }
 
 /** A tokenizer refusal (a run its pre-tokenizer cannot take) is the client's 400, not the worker's 500. */

@@ -60,8 +60,7 @@ async function sampleTurn(conv: Conversation, sampled: string, ids: string[], vi
       keys: ids,
       raw: plan.rendered.generationPrefill + sampled,
       toolUseIds: ids,
-      spanText: "",
-      spanTokens: [],
+      spans: [],
     },
   };
   return { frontier, tokens, memory };
