@@ -7,13 +7,16 @@ const ids = new Map([
   ["<tool_call>", 7],
   ["</tool_call>", 8],
 ]);
-const bind = (g: string) => bindControlTokens(g, (t) => splitter.split(t), (t) => ids.get(t));
+const bind = (g: string) =>
+  bindControlTokens(
+    g,
+    (t) => splitter.split(t),
+    (t) => ids.get(t),
+  );
 
 describe("bindControlTokens", () => {
   it("turns a control token spelled in a literal into a token reference, keeping the rest literal", () => {
-    expect(bind('root ::= "<tool_call>\\n" body "\\n</tool_call>"')).toBe(
-      'root ::= (<[7]> "\\n") body ("\\n" <[8]>)',
-    );
+    expect(bind('root ::= "<tool_call>\\n" body "\\n</tool_call>"')).toBe('root ::= (<[7]> "\\n") body ("\\n" <[8]>)');
     expect(bind('root ::= "<tool_call>"?')).toBe("root ::= <[7]>?");
   });
 

@@ -17,10 +17,12 @@ const control = (text: string) => ({ text, special: true });
 
 describe("alignSpans", () => {
   it("gives each plain piece the tokens covering exactly its bytes", () => {
-    expect(alignSpans([plain("assistant\n"), control("<tool_call>"), plain("lookup")], [1, 2, 3, 4, 5], bytes)).toEqual([
-      { text: "assistant\n", tokens: [1, 2] },
-      { text: "lookup", tokens: [4, 5] },
-    ]);
+    expect(alignSpans([plain("assistant\n"), control("<tool_call>"), plain("lookup")], [1, 2, 3, 4, 5], bytes)).toEqual(
+      [
+        { text: "assistant\n", tokens: [1, 2] },
+        { text: "lookup", tokens: [4, 5] },
+      ],
+    );
   });
 
   it("refuses a control piece the model spelled as text, and tokens past the pieces", () => {
