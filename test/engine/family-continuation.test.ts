@@ -111,9 +111,8 @@ describe.each(MODELS)("$model model (real vocabulary)", ({ model, families }) =>
       const format = createChatFormat(family, { chatTemplate: engine.model.chatTemplate });
       const h = new WorkerHarness(engine, dir.path, { format, testPolicy: "scripted-tools" });
       try {
-        // One sequence: the sessions run one after another in the same KV cells (a parallel
-        // sequence's float noise can flip a random model's near-tied greedy choices).
-        const [a, b, c] = [newSessionId(), newSessionId(), newSessionId()];
+        // One sequence: the sessions take turns in it (A's turns first, so each of them runs live).
+      const [a, b, c] = [newSessionId(), newSessionId(), newSessionId()];
         const first = await h.turn("t", a, userTurn("alpha"), 120);
         expect(first.stop).toBe(StopReason.TOOL_USE);
         const call = first.toolCalls[0];
