@@ -112,7 +112,7 @@ describe.each(MODELS)("$model model (real vocabulary)", ({ model, families }) =>
       const h = new WorkerHarness(engine, dir.path, { format, testPolicy: "scripted-tools" });
       try {
         // One sequence: the sessions take turns in it (A's turns first, so each of them runs live).
-      const [a, b, c] = [newSessionId(), newSessionId(), newSessionId()];
+        const [a, b, c] = [newSessionId(), newSessionId(), newSessionId()];
         const first = await h.turn("t", a, userTurn("alpha"), 120);
         expect(first.stop).toBe(StopReason.TOOL_USE);
         const call = first.toolCalls[0];
