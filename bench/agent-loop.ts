@@ -292,6 +292,7 @@ export const agentLoopWorkload: Workload = {
     const later = singleTurns.filter((t) => t.turn > 1);
     const laterFour = interleaved.filter((t) => t.turn > 1);
     const firstTurns = singleTurns.filter((t) => t.turn === 1);
+    const perCall = [...singleTurns, ...interleaved].filter((t) => t.calls > 0).map((t) => t.outputTokens / t.calls);
     const summary = [
       {
         workload: "agent loop",
@@ -311,6 +312,12 @@ export const agentLoopWorkload: Workload = {
           .map((turns) => fmt(median(turns.map((t) => t.firstBlockMs)), 0))
           .join(" / "),
         spread: `turns 2+ ${fmt(Math.min(...later.map((t) => t.firstBlockMs)), 0)}–${fmt(Math.max(...later.map((t) => t.firstBlockMs)), 0)} (n=${later.length})`,
+      },
+      {
+        workload: "agent loop",
+        measure: "output tokens per forced call (median over turns: output tokens / calls)",
+        value: fmt(median(perCall), 1),
+        spread: `${fmt(Math.min(...perCall), 1)}–${fmt(Math.max(...perCall), 1)} (n=${perCall.length})`,
       },
       {
         workload: "agent loop",

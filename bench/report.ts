@@ -43,7 +43,9 @@ export function machineDescription(options: BenchOptions, engineBuild: string): 
   ];
   const generated = process.env.FRONTIER_MODEL_PATH
     ? `\`${basename(options.modelPath)}\``
-    : `generated \`${options.size}\` test model (${spec ? `${spec.embedding} wide, ${spec.layers} layers, vocab ${spec.vocab}, ${spec.weightType}, ` : ""}random weights)`;
+    : options.family !== undefined
+      ? `generated \`${options.family}\` family model, \`${options.size}\` width (${spec ? `${spec.embedding} wide, ${spec.layers} layers, ` : ""}the family's real vocabulary and chat template, F16, random weights)`
+      : `generated \`${options.size}\` test model (${spec ? `${spec.embedding} wide, ${spec.layers} layers, vocab ${spec.vocab}, ${spec.weightType}, ` : ""}random weights)`;
   return [
     `- Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${gpu ? `GPU ${gpu}` : "no GPU"}`,
     `- Software: Node ${process.version}; llama.cpp via node-llama-cpp ${nlc} (release ${llamaTag}); worker engine: ${engineBuild}; threads = ${process.env.FRONTIER_THREADS || 1}, flash attention ${process.env.FRONTIER_FLASH_ATTENTION || "off"}`,

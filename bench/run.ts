@@ -15,6 +15,7 @@
  *   --only a,b            run only these workloads (names below)
  *   --llama-server PATH   also run the agent loop against llama.cpp's llama-server (peer comparison)
  *   --size tiny|mid|large generated model (default mid; tiny with --quick); FRONTIER_MODEL_PATH wins
+ *   --family NAME         a real-vocabulary family model (qwen3, gpt-oss, …; tiny or mid) instead of the byte-level one
  *   --edge-url URL --worker-grpc URL   use a running stack instead of starting one
  *   --out PATH            report file (default docs/bench/report.md)
  *   --no-record           do not update docs/benchmarks.md (a full default run records its tables there)
@@ -23,6 +24,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
+import { FAMILY_NAMES, isFamilyName } from "../native/model/families.ts";
+import { ensureFamilyModel, type FamilyModelSize } from "../native/model/family-model.ts";
 import { ensureTestModel, TEST_MODEL_SPECS, type TestModelSize } from "../native/model/gguf-writer.ts";
 import { REPO_ROOT, type Stack, startStack } from "../scripts/stack.ts";
 import { agentLoopWorkload } from "./agent-loop.ts";
@@ -62,6 +65,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     "llama-server": { type: "string" },
     size: { type: "string" },
+    family: { type: "string" },
     "edge-url": { type: "string" },
     "worker-grpc": { type: "string" },
     out: { type: "string" },
@@ -79,6 +83,9 @@ async function resolveOptions(): Promise<BenchOptions> {
   const quick = values.quick ?? false;
   const size = (values.size ?? (quick ? "tiny" : "mid")) as TestModelSize;
   if (!Object.hasOwn(TEST_MODEL_SPECS, size)) throw new Error(`--size must be one of ${Object.keys(TEST_MODEL_SPECS)}`);
+  const family = values.family;
+  if (family !== undefined && !isFamilyName(family)) throw new Error(`--family must be one of ${FAMILY_NAMES}`);
+  if (family !== undefined && size !== "tiny" && size !== "mid") throw new Error("a family model is tiny or mid");
   const contexts = numberList(values.contexts ?? (quick ? "1000" : "2000,8000,24000"));
   const agentPrefixTokens = numberList(values["agent-prefix"] ?? (quick ? "3000" : "20000"))[0] ?? 20000;
   const agentTurns = numberList(values["agent-turns"] ?? (quick ? "2" : "5"))[0] ?? 5;
@@ -93,8 +100,11 @@ async function resolveOptions(): Promise<BenchOptions> {
     agentTurns,
     llamaServer: values["llama-server"],
     size,
+    family,
     // Generated before anything starts (the mid model takes a few seconds once, then is cached).
-    modelPath: process.env.FRONTIER_MODEL_PATH || (await ensureTestModel(size)),
+    modelPath:
+      process.env.FRONTIER_MODEL_PATH ||
+      (family === undefined ? await ensureTestModel(size) : await ensureFamilyModel(family, size as FamilyModelSize)),
     contextSize: Math.max(Math.max(...contexts), agentPrefixTokens + agentTurns * 1500) + 2048,
     sequences: 2,
     gpu,

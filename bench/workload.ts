@@ -4,6 +4,7 @@
  * returns summary rows for the ratio table at the top of the report plus its own detailed section.
  */
 
+import type { FamilyName } from "../native/model/families.ts";
 import type { TestModelSize } from "../native/model/gguf-writer.ts";
 import type { EdgeDirect } from "../scripts/stack.ts";
 
@@ -26,6 +27,8 @@ export interface BenchOptions {
   llamaServer: string | undefined;
   /** Generated model size used when no FRONTIER_MODEL_PATH is set. */
   size: TestModelSize;
+  /** A real-vocabulary family model (`--family`) instead of the byte-level one. */
+  family?: FamilyName;
   /** The GGUF every workload serves (generated when missing). */
   modelPath: string;
   /** KV cells per sequence of the stack's worker. */

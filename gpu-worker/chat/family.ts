@@ -16,6 +16,7 @@ import type {
   FixedToolCall,
   OutputParser,
   OutputParserOptions,
+  PromptSegment,
   RenderedPrompt,
   RenderOptions,
   ToolCallGrammarOptions,
@@ -124,7 +125,7 @@ export class FamilyFormat implements ChatFormat {
         // A replayed turn: its bytes verbatim; only the control tokens the model samples are special.
         if (raw !== undefined) {
           if (typeof replay === "object") b.content(replay.context).template("\n");
-          for (const s of this.#turnSplitter.split(raw)) s.special ? b.template(s.text) : b.content(s.text);
+          for (const s of this.splitTurn(raw)) s.special ? b.template(s.text) : b.replayed(s.text);
         } else emitParts(b, body);
         // A trailing assistant message is continued (prefill), not closed.
         if (last) open = { start, prefill: b.text.slice(contentStart) };
@@ -171,6 +172,10 @@ export class FamilyFormat implements ChatFormat {
 
   fixedToolCallsGrammar(calls: readonly FixedToolCall[], thinkingOpen: boolean): string {
     return grammars.fixedToolCallsGrammar(this.spec.markup, calls.slice(0, this.maxCallsPerTurn), thinkingOpen);
+  }
+
+  splitTurn(raw: string): PromptSegment[] {
+    return this.#turnSplitter.split(raw);
   }
 
   plainTextGrammar(thinkingOpen: boolean): string {

@@ -50,6 +50,11 @@ export class PromptBuilder {
     return this.#push({ text, special: false });
   }
 
+  /** Text of a replayed assistant turn, as the model sampled it (plain; see PromptSegment.replayed). */
+  replayed(text: string): this {
+    return this.#push({ text, special: false, replayed: true });
+  }
+
   /** Template text: the format's control tokens in it become special segments. */
   template(text: string): this {
     for (const segment of this.splitter.split(text)) this.#push(segment);
@@ -60,8 +65,10 @@ export class PromptBuilder {
     if (segment.text === "") return this;
     const last = this.#segments.at(-1);
     // Plain text merges; control tokens stay one segment each.
-    if (last !== undefined && !last.special && !segment.special) last.text += segment.text;
-    else this.#segments.push({ ...segment });
+    if (last !== undefined && !last.special && !segment.special) {
+      last.text += segment.text;
+      if (segment.replayed) last.replayed = true;
+    } else this.#segments.push({ ...segment });
     this.#text += segment.text;
     return this;
   }

@@ -14,6 +14,12 @@ import type { Conversation, Message } from "../../proto/gen/frontier/worker/v1/w
 export interface PromptSegment {
   text: string;
   special: boolean;
+  /**
+   * Holds text of a replayed assistant turn (the model's own sampled bytes): only such a segment may
+   * take the tokens the model sampled for it, never a template or client segment that happens to
+   * spell the same text.
+   */
+  replayed?: boolean;
 }
 
 export interface RenderedPrompt {
@@ -146,6 +152,8 @@ export interface ChatFormat {
   readonly maxCallsPerTurn: number;
   render(conversation: Conversation, options?: RenderOptions): RenderedPrompt;
   createOutputParser(options: OutputParserOptions): OutputParser;
+  /** How a replay renders sampled turn text: split at the control tokens the model samples in a turn. */
+  splitTurn(raw: string): PromptSegment[];
   /**
    * GBNF (root rule `root`) for a forced tool-call turn in this format's exact markup.
    * After it completes only end-of-generation may follow.

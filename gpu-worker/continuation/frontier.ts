@@ -1,6 +1,7 @@
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import type { Token } from "../../native/engine-types.ts";
 import { type Message, MessageSchema } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { TokenSpan } from "./sampled-spans.ts";
 
 /** The exact record of the turn that produced a frontier (persisted with checkpoints). */
 export interface SampledTurnRecord {
@@ -11,9 +12,10 @@ export interface SampledTurnRecord {
   toolUseIds: readonly string[];
   /** See RememberedTurn.lead. */
   lead?: string | undefined;
-  /** The plain prompt segment a replay of the turn renders, and the tokens the KV holds for it. */
-  spanText: string;
-  spanTokens: readonly Token[];
+  /** The names of those calls, in the same order (absent in frontiers stored before they were kept). */
+  toolNames?: readonly string[];
+  /** The plain prompt segments a replay of the turn renders, with the tokens the KV holds for each. */
+  spans: readonly TokenSpan[];
 }
 
 /**
@@ -69,7 +71,8 @@ export function frontierToJson(frontier: Frontier): JsonValue {
       ...frontier.lastTurn,
       keys: [...frontier.lastTurn.keys],
       toolUseIds: [...frontier.lastTurn.toolUseIds],
-      spanTokens: [...frontier.lastTurn.spanTokens],
+      toolNames: [...(frontier.lastTurn.toolNames ?? [])],
+      spans: frontier.lastTurn.spans.map((s) => ({ text: s.text, tokens: [...s.tokens] })),
     },
   };
 }
@@ -87,6 +90,14 @@ export function frontierFromJson(json: unknown): Frontier {
   return {
     ...rest,
     ...(spansValid ? { controlSpans } : {}),
+    lastTurn: lastTurnFromJson(value.lastTurn),
     messages: value.messages.map((m) => fromJson(MessageSchema, m)),
   };
+}
+
+/** Frontiers stored before a turn kept several spans carry one (`spanText`, `spanTokens`). */
+function lastTurnFromJson(turn: SampledTurnRecord & { spanText?: string; spanTokens?: Token[] }): SampledTurnRecord {
+  if (Array.isArray(turn.spans)) return turn;
+  const { spanText, spanTokens, ...rest } = turn;
+  return { ...rest, spans: spanText && spanTokens ? [{ text: spanText, tokens: spanTokens }] : [] };
 }

@@ -125,8 +125,10 @@ function expandToolResultsOnly(input: PlanInput, live: Frontier | undefined): Co
     sameIdSet(remembered.toolUseIds, live.toolUseIds) &&
     headerDigest(conversation) === live.headerDigest
   ) {
-    const calls = live.toolUseIds.map((id) => ({
-      block: { case: "toolUse" as const, value: { id, name: "", inputJson: "{}" } },
+    // The turn renders from exact memory; the names are what a tool result's header shows (harmony).
+    const names = live.lastTurn.toolNames;
+    const calls = live.toolUseIds.map((id, i) => ({
+      block: { case: "toolUse" as const, value: { id, name: names?.[i] ?? "", inputJson: "{}" } },
     }));
     // A turn that continued the client's trailing message (a foreign run) replays as one message with it.
     const continued = live.lastTurn.lead !== undefined ? live.messages.at(-1) : undefined;

@@ -5,8 +5,8 @@ import { WorkerFailure } from "../errors.ts";
 
 /**
  * Template control tokens are tokenized with control-token parsing on; all other text with it off.
- * A plain segment that is a remembered sampled span gets the tokens the model sampled. Long texts
- * are tokenized on the engine's tokenizer thread, so other sessions' turns go on meanwhile.
+ * A replayed plain segment that is a remembered sampled span gets the tokens the model sampled. Long
+ * texts are tokenized on the engine's tokenizer thread, so other sessions' turns go on meanwhile.
  */
 export async function tokenizeSegments(
   engine: Engine,
@@ -17,7 +17,7 @@ export async function tokenizeSegments(
   const tokens: Token[] = [];
   for (const segment of segments) {
     if (segment.text.length === 0) continue;
-    const known = segment.special ? undefined : sampledSpan(segment.text);
+    const known = segment.replayed ? sampledSpan(segment.text) : undefined;
     for (const t of known ?? (await tokenizeText(engine, segment.text, segment.special))) tokens.push(t);
   }
   return tokens;

@@ -14,6 +14,7 @@ import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.
 import { continuedBlocksDigest, headerDigest, messageDigest } from "../continuation/digest.ts";
 import { type SampledTurnRecord, specialSpans } from "../continuation/frontier.ts";
 import { type ContinuationPlan, planContinuation } from "../continuation/plan-continuation.ts";
+import { alignSpans, type TokenSpan } from "../continuation/sampled-spans.ts";
 import type { SpanTokenMemory } from "../continuation/span-token-memory.ts";
 import { withStoredPrefix } from "../continuation/stored-prefix.ts";
 import { type TurnMemory, visibleTextKey } from "../continuation/turn-memory.ts";
@@ -122,7 +123,7 @@ export async function* runTurn(
       }
       const thinkingOpen = plan.rendered.thinkingOpen;
       // Built before the decision goes out, so a schema it refuses is the client's HTTP 400.
-      const grammar = turnGrammar(format, plan.conversation, thinkingOpen, config, request.responseFormat);
+      const grammar = turnGrammar(engine, format, plan.conversation, thinkingOpen, config, request.responseFormat);
       logDecision(request, plan, promptTokens);
       if (step === 0) {
         trace.planned();
@@ -278,8 +279,8 @@ function recordTurn(
     raw: plan.rendered.generationPrefill + turn.rawText,
     toolUseIds,
     lead: continuedBlocksDigest(messages),
-    spanText: headText + turn.rawText,
-    spanTokens: [...deps.engine.tokenize(headText, { special: false }), ...turn.tokens],
+    toolNames: turn.toolCalls.map((c) => c.name),
+    spans: sampledSpans(deps, headText, turn),
   };
   session.frontier = {
     text: plan.rendered.text + decodeTokens(deps.engine, sampledInKv),
@@ -297,7 +298,19 @@ function recordTurn(
 /** Put a sampled turn into the exact turn memory and the span token memory. */
 export function rememberTurn(deps: Pick<TurnDeps, "memory" | "spans">, tenant: string, turn: SampledTurnRecord): void {
   deps.memory.remember(tenant, turn.keys, { raw: turn.raw, toolUseIds: turn.toolUseIds, lead: turn.lead });
-  if (turn.spanText) deps.spans.remember(tenant, turn.spanText, turn.spanTokens);
+  for (const span of turn.spans) if (span.text) deps.spans.remember(tenant, span.text, span.tokens);
+}
+
+/**
+ * The plain segments a replay of the turn renders (the prompt's last plain segment and the sampled
+ * text, split at sampled control tokens), with the tokens the KV holds for each; one span for the
+ * whole text when they do not line up.
+ */
+function sampledSpans(deps: Pick<TurnDeps, "engine" | "format">, headText: string, turn: SampledTurn): TokenSpan[] {
+  const tokens = [...deps.engine.tokenize(headText, { special: false }), ...turn.tokens];
+  const text = headText + turn.rawText;
+  const aligned = alignSpans(deps.format.splitTurn(text), tokens, (t) => deps.engine.tokenBytes(t));
+  return aligned ?? [{ text, tokens }];
 }
 
 function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTokens: number): void {

@@ -1,5 +1,6 @@
 /** What a turn request must be before it runs: its ID kinds, its messages, its grammar, its step conversations. */
 import { create } from "@bufbuild/protobuf";
+import type { Engine } from "../../native/engine-types.ts";
 import {
   type ContentBlock,
   type Conversation,
@@ -10,6 +11,7 @@ import {
   Role,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type IdKind, isIdKind } from "../../shared/ids.ts";
+import { bindControlTokens } from "../chat/grammar-control-tokens.ts";
 import { SchemaGrammarError } from "../chat/json-schema-grammar.ts";
 import type { ChatFormat } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
@@ -36,7 +38,9 @@ export function withStepBlocks(conversation: Conversation, blocks: readonly Cont
   });
 }
 
+/** The turn's grammar, its literals that spell the format's control tokens bound to those tokens. */
 export function turnGrammar(
+  engine: Engine,
   format: ChatFormat,
   conversation: Conversation,
   thinkingOpen: boolean,
@@ -44,11 +48,22 @@ export function turnGrammar(
   responseFormat: ResponseFormat | undefined,
 ): string | undefined {
   try {
-    return grammarForTurn(format, conversation, thinkingOpen, config.testPolicy, responseFormat);
+    const grammar = grammarForTurn(format, conversation, thinkingOpen, config.testPolicy, responseFormat);
+    return grammar === undefined
+      ? undefined
+      : bindControlTokens(grammar, (t) => format.splitTurn(t), controlTokenId(engine));
   } catch (error) {
     if (error instanceof SchemaGrammarError) throw WorkerFailure.invalid(error.message, error.param);
     throw error;
   }
+}
+
+/** The id of the control token spelled `text`, if it is one token. */
+function controlTokenId(engine: Engine): (text: string) => number | undefined {
+  return (text) => {
+    const tokens = engine.tokenize(text, { special: true });
+    return tokens.length === 1 ? tokens[0] : undefined;
+  };
 }
 
 /** After the expansion: a paused turn sent back ends on its results; anything else ending on the assistant is refused. */

@@ -6,7 +6,7 @@ import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { startStack } from "../../scripts/stack.ts";
+import { type Stack, startStack } from "../../scripts/stack.ts";
 import { LOCAL_API_KEY, OTHER_TENANT_API_KEY, TEST_METRICS_TOKEN } from "./api.ts";
 
 declare module "vitest" {
@@ -20,6 +20,9 @@ declare module "vitest" {
     workerLogFile: string;
     /** The worker's process id: a test that sees it change (or gone) saw the worker die. */
     workerPid: number;
+    /** A second stack (e2e only) serving a real-vocabulary family model: its edge and decision log. */
+    familyEdgeUrl: string;
+    familyWorkerLogFile: string;
   }
 }
 
@@ -30,10 +33,14 @@ async function testApiKeys(): Promise<Record<string, string>> {
   return { [await hash(LOCAL_API_KEY)]: "local", [await hash(OTHER_TENANT_API_KEY)]: "other" };
 }
 
-export async function setupStack(
-  project: TestProject,
-  workerEnv: Record<string, string>,
-): Promise<() => Promise<void>> {
+interface TestStack {
+  stack: Stack;
+  logFile: string;
+  stop: () => Promise<void>;
+}
+
+/** One worker (its decision log teed into a file) and wrangler dev, on free ports. */
+async function launch(workerEnv: Record<string, string>): Promise<TestStack> {
   const stateDir = mkdtempSync(join(tmpdir(), "frontier-edge-"));
   const stack = await startStack({
     workers: 1,
@@ -51,17 +58,43 @@ export async function setupStack(
   });
   const worker = stack.workers[0];
   if (!worker) throw new Error("no worker started");
+  const logFile = join(stateDir, "worker.log");
+  appendFileSync(logFile, `${worker.logs.join("\n")}\n`);
+  worker.process.stderr?.on("data", (chunk: Buffer) => appendFileSync(logFile, chunk));
+  const stop = async () => {
+    await stack.stop();
+    rmSync(stateDir, { recursive: true, force: true });
+  };
+  return { stack, logFile, stop };
+}
+
+export async function setupStack(
+  project: TestProject,
+  workerEnv: Record<string, string>,
+): Promise<() => Promise<void>> {
+  const { stack, logFile, stop } = await launch(workerEnv);
+  const worker = stack.workers[0];
+  if (!worker) throw new Error("no worker started");
   project.provide("edgeUrl", stack.edgeUrl);
   project.provide("workerGrpcUrl", worker.grpcUrl);
   project.provide("workerHttpUrl", worker.httpUrl);
   project.provide("workerOpsUrl", worker.opsUrl ?? "");
   project.provide("workerPid", worker.process.pid ?? 0);
-  const logFile = join(stateDir, "worker.log");
-  appendFileSync(logFile, `${worker.logs.join("\n")}\n`);
-  worker.process.stderr?.on("data", (chunk: Buffer) => appendFileSync(logFile, chunk));
   project.provide("workerLogFile", logFile);
-  return async () => {
-    await stack.stop();
-    rmSync(stateDir, { recursive: true, force: true });
-  };
+  return stop;
+}
+
+/**
+ * A second stack whose worker serves `modelPath` (a real-vocabulary family model; its chat format
+ * recognised from the GGUF's template), provided as `familyEdgeUrl` / `familyWorkerLogFile`.
+ */
+export async function setupFamilyStack(
+  project: TestProject,
+  modelPath: string,
+  workerEnv: Record<string, string>,
+): Promise<() => Promise<void>> {
+  const { stack, logFile, stop } = await launch({ ...workerEnv, FRONTIER_MODEL_PATH: modelPath });
+  project.provide("familyEdgeUrl", stack.edgeUrl);
+  project.provide("familyWorkerLogFile", logFile);
+  return stop;
 }

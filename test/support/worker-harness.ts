@@ -36,6 +36,8 @@ export interface TurnOutcome {
   text: string;
   toolCalls: { id: string; name: string; argumentsJson: string }[];
   stop: StopReason;
+  /** Tokens sampled (the stop event's usage). */
+  outputTokens: number;
   error: string | undefined;
 }
 
@@ -55,9 +57,12 @@ export class WorkerHarness {
       checkpointDelayMs?: number;
       /** Wrap the store the worker writes through (e.g. to hold a write at a chosen step). */
       wrapStorage?: (store: CheckpointStore) => CheckpointStorage;
+      /** The test-only sampling policy (`scripted-tools`: a plain-text answer after tool results). */
+      testPolicy?: "scripted-tools";
     } = {},
   ) {
-    const config = { ...loadConfig({ FRONTIER_DEV: "1" }), contextSize: 4096, batchSize: 256 };
+    const env = { FRONTIER_DEV: "1", ...(options.testPolicy ? { FRONTIER_TEST_POLICY: options.testPolicy } : {}) };
+    const config = { ...loadConfig(env), contextSize: 4096, batchSize: 256 };
     const memory = new TurnMemory();
     const spans = new SpanTokenMemory();
     this.store = CheckpointStore.open({
@@ -101,6 +106,7 @@ export class WorkerHarness {
       text: "",
       toolCalls: [],
       stop: StopReason.UNSPECIFIED,
+      outputTokens: 0,
       error: undefined,
     };
     for await (const event of runTurn(this.deps, request, new AbortController().signal)) {
@@ -118,9 +124,22 @@ export class WorkerHarness {
       else if (e.case === "toolCallDelta") {
         const call = out.toolCalls[e.value.index];
         if (call) call.argumentsJson += e.value.argumentsJson;
-      } else if (e.case === "stop") out.stop = e.value.reason;
+      } else if (e.case === "stop") {
+        out.stop = e.value.reason;
+        out.outputTokens = e.value.usage?.outputTokens ?? 0;
+      }
     }
     return out;
+  }
+
+  /** The tokens a session's KV holds now (it must be resident and idle). */
+  async kvTokens(tenant: string, sessionId: string): Promise<number[]> {
+    const session = await this.deps.sessions.lease(tenant, sessionId);
+    try {
+      return [...session.sequence.tokens];
+    } finally {
+      this.deps.sessions.release(session);
+    }
   }
 
   /** Wait for background checkpoint writes to finish. */

@@ -67,6 +67,36 @@ describe.each(families)("$template: Frontier renders what the template renders",
   });
 });
 
+/**
+ * GLM-4.5's template as llama.cpp keeps it (models/templates/glm_4_5.jinja), which llama.cpp edited
+ * (`tojson` without `ensure_ascii`, a string-arguments fallback, tighter whitespace control). On this
+ * matrix the edit makes exactly two differences, both newlines GLM's own template writes (GLM-4.6's,
+ * compared above, and GLM-4.5's on the Hub) and Frontier keeps: after `<|user|>`, and before each
+ * `<arg_key>` and the closing `</tool_call>` of a call.
+ */
+function asLlamaCppGlm45(text: string): string {
+  // The tools section (its format description spells a call too) is the same in both.
+  const toolsEnd = text.indexOf("...\n</tool_call>");
+  const head = toolsEnd < 0 ? "" : text.slice(0, toolsEnd);
+  return (
+    head +
+    text
+      .slice(head.length)
+      .replaceAll("<|user|>\n", "<|user|>")
+      .replaceAll("\n<arg_key>", "<arg_key>")
+      .replaceAll("</arg_value>\n</tool_call>", "</arg_value></tool_call>")
+  );
+}
+
+describe("glm-4.5: Frontier renders what llama.cpp's copy of the template renders, but for its newline edits", () => {
+  const glm = new GlmFormat();
+  it.each(matrix())("$name", ({ conversation: c }) => {
+    const ours = glm.render(c).text;
+    expect(ours).toContain("<|user|>\n");
+    expect(asLlamaCppGlm45(ours)).toBe(renderTemplate("glm-4.5", c));
+  });
+});
+
 /** A finished turn (with reasoning) and a new question: where templates drop the old reasoning. */
 const afterEndTurn = (mode = ThinkingMode.ENABLED) =>
   conversation([user(text("Hi.")), assistant(thinking("Greet back."), text("Hello!")), user(text("A joke?"))], {

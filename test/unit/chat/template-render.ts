@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { Template } from "@huggingface/jinja";
 import { type Conversation, Role, ThinkingMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
-export type TemplateName = "qwen3" | "qwen3-coder" | "gpt-oss" | "glm" | "deepseek-v3.1";
+export type TemplateName = "qwen3" | "qwen3-coder" | "gpt-oss" | "glm" | "glm-4.5" | "deepseek-v3.1";
 
 const cache = new Map<TemplateName, Template>();
 

@@ -220,7 +220,7 @@ describe("foreign runs in remembered assistant turns", async () => {
       messages,
       messageDigests: [],
       headerDigest: "h",
-      lastTurn: { keys: ["toolu_9"], raw: "r", toolUseIds: ["toolu_9"], lead, spanText: "", spanTokens: [] },
+      lastTurn: { keys: ["toolu_9"], raw: "r", toolUseIds: ["toolu_9"], lead, spans: [] },
     };
     const restored = frontierFromJson(JSON.parse(JSON.stringify(frontierToJson(frontier))));
     expect(restored.messages.map((m) => toBinary(MessageSchema, m))).toEqual(

@@ -60,8 +60,8 @@ async function sampleTurn(conv: Conversation, sampled: string, ids: string[], vi
       keys: ids,
       raw: plan.rendered.generationPrefill + sampled,
       toolUseIds: ids,
-      spanText: "",
-      spanTokens: [],
+      toolNames: ids.map((_, i) => (i === 0 ? "Bash" : "Read")),
+      spans: [],
     },
   };
   return { frontier, tokens, memory };
@@ -120,6 +120,14 @@ describe("planContinuation", async () => {
     expect(p.decision).toBe("live-tool-ids");
     expect(p.conversation.messages).toHaveLength(3);
     expect(p.keep).toBe(live.tokens.length);
+    // The calls' names come along (harmony's tool-result header names the tool).
+    const calls = p.conversation.messages[1]?.content.flatMap((c) =>
+      c.block.case === "toolUse" ? [c.block.value] : [],
+    );
+    expect(calls?.map((c) => [c.id, c.name])).toEqual([
+      ["toolu_1", "Bash"],
+      ["toolu_2", "Read"],
+    ]);
   });
 
   it("rejects tool results for unknown IDs that are not replayed, naming the ID", async () => {
