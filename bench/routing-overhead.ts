@@ -2,11 +2,16 @@
  * What the edge adds: the same small request through edge (workerd) + SessionDO + gRPC-Web, and
  * straight to the worker's h2c gRPC listener, interleaved on the same worker and session shape.
  */
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
-import { GenerateRequestSchema, Role, WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import {
+  GenerateRequestSchema,
+  type MessageSchema,
+  Role,
+  WorkerService,
+} from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { EdgeDirect } from "../scripts/stack.ts";
 import { newSessionId } from "../shared/ids.ts";
 import { streamTurn } from "./edge-client.ts";
@@ -68,7 +73,62 @@ export async function benchRoutingOverhead(
   return row;
 }
 
-export function overheadTable(row: OverheadRow): string {
+/**
+ * A continuing turn (the agent loop's path): one conversation through the edge — through the proxy
+ * and to workerd directly alternately, one hinted session — and one straight to the worker, each
+ * turn adding a user "ping" and replaying the assistant turn as "pong". Two resident sessions on two
+ * sequences: no parking, no SessionDO creation; the edge opens and records an existing session.
+ */
+export async function benchContinuingOverhead(
+  edgeUrl: string,
+  workerGrpcUrl: string,
+  n: number,
+  edgeDirect?: EdgeDirect,
+): Promise<OverheadRow> {
+  const client = createClient(
+    WorkerService,
+    createGrpcTransport({ baseUrl: workerGrpcUrl, interceptors: [workerAuth] }),
+  );
+  const hint = crypto.randomUUID();
+  const sessionId = newSessionId();
+  const edgeMessages: unknown[] = [];
+  const directMessages: MessageInitShape<typeof MessageSchema>[] = [];
+  const text = (value: string) => [{ block: { case: "text" as const, value: { text: value } } }];
+  const edgeTurn = async (url: string, headers?: Record<string, string>) => {
+    edgeMessages.push({ role: "user", content: "ping" });
+    const body = { model: "m", max_tokens: 1, temperature: 0, messages: edgeMessages };
+    const result = await streamTurn(url, body, hint, headers);
+    edgeMessages.push({ role: "assistant", content: "pong" });
+    return result.ms;
+  };
+  const row: OverheadRow = { edgeMs: [], workerdMs: [], directMs: [] };
+  for (let i = 0; i < n + 3; i++) {
+    const edge = await edgeTurn(edgeUrl);
+    const workerd = edgeDirect && (await edgeTurn(edgeDirect.url, edgeDirect.headers));
+    directMessages.push({ role: Role.USER, content: text("ping") });
+    const request = create(GenerateRequestSchema, {
+      requestId: "bench",
+      tenantId: "local",
+      sessionId,
+      idKinds: { message: "msg", toolCall: "toolu" },
+      conversation: { messages: directMessages },
+      sampling: { maxTokens: 1, temperature: 0 },
+    });
+    const started = performance.now();
+    for await (const _ of client.generate(request)) {
+      // drain
+    }
+    const directMs = performance.now() - started;
+    directMessages.push({ role: Role.ASSISTANT, content: text("pong") });
+    if (i < 3) continue; // warm-up (and parking what earlier workloads left resident)
+    row.edgeMs.push(edge);
+    if (workerd !== undefined) row.workerdMs.push(workerd);
+    row.directMs.push(directMs);
+  }
+  return row;
+}
+
+export function overheadTable(row: OverheadRow, what: string): string {
   const p = (v: number[], q: number) => fmt(percentile(v, q), 2);
   const over = (q: number) => fmt(percentile(row.edgeMs, q) - percentile(row.directMs, q), 2);
   return [
@@ -88,8 +148,34 @@ export function overheadTable(row: OverheadRow): string {
         ]
       : []),
     "",
-    `n = ${row.edgeMs.length} interleaved requests each (max_tokens 1, a 1-message first turn on a fresh session).`,
+    `n = ${row.edgeMs.length} interleaved requests each (max_tokens 1, ${what}).`,
   ].join("\n");
+}
+
+/** The ratio-table rows of one measurement: through the proxy, and without it (the proxy's share). */
+function summaryRows(row: OverheadRow, label: string) {
+  const over = (q: number) => percentile(row.edgeMs, q) - percentile(row.directMs, q);
+  const bare = percentile(row.workerdMs, 50) - percentile(row.directMs, 50);
+  const withoutProxy =
+    row.workerdMs.length === 0
+      ? []
+      : [
+          {
+            workload: "edge overhead",
+            measure: `${label}: without \`wrangler dev\`'s proxy (workerd directly), p50; the proxy's share`,
+            value: `${fmt(bare, 2)} ms`,
+            spread: `proxy ${fmt(over(50) - bare, 2)} ms of the ${fmt(over(50), 2)} ms (n=${row.workerdMs.length})`,
+          },
+        ];
+  return [
+    {
+      workload: "edge overhead",
+      measure: `${label}: edge + SessionDO + gRPC-Web vs worker gRPC directly, p50 / p99`,
+      value: `${fmt(over(50), 2)} / ${fmt(over(99), 2)} ms`,
+      spread: `edge p50 ${fmt(percentile(row.edgeMs, 50), 2)} ms, direct p50 ${fmt(percentile(row.directMs, 50), 2)} ms (n=${row.edgeMs.length})`,
+    },
+    ...withoutProxy,
+  ];
 }
 
 export const routingOverheadWorkload: Workload = {
@@ -98,32 +184,24 @@ export const routingOverheadWorkload: Workload = {
   async run({ options, stack, progress }) {
     if (!stack) throw new Error("routing needs the stack");
     const n = options.quick ? 10 : 50;
-    progress(`edge overhead: ${n} interleaved requests each way`);
-    const row = await benchRoutingOverhead(stack.edgeUrl, stack.workerGrpcUrl, n, stack.edgeDirect);
-    const over = (q: number) => percentile(row.edgeMs, q) - percentile(row.directMs, q);
-    const bare = percentile(row.workerdMs, 50) - percentile(row.directMs, 50);
-    const withoutProxy =
-      row.workerdMs.length === 0
-        ? []
-        : [
-            {
-              workload: "edge overhead",
-              measure: "the same without `wrangler dev`'s proxy (workerd directly), p50; the proxy's share",
-              value: `${fmt(bare, 2)} ms`,
-              spread: `proxy ${fmt(over(50) - bare, 2)} ms of the ${fmt(over(50), 2)} ms (n=${row.workerdMs.length})`,
-            },
-          ];
+    progress(`edge overhead: ${n} interleaved first turns on new sessions each way`);
+    const fresh = await benchRoutingOverhead(stack.edgeUrl, stack.workerGrpcUrl, n, stack.edgeDirect);
+    progress(`edge overhead: ${n} interleaved continuing turns each way`);
+    const continuing = await benchContinuingOverhead(stack.edgeUrl, stack.workerGrpcUrl, n, stack.edgeDirect);
     return {
-      summary: [
-        {
-          workload: "edge overhead",
-          measure: "edge + SessionDO + gRPC-Web vs worker gRPC directly, p50 / p99",
-          value: `${fmt(over(50), 2)} / ${fmt(over(99), 2)} ms`,
-          spread: `edge p50 ${fmt(percentile(row.edgeMs, 50), 2)} ms, direct p50 ${fmt(percentile(row.directMs, 50), 2)} ms (n=${row.edgeMs.length})`,
-        },
-        ...withoutProxy,
-      ],
-      section: ["## Routing overhead (loopback)", "", overheadTable(row), ""].join("\n"),
+      summary: [...summaryRows(fresh, "new session"), ...summaryRows(continuing, "continuing turn")],
+      section: [
+        "## Routing overhead (loopback)",
+        "",
+        "### A first turn on a new session",
+        "",
+        overheadTable(fresh, "a 1-message first turn on a fresh session; the worker parks an idle session for each"),
+        "",
+        "### A continuing turn (one session each way, nothing parked)",
+        "",
+        overheadTable(continuing, "the next turn of one growing conversation each way"),
+        "",
+      ].join("\n"),
     };
   },
 };

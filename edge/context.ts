@@ -7,4 +7,9 @@ export interface RequestContext {
   config: EdgeConfig;
   requestId: string;
   waitUntil: (promise: Promise<unknown>) => void;
+  /**
+   * On a tenant-limited route: settles once the tenant's limiter answered (rejects with its 429).
+   * Asked alongside parsing and session lookup; a handler waits for it before it calls a worker.
+   */
+  admitted?: Promise<void>;
 }

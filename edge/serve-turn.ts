@@ -14,7 +14,14 @@ import type { RecentTurn } from "./metrics/edge-metrics-do.ts";
 import { recordFailover, recordTurn as recordTurnMetrics } from "./metrics/record.ts";
 import { serveWithFailover } from "./pool/serve-with-failover.ts";
 import { NOT_OFFERED_HEADER, notOfferedTools } from "./server-tools/not-offered.ts";
-import { type ResolvedSession, recordTurn, releaseSession, routeHeader, turnLogFields } from "./session-route.ts";
+import {
+  beginCreation,
+  type ResolvedSession,
+  recordTurn,
+  releaseSession,
+  routeHeader,
+  turnLogFields,
+} from "./session-route.ts";
 import { respondJson, respondStream, type TurnOptions, type TurnRenderer } from "./turn-driver.ts";
 import { recordUsage, turnUsage } from "./usage/record-usage.ts";
 import { workerClient } from "./worker-client.ts";
@@ -33,18 +40,26 @@ export interface ServeTurnOptions<R extends TurnRenderer> {
   renderer: (session: ResolvedSession) => R;
   /** Headers besides `x-frontier-route` and `x-frontier-cache`. */
   headers?: Record<string, string>;
-  /** After a turn that stopped was recorded (e.g. store the Responses record). */
+  /** With recording a turn that stopped, before the client's final event (e.g. store the Responses record). */
   afterRecord?: (session: ResolvedSession, renderer: R) => Promise<void>;
 }
 
-export function serveTurn<R extends TurnRenderer>(
+export async function serveTurn<R extends TurnRenderer>(
   request: Request,
   rc: RequestContext,
-  resolved: ResolvedSession,
+  routed: ResolvedSession,
   options: ServeTurnOptions<R>,
 ): Promise<Response> {
   const { env, config, requestId } = rc;
   const { tenant, generate } = options;
+  try {
+    await rc.admitted; // the tenant's limiter, asked while the session was resolved
+  } catch (error) {
+    await releaseSession(env, routed, tenant, requestId);
+    throw error;
+  }
+  // A new session's SessionDO is written while the worker runs the turn (recordTurn waits for it).
+  const resolved = beginCreation(env, config, routed);
   const attempt = (session: ResolvedSession): Promise<Response> => {
     generate.sessionId = session.sessionId;
     generate.epoch = BigInt(session.epoch);
@@ -73,15 +88,20 @@ export function serveTurn<R extends TurnRenderer>(
           await releaseSession(env, session, tenant, requestId);
           return;
         }
-        const usage = turnUsage(requestId, await keyIdOf(request.headers), prompt, call.stop);
-        rc.waitUntil(recordUsage(env, tenant, usage));
-        await recordTurn(env, session, {
-          tenant,
-          requestId,
-          messageId: prompt.messageId,
-          toolUseIds: [...renderer.toolCallIds],
-        });
-        await options.afterRecord?.(session, renderer);
+        const stop = call.stop;
+        rc.waitUntil(
+          keyIdOf(request.headers).then((keyId) => recordUsage(env, tenant, turnUsage(requestId, keyId, prompt, stop))),
+        );
+        // The session's frontier and (Responses) the stored record: two objects, written together.
+        await Promise.all([
+          recordTurn(env, session, {
+            tenant,
+            requestId,
+            messageId: prompt.messageId,
+            toolUseIds: [...renderer.toolCallIds],
+          }),
+          options.afterRecord?.(session, renderer),
+        ]);
       },
     };
     const renderer = options.renderer(session);
@@ -113,6 +133,6 @@ function turnSummary(
     cached: prompt.cachedTokens,
     prompt: prompt.promptTokens,
     placement: resolved.placement ?? "none",
-    failover: session !== resolved,
+    failover: session.leaseId !== undefined,
   };
 }

@@ -52,6 +52,11 @@ export interface RecordTurnArgs {
   toolUseIds: string[];
   /** The epoch the turn ran under; a turn from an older epoch (a worker the session left) is ignored. */
   epoch?: number;
+  /**
+   * A session this turn's request created (its creation ran alongside the turn): when that creation
+   * failed, the session is created here, on this worker at epoch 1, instead of losing the turn.
+   */
+  create?: { sessionId: string; workerUrl: string; prefix?: string | undefined };
 }
 
 export interface ReassignArgs {
@@ -111,19 +116,7 @@ export class SessionDO extends DurableObject<Env> {
     if (!row) {
       if (args.mode === "existing") return { status: "not_found" };
       const workerUrl = pickWorker(args.sessionId, args.workerUrls, args.preferredWorker);
-      this.#sql.exec(
-        `INSERT INTO session (singleton, session_id, tenant, worker_url, epoch, created_at, last_used_at, lease_request_id, lease_until)
-         VALUES (1, ?, ?, ?, 1, ?, ?, ?, ?)`,
-        args.sessionId,
-        args.tenant,
-        workerUrl,
-        now,
-        now,
-        args.requestId,
-        now + LEASE_MS,
-      );
-      this.#setPrefix(args.prefix);
-      await this.#scheduleExpiry(now);
+      await this.#create({ ...args, workerUrl }, now, args.requestId);
       return { status: "ok", sessionId: args.sessionId, workerUrl, epoch: 1, created: true, turns: 0 };
     }
     const busy = row.lease_until !== null && row.lease_until > now;
@@ -178,7 +171,11 @@ export class SessionDO extends DurableObject<Env> {
 
   /** Record a finished turn's frontier and release the lease this request holds. */
   async recordTurn(args: RecordTurnArgs): Promise<boolean> {
-    const row = this.#row();
+    let row = this.#row();
+    if (!row && args.create && (args.epoch ?? 1) === 1) {
+      await this.#create({ ...args.create, tenant: args.tenant }, Date.now(), args.requestId);
+      row = this.#row();
+    }
     if (!row || row.tenant !== args.tenant) return false;
     if (args.epoch !== undefined && args.epoch !== row.epoch) {
       // A late answer from a worker the session has left: its frontier is not the session's.
@@ -232,6 +229,27 @@ export class SessionDO extends DurableObject<Env> {
     if (!row) return;
     if (row.last_used_at + IDLE_TTL_MS <= Date.now()) await this.ctx.storage.deleteAll();
     else await this.ctx.storage.setAlarm(row.last_used_at + IDLE_TTL_MS);
+  }
+
+  /** A new session at epoch 1 on `workerUrl`, its lease held by `requestId`. */
+  async #create(
+    session: { sessionId: string; tenant: string; workerUrl: string; prefix?: string | undefined },
+    now: number,
+    requestId: string,
+  ): Promise<void> {
+    this.#sql.exec(
+      `INSERT INTO session (singleton, session_id, tenant, worker_url, epoch, created_at, last_used_at, lease_request_id, lease_until)
+       VALUES (1, ?, ?, ?, 1, ?, ?, ?, ?)`,
+      session.sessionId,
+      session.tenant,
+      session.workerUrl,
+      now,
+      now,
+      requestId,
+      now + LEASE_MS,
+    );
+    this.#setPrefix(session.prefix);
+    await this.#scheduleExpiry(now);
   }
 
   /** Set the session's worker and epoch, and give its lease to `requestId`. */

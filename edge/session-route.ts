@@ -6,7 +6,15 @@ import type { EdgeConfig } from "./config.ts";
 import type { Env } from "./env.ts";
 import { ApiError } from "./errors.ts";
 import type { PlacementReason } from "./pool/placement.ts";
-import { placeNewSession, poolView, routableUrls, unroutableUrls } from "./pool/pool-client.ts";
+import {
+  countPlacement,
+  forcedPlacement,
+  placeNewSession,
+  poolView,
+  type RegionPlacement,
+  routableUrls,
+  unroutableUrls,
+} from "./pool/pool-client.ts";
 import type { RegionConfig } from "./pool/pool-config.ts";
 import {
   cleanHint,
@@ -28,6 +36,20 @@ export interface ResolvedSession {
   placement?: PlacementReason;
   /** The lease id this request holds, when not its request id (after a failover). */
   leaseId?: string;
+  /**
+   * A session this request creates (a fresh random id: nothing else can name it yet). Its SessionDO
+   * is written alongside the turn (`beginCreation`), not before the worker is called.
+   */
+  create?: NewSession;
+  /** That creation, once begun (settles, never rejects); every later SessionDO call waits for it. */
+  creating?: Promise<void>;
+}
+
+export interface NewSession {
+  args: OpenArgs;
+  region?: RegionConfig | undefined;
+  /** A placement the edge made from its view (forcedPlacement): the pool counts it alongside. */
+  counted?: RegionPlacement;
 }
 
 export interface RouteRequest {
@@ -41,6 +63,11 @@ export interface RouteRequest {
   hint: string | null;
   /** Fingerprint of the request's system + tools (shared/prefix-fingerprint.ts): placement prefers its holder. */
   prefix?: string;
+  /**
+   * The tenant limiter's answer (RequestContext.admitted). Opening the sessions the request's signed
+   * IDs name runs alongside it; anything that could create a session or count a placement waits.
+   */
+  admitted?: Promise<void> | undefined;
 }
 
 export async function resolveSession(env: Env, config: EdgeConfig, request: RouteRequest): Promise<ResolvedSession> {
@@ -76,6 +103,7 @@ export async function resolveSession(env: Env, config: EdgeConfig, request: Rout
       branchOf ??= { sessionId: candidate.sessionId, workerUrl: opened.workerUrl };
     }
   }
+  await request.admitted;
   const hint = cleanHint(request.hint);
   if (hint !== undefined && branchOf === undefined) {
     const sessionId = await hintSessionId(request.tenant, hint);
@@ -96,16 +124,42 @@ export async function resolveSession(env: Env, config: EdgeConfig, request: Rout
   }
   const sessionId = newSessionId();
   if (preferredWorker !== undefined) {
-    const opened = await open(env, { ...base, sessionId, mode: "claim", preferredWorker, prefix }, home);
-    if (opened.status !== "ok") throw ApiError.internal("could not create a session");
-    return { ...opened, source: "branch" };
+    const args = { ...base, sessionId, mode: "claim" as const, preferredWorker, prefix };
+    return newSession(args, preferredWorker, "branch", { args, region: home });
   }
-  const placed = await placeNewSession(env, config, { prefix: request.prefix });
+  const forced = forcedPlacement(pool, config, prefix);
+  const placed = forced ?? (await placeNewSession(env, config, { prefix }));
   if (!placed) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
-  const claim = { ...base, workerUrls: [placed.worker.url], sessionId, mode: "claim" as const, prefix };
-  const opened = await open(env, { ...claim, preferredWorker: placed.worker.url }, placed.region);
-  if (opened.status !== "ok") throw ApiError.internal("could not create a session");
-  return { ...opened, source: "new", placement: placed.reason };
+  const url = placed.worker.url;
+  const args = { ...base, workerUrls: [url], sessionId, mode: "claim" as const, prefix, preferredWorker: url };
+  const session = newSession(args, url, "new", { args, region: placed.region, ...(forced && { counted: forced }) });
+  return { ...session, placement: placed.reason };
+}
+
+/** A session this request creates, on `workerUrl` at epoch 1 (what `open` in claim mode answers for a fresh id). */
+function newSession(args: OpenArgs, workerUrl: string, source: RouteSource, create: NewSession): ResolvedSession {
+  return { sessionId: args.sessionId, workerUrl, epoch: 1, source, create };
+}
+
+/**
+ * Start writing a new session's SessionDO (and counting an edge-made placement) alongside its first
+ * turn. A failure is logged: recordTurn then creates the session itself.
+ */
+export function beginCreation(env: Env, config: EdgeConfig, session: ResolvedSession): ResolvedSession {
+  const create = session.create;
+  if (!create || session.creating) return session;
+  const created = open(env, create.args, create.region).then((opened) => {
+    if (opened.status !== "ok" || opened.workerUrl !== session.workerUrl || opened.epoch !== 1) {
+      throw new Error(`unexpected open result ${opened.status}`);
+    }
+  });
+  const counted = create.counted ? countPlacement(env, config, create.counted, create.args.prefix) : undefined;
+  const creating = Promise.allSettled([created, counted]).then(([c, p]) => {
+    const short = session.sessionId.slice(0, 8);
+    if (c.status === "rejected") console.error("session create failed", { session: short, error: String(c.reason) });
+    if (p.status === "rejected") console.error("placement count failed", { session: short, error: String(p.reason) });
+  });
+  return { ...session, creating };
 }
 
 /** A new SessionDO is created near its pool (the location hint only matters at creation). */
@@ -120,11 +174,18 @@ export async function recordTurn(
   session: ResolvedSession,
   turn: { tenant: string; requestId: string; messageId: string; toolUseIds: string[] },
 ): Promise<void> {
+  await session.creating;
+  const create = session.create && {
+    sessionId: session.sessionId,
+    workerUrl: session.workerUrl,
+    prefix: session.create.args.prefix,
+  };
   try {
     await env.SESSIONS.getByName(session.sessionId).recordTurn({
       ...turn,
       requestId: session.leaseId ?? turn.requestId,
       epoch: session.epoch,
+      ...(create && { create }),
     });
   } catch (error) {
     console.error("session record failed", { session: session.sessionId.slice(0, 8), error: String(error) });
@@ -137,6 +198,9 @@ export async function releaseSession(
   tenant: string,
   requestId: string,
 ): Promise<void> {
+  // A new session whose creation never began has no SessionDO to release (and must not get one).
+  if (session.create && !session.creating) return;
+  await session.creating;
   try {
     await env.SESSIONS.getByName(session.sessionId).release({ tenant, requestId: session.leaseId ?? requestId });
   } catch (error) {

@@ -6,31 +6,27 @@
 import { authenticate } from "./auth.ts";
 import type { RequestContext } from "./context.ts";
 import { ApiError } from "./errors.ts";
+import type { Admission } from "./tenant-limiter-do.ts";
+import type { TenantLimits } from "./tenant-limits.ts";
 
 type Handler = (request: Request, rc: RequestContext) => Promise<Response>;
 
-/** Run `handler` inside one of the tenant's slots (429 when none is free or its rate is spent). */
+/**
+ * Run `handler` inside one of the tenant's slots (429 when none is free or its rate is spent). The
+ * limiter is asked at once and answers alongside the handler's own work (`rc.admitted`): the handler
+ * waits for it before it calls a worker, and a refused request answers 429 whatever it became.
+ */
 export function tenantLimited(handler: Handler): Handler {
   return async (request, rc) => {
     const tenant = await authenticate(request.headers, rc.config.apiKeys);
     const limits = rc.config.tenantLimits.overrides.get(tenant) ?? rc.config.tenantLimits.defaults;
     if (limits.concurrent === 0 && limits.perMinute === 0) return handler(request, rc);
     const limiter = rc.env.TENANTS.getByName(tenant);
-    const admission = await limiter.acquire(rc.requestId, limits);
-    if (!admission.ok) {
-      const what =
-        admission.reason === "concurrency"
-          ? `more than ${limits.concurrent} requests in flight`
-          : `more than ${limits.perMinute} requests per minute`;
-      throw new ApiError(
-        "rate_limit_error",
-        `This API key's tenant has ${what}; retry after ${admission.retryAfterS} s`,
-        {
-          retryAfter: admission.retryAfterS,
-          code: "rate_limit_exceeded",
-        },
-      );
-    }
+    const acquired = limiter.acquire(rc.requestId, limits);
+    const admitted = acquired.then((admission) => {
+      if (!admission.ok) throw refusal(limits, admission);
+    });
+    admitted.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled
     let released = false;
     const release = (): void => {
       if (released) return;
@@ -39,8 +35,15 @@ export function tenantLimited(handler: Handler): Handler {
     };
     let response: Response;
     try {
-      response = await handler(request, rc);
+      response = await handler(request, { ...rc, admitted });
+      await admitted;
     } catch (error) {
+      // A refusal wins over whatever the request became (a 400 still counted against the limit).
+      const refused = await admitted.then(
+        () => undefined,
+        (refusal: unknown) => refusal,
+      );
+      if (refused !== undefined) throw refused;
       release();
       throw error;
     }
@@ -50,6 +53,17 @@ export function tenantLimited(handler: Handler): Handler {
     }
     return new Response(releasingBody(response.body, release), response);
   };
+}
+
+function refusal(limits: TenantLimits, admission: Exclude<Admission, { ok: true }>): ApiError {
+  const what =
+    admission.reason === "concurrency"
+      ? `more than ${limits.concurrent} requests in flight`
+      : `more than ${limits.perMinute} requests per minute`;
+  return new ApiError("rate_limit_error", `This API key's tenant has ${what}; retry after ${admission.retryAfterS} s`, {
+    retryAfter: admission.retryAfterS,
+    code: "rate_limit_exceeded",
+  });
 }
 
 /** The same bytes; `onEnd` runs once when the body is read to its end, fails or is cancelled. */

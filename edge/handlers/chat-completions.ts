@@ -41,6 +41,7 @@ export async function handleChatCompletions(request: Request, rc: RequestContext
     ids: collectChatRoutingIds(body.messages),
     hint: requestHint(request.headers, body.promptCacheKey),
     prefix,
+    admitted: rc.admitted,
   });
   const createdAt = Math.floor(Date.now() / 1000);
   return serveTurn(request, rc, resolved, {

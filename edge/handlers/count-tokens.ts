@@ -26,6 +26,7 @@ export async function handleCountTokens(request: Request, rc: RequestContext): P
     tenantId: tenant,
     conversation: toConversation(body),
   });
+  await rc.admitted;
   const urls = routableUrls(await poolView(rc.env, rc.config), rc.config);
   if (urls.length === 0) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
   const client = workerClient(pickWorker(tenant, urls), rc.config.workerToken);

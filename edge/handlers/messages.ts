@@ -27,6 +27,7 @@ export async function handleMessages(request: Request, rc: RequestContext): Prom
     ids: collectRoutingIds(body.messages),
     hint: requestHint(request.headers),
     prefix,
+    admitted: rc.admitted,
   });
   return serveTurn(request, rc, resolved, {
     protocol: "anthropic",

@@ -48,6 +48,7 @@ export async function handleCreateResponse(request: Request, rc: RequestContext)
     pinned,
     hint: requestHint(request.headers, body.prompt_cache_key),
     prefix,
+    admitted: rc.admitted,
   });
   return serveTurn(request, rc, resolved, {
     protocol: "responses",

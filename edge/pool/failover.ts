@@ -38,6 +38,8 @@ export async function failover(
     log("session failover impossible", { request: request.requestId, session: session.sessionId.slice(0, 8), reason });
     return undefined;
   }
+  // A new session's SessionDO is written alongside its first attempt: it must exist to move.
+  await session.creating;
   // A lease of its own: the failed attempt's release (possibly still in flight) must not drop it.
   const leaseId = `${request.requestId}.failover`;
   const moved = await env.SESSIONS.getByName(session.sessionId).reassign({

@@ -5,7 +5,7 @@
  */
 import type { EdgeConfig } from "../config.ts";
 import type { Env } from "../env.ts";
-import type { Placement, PoolWorker } from "./placement.ts";
+import { type Placement, type PoolWorker, placeSession } from "./placement.ts";
 import type { RegionConfig } from "./pool-config.ts";
 
 let cached: { at: number; key: string; workers: PoolWorker[] } | undefined;
@@ -64,6 +64,37 @@ export async function placeNewSession(
     if (placement) return { ...placement, region };
   }
   return undefined;
+}
+
+/**
+ * A new session's placement when the cached view leaves no choice: the home region has exactly one
+ * worker up, so `PoolDO.place` would pick it whatever the load or prefix. The pool still counts it
+ * (`countPlacement`, alongside the turn). Undefined: ask the pool (`placeNewSession`).
+ */
+export function forcedPlacement(
+  workers: readonly PoolWorker[],
+  config: EdgeConfig,
+  prefix: string | undefined,
+): RegionPlacement | undefined {
+  const home = workers.filter((w) => w.region === config.homeRegion);
+  const region = regionNamed(config, config.homeRegion);
+  if (!region || home.filter((w) => w.state === "up").length !== 1) return undefined;
+  const placement = placeSession(home, { prefix });
+  return placement && { ...placement, region };
+}
+
+/** Tell the region's pool about a placement the edge made itself (forcedPlacement). */
+export function countPlacement(
+  env: Env,
+  config: EdgeConfig,
+  placement: RegionPlacement,
+  prefix: string | undefined,
+): Promise<void> {
+  return poolStub(env, placement.region).notePlaced({
+    ...args(config, placement.region),
+    url: placement.worker.url,
+    prefix,
+  });
 }
 
 /** A worker the edge could not reach: every region's pool marks it down (it is in one of them). */

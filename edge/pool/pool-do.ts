@@ -117,12 +117,31 @@ export class PoolDO extends DurableObject<Env> {
     const workers = await this.view(args);
     const placement = placeSession(workers, args);
     if (!placement) return null;
+    this.#count(placement, args.prefix, args.moving ?? false);
+    return placement;
+  }
+
+  /**
+   * Count a new session the edge placed from its cached view, where the choice was forced (the
+   * home region's only worker up): the same bookkeeping as `place`, off the request's path.
+   */
+  async notePlaced(args: PoolArgs & { url: string; prefix?: string | undefined }): Promise<void> {
+    const workers = await this.view(args);
+    const worker = workers.find((w) => w.url === args.url);
+    if (!worker) return;
+    const prefix = args.prefix;
+    const prefixKnown = prefix !== undefined && workers.some((w) => w.prefixes.includes(prefix));
+    const reason = prefix !== undefined && worker.prefixes.includes(prefix) ? "prefix" : "load";
+    this.#count({ worker, reason, prefixKnown }, prefix, false);
+  }
+
+  /** Count a placement against its worker until the next heartbeat (and in the stats, unless `moving`). */
+  #count(placement: Placement, prefix: string | undefined, moving: boolean): void {
     this.#sql.exec("UPDATE workers SET pending = pending + 1 WHERE url = ?", placement.worker.url);
     placement.worker.pending += 1;
     // The chosen worker holds this prefix once it serves the session, but advertises it only from its
     // next heartbeat: record it now so a new session with the same prefix, even within that interval,
     // finds its holder. The heartbeat then replaces the list with the worker's own.
-    const prefix = args.prefix;
     if (prefix !== undefined && !placement.worker.prefixes.includes(prefix)) {
       placement.worker.prefixes = [prefix, ...placement.worker.prefixes].slice(0, MAX_PREFIXES);
       this.#sql.exec(
@@ -131,14 +150,13 @@ export class PoolDO extends DurableObject<Env> {
         placement.worker.url,
       );
     }
-    if (args.moving) return placement;
+    if (moving) return;
     this.#sql.exec(
       `UPDATE placement_stats SET placements = placements + 1, prefix_known = prefix_known + ?,
          prefix_hits = prefix_hits + ?`,
       placement.prefixKnown ? 1 : 0,
       placement.reason === "prefix" ? 1 : 0,
     );
-    return placement;
   }
 
   /** The edge could not reach this worker: down until it heartbeats again (static: for a cooldown). */

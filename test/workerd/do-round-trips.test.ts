@@ -1,0 +1,177 @@
+/**
+ * How many Durable Object round trips a turn waits for, and where: before the edge calls the worker
+ * (time to first token) and before the client's final event. Every DO call goes through a counting
+ * env that holds it for a few timer ticks, so a call the edge does not wait for finishes only after
+ * the worker was called, and one it waits for finishes before. Logic, not timing: the assertions
+ * are about order, which the held calls make deterministic.
+ */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Env } from "../../edge/env.ts";
+import edge from "../../edge/index.ts";
+import { invalidatePoolView } from "../../edge/pool/pool-client.ts";
+import { StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { mintId } from "../../shared/ids.ts";
+import { SseDecoder } from "../support/sse-decoder.ts";
+import { event, type FakeWorker, installFakeWorker, sleep } from "./fake-worker.ts";
+import { LOCAL_KEY, messagesBody } from "./helpers.ts";
+
+const SECRET = env.ID_SECRET ?? "";
+const NAMESPACES = ["SESSIONS", "POOLS", "TENANTS", "RESPONSES", "USAGE", "METRICS"] as const;
+/** Bookkeeping the edge does after the client's response (waitUntil): not part of a turn's path. */
+const BACKGROUND = new Set(["METRICS", "USAGE"]);
+
+let fake: FakeWorker | undefined;
+afterEach(() => fake?.restore());
+
+type Entry = { kind: "call" | "done"; name: string } | { kind: "generate" | "final" };
+
+/** The test env with every DO method call logged when issued and when answered (held 3 ticks first). */
+function countingEnv(log: Entry[]): Env {
+  const wrapStub = (ns: string, stub: Record<string, unknown>) =>
+    new Proxy(stub, {
+      get(target, method) {
+        if (typeof method !== "string" || method === "then") return target[method as string];
+        const name = `${ns}.${method}`;
+        return async (...args: unknown[]) => {
+          log.push({ kind: "call", name });
+          await sleep(3);
+          const rpc = target[method] as (...a: unknown[]) => Promise<unknown>;
+          const result = await rpc(...args);
+          log.push({ kind: "done", name });
+          return result;
+        };
+      },
+    });
+  return new Proxy(env, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop) as unknown;
+      if (!(NAMESPACES as readonly (string | symbol)[]).includes(prop)) return value;
+      const ns = value as DurableObjectNamespace;
+      return {
+        getByName: (name: string, options?: Parameters<DurableObjectNamespace["getByName"]>[1]) =>
+          wrapStub(String(prop), ns.getByName(name, options) as unknown as Record<string, unknown>),
+      };
+    },
+  });
+}
+
+async function turn(log: Entry[], body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  const ctx = createExecutionContext();
+  const request = new Request("http://edge.test/v1/messages", {
+    method: "POST",
+    headers: { "x-api-key": LOCAL_KEY, "content-type": "application/json", ...headers },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  const response = await edge.fetch(request as Parameters<typeof edge.fetch>[0], countingEnv(log), ctx);
+  expect(response.status).toBe(200);
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new SseDecoder();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    for (const e of decoder.push(value)) if (e.event === "message_stop") log.push({ kind: "final" });
+  }
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+/** The DO calls of one turn, split by what the client waits for. */
+function phases(log: readonly Entry[]) {
+  const generate = log.findIndex((e) => e.kind === "generate");
+  const final = log.findIndex((e) => e.kind === "final");
+  // POOLS.view refreshes the isolate's cached pool view (POOL_CACHE_MS): once a second, not per turn.
+  const counted = (name: string) => !BACKGROUND.has(name.split(".")[0] ?? "") && name !== "POOLS.view";
+  const done = (from: number, to: number) =>
+    log.slice(from, to).flatMap((e) => (e.kind === "done" && counted(e.name) ? [e.name] : []));
+  return {
+    /** Answered before the worker was called: the client's first token waited for each. */
+    beforeWorker: done(0, generate),
+    /** Answered after the worker was called and before the client saw the turn end. */
+    beforeFinal: done(generate, final),
+    issued: log.flatMap((e) => (e.kind === "call" ? [e.name] : [])),
+  };
+}
+
+function toolTurnWorker(log: Entry[]) {
+  return installFakeWorker(async function* ({ request }) {
+    log.push({ kind: "generate" });
+    yield event({ case: "prompt", value: { promptTokens: 9, messageId: "msg_rt" } });
+    const id = await mintId(SECRET, "toolu", request.tenantId, request.sessionId);
+    yield event({ case: "toolCallStart", value: { index: 0, id, name: "Read" } });
+    yield event({ case: "toolCallDelta", value: { index: 0, argumentsJson: '{"path":"a"}' } });
+    yield event({ case: "toolCallEnd", value: { index: 0 } });
+    yield event({ case: "stop", value: { reason: StopReason.TOOL_USE } });
+  });
+}
+
+describe("Durable Object round trips per turn", () => {
+  it("a new session waits for none before the worker: created and counted alongside the turn", async () => {
+    invalidatePoolView();
+    fake = toolTurnWorker([]);
+    await turn([], messagesBody()); // warm the isolate's pool view (as any request after the first finds it)
+    fake.restore();
+    const log: Entry[] = [];
+    fake = toolTurnWorker(log);
+    await turn(log, messagesBody());
+    const { beforeWorker, beforeFinal, issued } = phases(log);
+    expect(beforeWorker).toEqual(["TENANTS.acquire"]);
+    // The single worker up leaves placement no choice: the pool is told, not asked.
+    expect(issued).not.toContain("POOLS.place");
+    expect(beforeFinal).toEqual(expect.arrayContaining(["SESSIONS.open", "POOLS.notePlaced", "SESSIONS.recordTurn"]));
+    expect(issued.filter((n) => n.startsWith("SESSIONS."))).toEqual(["SESSIONS.open", "SESSIONS.recordTurn"]);
+    // The record still lands before the client's final event, after the creation it needs.
+    expect(beforeFinal.indexOf("SESSIONS.recordTurn")).toBeGreaterThan(beforeFinal.indexOf("SESSIONS.open"));
+    const session = await env.SESSIONS.getByName(fake.requests[0]?.sessionId ?? "").get("local");
+    expect(session).toMatchObject({ turns: 1, epoch: 1, busy: false });
+    expect(session?.frontierToolUseIds).toHaveLength(1);
+  });
+
+  it("a tool-result turn opens its session alongside the tenant limiter, and records before the final event", async () => {
+    const first: Entry[] = [];
+    fake = toolTurnWorker(first);
+    const opening = messagesBody({ messages: [{ role: "user", content: "read a" }] });
+    const firstResponse = await turn(first, opening);
+    expect(firstResponse.headers.get("x-frontier-route")).toMatch(/^new/);
+    const sessionId = fake.requests[0]?.sessionId ?? "";
+    const toolId = (await env.SESSIONS.getByName(sessionId).get("local"))?.frontierToolUseIds[0] ?? "";
+    fake.restore();
+
+    const log: Entry[] = [];
+    fake = toolTurnWorker(log);
+    await turn(
+      log,
+      messagesBody({
+        messages: [
+          { role: "user", content: "read a" },
+          { role: "assistant", content: [{ type: "tool_use", id: toolId, name: "Read", input: { path: "a" } }] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: toolId, content: "text of a" }] },
+        ],
+      }),
+    );
+    expect(fake.requests[0]?.sessionId).toBe(sessionId);
+    const { beforeWorker, beforeFinal, issued } = phases(log);
+    expect(beforeWorker.sort()).toEqual(["SESSIONS.open", "TENANTS.acquire"]);
+    // Both asked before either answered: one round trip's wait, not two.
+    const calls = log.map((e) => (e.kind === "call" || e.kind === "done" ? `${e.kind} ${e.name}` : e.kind));
+    expect(calls.indexOf("call SESSIONS.open")).toBeLessThan(calls.indexOf("done TENANTS.acquire"));
+    expect(calls.indexOf("call TENANTS.acquire")).toBeLessThan(calls.indexOf("done SESSIONS.open"));
+    expect(beforeFinal).toEqual(["SESSIONS.recordTurn"]);
+    expect(issued.filter((n) => n.startsWith("SESSIONS."))).toEqual(["SESSIONS.open", "SESSIONS.recordTurn"]);
+  });
+
+  it("a hinted repeat first turn: one open of the hinted session before the worker, the branch made alongside", async () => {
+    const hint = { "x-claude-code-session-id": crypto.randomUUID() };
+    fake = toolTurnWorker([]);
+    await turn([], messagesBody(), hint);
+    fake.restore();
+    const log: Entry[] = [];
+    fake = toolTurnWorker(log);
+    const response = await turn(log, messagesBody(), hint);
+    expect(response.headers.get("x-frontier-route")).toBe("branch; epoch=1");
+    const { beforeWorker, beforeFinal } = phases(log);
+    expect(beforeWorker).toEqual(["TENANTS.acquire", "SESSIONS.open"]);
+    expect(beforeFinal).toEqual(["SESSIONS.open", "SESSIONS.recordTurn"]);
+  });
+});
