@@ -2,45 +2,48 @@
  * Claude Code's real CLI (from npm) in `-p` mode, offline, pointed at an edge, with Bash allowed;
  * and the worker decision-log check its e2e tests share.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { REPO_ROOT } from "../../scripts/stack.ts";
 import { LOCAL_API_KEY } from "./api.ts";
+import { runCli } from "./cli-client.ts";
 
 export interface StreamLine {
   type: string;
   subtype?: string;
   is_error?: boolean;
   num_turns?: number;
-  message?: { content?: { type: string; name?: string; input?: { command?: string }; content?: unknown }[] };
+  message?: {
+    content?: { type: string; name?: string; input?: { command?: string; query?: string }; content?: unknown }[];
+  };
 }
 
-export function runClaude(
+/** Which tools Claude Code has (`tools`, default all) and may run unasked, and its turn limit. */
+export interface ClaudeRunOptions {
+  tools?: readonly string[];
+  allowedTools: readonly string[];
+  maxTurns: number;
+}
+
+const BASH_LOOP: ClaudeRunOptions = { allowedTools: ["Bash"], maxTurns: 4 };
+
+export async function runClaude(
   edgeUrl: string,
   prompt: string,
+  options: ClaudeRunOptions = BASH_LOOP,
 ): Promise<{ code: number | null; lines: StreamLine[]; stderr: string }> {
   const home = mkdtempSync(join(tmpdir(), "frontier-claude-home-"));
   const work = mkdtempSync(join(tmpdir(), "frontier-claude-work-"));
-  const bin = join(REPO_ROOT, "node_modules/.bin/claude");
-  const args = [
-    "-p",
-    prompt,
-    "--allowedTools",
-    "Bash",
-    "--output-format",
-    "stream-json",
-    "--verbose",
-    "--max-turns",
-    "4",
-  ];
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, {
+  const args = ["-p", prompt];
+  if (options.tools) args.push("--tools", options.tools.join(","));
+  args.push("--allowedTools", options.allowedTools.join(","));
+  args.push("--output-format", "stream-json", "--verbose", "--max-turns", String(options.maxTurns));
+  try {
+    const run = await runCli(join(REPO_ROOT, "node_modules/.bin/claude"), args, {
       cwd: work,
       env: {
-        PATH: process.env.PATH ?? "",
         HOME: home,
         ANTHROPIC_BASE_URL: edgeUrl,
         ANTHROPIC_API_KEY: LOCAL_API_KEY,
@@ -48,25 +51,17 @@ export function runClaude(
         DISABLE_AUTOUPDATER: "1",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       },
-      stdio: ["ignore", "pipe", "pipe"],
+      timeoutMs: 200_000,
     });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 200_000);
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      rmSync(home, { recursive: true, force: true });
-      rmSync(work, { recursive: true, force: true });
-      const lines = stdout
-        .split("\n")
-        .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as StreamLine);
-      resolve({ code, lines, stderr });
-    });
-  });
+    const lines = run.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as StreamLine);
+    return { code: run.code, lines, stderr: run.stderr };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  }
 }
 
 /**
