@@ -35,7 +35,7 @@ import { continuationWorkload } from "./continuation.ts";
 import { workerEngineBuild } from "./engine-build.ts";
 import { llamaServerWorkload } from "./peer-llama-server.ts";
 import { placementWorkload } from "./placement.ts";
-import { machineDescription, recordInBenchmarksDoc, renderReport } from "./report.ts";
+import { machineDescription, type ReportInput, recordInBenchmarksDoc, renderReport } from "./report.ts";
 import { responsesLoopWorkload } from "./responses-loop.ts";
 import { routingOverheadWorkload } from "./routing-overhead.ts";
 import { sessionsWorkload } from "./sessions.ts";
@@ -154,6 +154,22 @@ async function main(): Promise<void> {
       results.push({ workload, result });
       if (result.shared) earlier.set(workload.name, result.shared);
       for (const violation of result.violations ?? []) progress(`CHECK FAILED ${workload.name}: ${violation}`);
+      // A stopped run still leaves every finished workload's rows on disk.
+      if (results.length < selected.length) {
+        writeReport(
+          out,
+          {
+            command,
+            loadAtStart,
+            machine: machineDescription(options, engineBuild),
+            options,
+            results,
+            seconds: (Date.now() - started) / 1000,
+          },
+          `${results.length} of ${selected.length} workloads finished`,
+        );
+        progress(`partial report (${results.length} of ${selected.length} workloads) written to ${out}`);
+      }
     }
   } finally {
     workerLogs = [...(benchStack?.workerLogs ?? [])];
@@ -163,7 +179,7 @@ async function main(): Promise<void> {
   }
 
   const machine = machineDescription(options, engineBuild);
-  const report = renderReport({
+  const report = writeReport(out, {
     command,
     loadAtStart,
     machine,
@@ -171,11 +187,6 @@ async function main(): Promise<void> {
     results,
     seconds: (Date.now() - started) / 1000,
   });
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, report);
-  for (const { result } of results) {
-    for (const [name, content] of Object.entries(result.files ?? {})) writeFileSync(join(dirname(out), name), content);
-  }
   process.stdout.write(`\n${report}\nwritten to ${out}\n`);
   if (results.some(({ result }) => (result.violations ?? []).length > 0) && workerLogs.length > 0) {
     const logPath = join(dirname(out), "worker-log.txt");
@@ -191,6 +202,21 @@ async function main(): Promise<void> {
     (result.violations ?? []).map((v) => `${workload.name}: ${v}`),
   );
   if (failed.length > 0) throw new Error(`correctness checks failed:\n${failed.join("\n")}`);
+}
+
+/** Writes the report and the workloads' files next to it; `partial` marks a run still going. */
+function writeReport(out: string, input: ReportInput, partial?: string): string {
+  const rendered = renderReport(input);
+  const report =
+    partial === undefined
+      ? rendered
+      : rendered.replace("# Benchmark report", `# Benchmark report (partial: ${partial})`);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, report);
+  for (const { result } of input.results) {
+    for (const [name, content] of Object.entries(result.files ?? {})) writeFileSync(join(dirname(out), name), content);
+  }
+  return report;
 }
 
 async function openStack(
