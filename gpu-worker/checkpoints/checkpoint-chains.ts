@@ -23,6 +23,11 @@ export class CheckpointChains {
     private readonly modelIdentity: string,
   ) {}
 
+  /** Drop the scratch space (the store is closing). */
+  close(): void {
+    this.chunks.close();
+  }
+
   /**
    * Write the files of new checkpoint `id`: a chunk over `input.extends` when that base is usable
    * (local, same tenant and model, not longer than this one, chain below the limit; pinned while

@@ -304,6 +304,7 @@ export class CheckpointStore implements CheckpointStorage {
   /** Close the index. Call after in-flight writes and loads have settled. */
   close(): void {
     this.#index.close();
+    this.#chains.close();
   }
 
   async #readPayload(

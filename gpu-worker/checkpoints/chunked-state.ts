@@ -26,7 +26,7 @@ const PREFIX = "frontier-kv-";
 function removeDeadScratch(scratchDir: string): void {
   for (const name of readdirSync(scratchDir)) {
     if (!name.startsWith(PREFIX)) continue;
-    const pid = Number(name.slice(PREFIX.length));
+    const pid = Number(name.slice(PREFIX.length).split("-")[0]);
     if (!Number.isSafeInteger(pid) || pid === process.pid || isAlive(pid)) continue;
     rmSync(join(scratchDir, name), { recursive: true, force: true });
   }
@@ -45,9 +45,16 @@ export class ChunkedState {
   readonly #dir: string;
 
   constructor(scratchDir: string) {
-    this.#dir = join(scratchDir, `${PREFIX}${process.pid}`);
+    // One directory per store (`frontier-kv-<pid>-<random>`), so closing one store of a process
+    // never removes another's dumps; a dead process's directories are found by the pid.
+    this.#dir = join(scratchDir, `${PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
     mkdirSync(this.#dir, { recursive: true });
     removeDeadScratch(scratchDir);
+  }
+
+  /** Remove this process's scratch directory (after in-flight dumps and loads have settled). */
+  close(): void {
+    rmSync(this.#dir, { recursive: true, force: true });
   }
 
   #scratch(): string {

@@ -103,12 +103,14 @@ async function reopenChainAndCheck(dir: string, scratch: string): Promise<number
     expect(readdirSync(join(dir, "files")).sort()).toEqual(
       [`${anchor}.json`, `${anchor}.state`, `${newest.id}.chain`, `${newest.id}.json`, `${newest.id}.state`].sort(),
     );
-    expect(readdirSync(scratch).filter((name) => name.startsWith("frontier-kv-"))).toEqual([
-      `frontier-kv-${process.pid}`,
-    ]);
+    const live = readdirSync(scratch).filter((name) => name.startsWith("frontier-kv-"));
+    expect(live).toHaveLength(1);
+    expect(live[0]).toMatch(new RegExp(`^frontier-kv-${process.pid}-[0-9a-f]{8}$`));
     return i;
   } finally {
     store.close();
+    // Closing the store removes its own scratch directory.
+    expect(readdirSync(scratch).filter((name) => name.startsWith("frontier-kv-"))).toEqual([]);
   }
 }
 
