@@ -1,4 +1,5 @@
 /** A minimal streaming Anthropic client for the benchmark: measures wall time and reads usage. */
+import { parseServerTiming } from "../edge/timing.ts";
 import { decodeSseStream } from "../test/support/sse-decoder.ts";
 
 export const BENCH_KEY = "sk-frontier-local";
@@ -9,6 +10,8 @@ export interface TurnResult {
   /** Wall time until the first content block started (the first output the client can use). */
   firstBlockMs: number;
   cache: string;
+  /** The edge's `server-timing` steps (ms): route, admit, worker, total. */
+  serverTiming: Record<string, number>;
   inputTokens: number;
   cachedTokens: number;
   outputTokens: number;
@@ -52,6 +55,7 @@ export async function streamTurn(
     ms: 0,
     firstBlockMs: Number.NaN,
     cache: res.headers.get("x-frontier-cache") ?? "",
+    serverTiming: parseServerTiming(res.headers.get("server-timing")),
     inputTokens: 0,
     cachedTokens: 0,
     outputTokens: 0,

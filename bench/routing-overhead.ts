@@ -29,6 +29,8 @@ export interface OverheadRow {
   /** The same request to workerd without `wrangler dev`'s proxy (empty when it was not found). */
   workerdMs: number[];
   directMs: number[];
+  /** The edge's own `server-timing` steps per request (workerd directly when measured, else via the proxy). */
+  steps: Record<string, number>[];
 }
 
 export async function benchRoutingOverhead(
@@ -56,7 +58,7 @@ export async function benchRoutingOverhead(
       },
       sampling: { maxTokens: 1, temperature: 0 },
     });
-  const row: OverheadRow = { edgeMs: [], workerdMs: [], directMs: [] };
+  const row: OverheadRow = { edgeMs: [], workerdMs: [], directMs: [], steps: [] };
   for (let i = 0; i < n + 3; i++) {
     const edge = await streamTurn(edgeUrl, body, hint);
     const workerd = edgeDirect && (await streamTurn(edgeDirect.url, body, hint, edgeDirect.headers));
@@ -69,6 +71,7 @@ export async function benchRoutingOverhead(
     row.edgeMs.push(edge.ms);
     if (workerd) row.workerdMs.push(workerd.ms);
     row.directMs.push(directMs);
+    row.steps.push((workerd || edge).serverTiming);
   }
   return row;
 }
@@ -99,9 +102,9 @@ export async function benchContinuingOverhead(
     const body = { model: "m", max_tokens: 1, temperature: 0, messages: edgeMessages };
     const result = await streamTurn(url, body, hint, headers);
     edgeMessages.push({ role: "assistant", content: "pong" });
-    return result.ms;
+    return result;
   };
-  const row: OverheadRow = { edgeMs: [], workerdMs: [], directMs: [] };
+  const row: OverheadRow = { edgeMs: [], workerdMs: [], directMs: [], steps: [] };
   for (let i = 0; i < n + 3; i++) {
     const edge = await edgeTurn(edgeUrl);
     const workerd = edgeDirect && (await edgeTurn(edgeDirect.url, edgeDirect.headers));
@@ -121,9 +124,10 @@ export async function benchContinuingOverhead(
     const directMs = performance.now() - started;
     directMessages.push({ role: Role.ASSISTANT, content: text("pong") });
     if (i < 3) continue; // warm-up (and parking what earlier workloads left resident)
-    row.edgeMs.push(edge);
-    if (workerd !== undefined) row.workerdMs.push(workerd);
+    row.edgeMs.push(edge.ms);
+    if (workerd) row.workerdMs.push(workerd.ms);
     row.directMs.push(directMs);
+    row.steps.push((workerd || edge).serverTiming);
   }
   return row;
 }
@@ -149,7 +153,20 @@ export function overheadTable(row: OverheadRow, what: string): string {
       : []),
     "",
     `n = ${row.edgeMs.length} interleaved requests each (max_tokens 1, ${what}).`,
+    "",
+    stepsLine(row),
   ].join("\n");
+}
+
+/** The edge's own account (its `server-timing` header), median per step. */
+function stepsLine(row: OverheadRow): string {
+  const names = [...new Set(row.steps.flatMap((s) => Object.keys(s)))];
+  if (names.length === 0) return "The edge sent no `server-timing` header.";
+  const medians = names.map((name) => {
+    const values = row.steps.flatMap((s) => (s[name] === undefined ? [] : [s[name]]));
+    return `${name} ${fmt(percentile(values, 50), 1)}`;
+  });
+  return `The edge's \`server-timing\` (${row.workerdMs.length > 0 ? "workerd directly" : "through the proxy"}), median ms per step up to the response headers: ${medians.join(", ")} (\`route\`: authenticate, validate, SessionDO \`open\` alongside the limiter; \`worker\`: the Generate call up to the worker's cache decision, its prefill included; the record before \`message_stop\` comes after the headers).`;
 }
 
 /** The ratio-table rows of one measurement: through the proxy, and without it (the proxy's share). */

@@ -1,12 +1,15 @@
 /** What every route handler receives besides the request. */
 import type { EdgeConfig } from "./config.ts";
 import type { Env } from "./env.ts";
+import type { EdgeTiming } from "./timing.ts";
 
 export interface RequestContext {
   env: Env;
   config: EdgeConfig;
   requestId: string;
   waitUntil: (promise: Promise<unknown>) => void;
+  /** The request's steps so far (a turn's `server-timing` header). */
+  timing: EdgeTiming;
   /**
    * On a tenant-limited route: settles once the tenant's limiter answered (rejects with its 429).
    * Asked alongside parsing and session lookup; a handler waits for it before it calls a worker.

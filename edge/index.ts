@@ -8,6 +8,7 @@ import { toApiError } from "./errors.ts";
 import { newRequestId } from "./http.ts";
 import { recordRequest } from "./metrics/record.ts";
 import { renderError, router } from "./router.ts";
+import { EdgeTiming } from "./timing.ts";
 
 export { EdgeMetricsDO } from "./metrics/edge-metrics-do.ts";
 export { ResponseStoreDO } from "./openai/response-store-do.ts";
@@ -28,6 +29,7 @@ export default {
         config,
         requestId,
         waitUntil: (p: Promise<unknown>) => ctx.waitUntil(p),
+        timing: new EdgeTiming(started),
       });
     } catch (error) {
       response = renderError(toApiError(error, { requestId, path: new URL(request.url).pathname }), request, requestId);

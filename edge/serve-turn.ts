@@ -52,12 +52,14 @@ export async function serveTurn<R extends TurnRenderer>(
 ): Promise<Response> {
   const { env, config, requestId } = rc;
   const { tenant, generate } = options;
+  rc.timing.mark("route");
   try {
     await rc.admitted; // the tenant's limiter, asked while the session was resolved
   } catch (error) {
     await releaseSession(env, routed, tenant, requestId);
     throw error;
   }
+  rc.timing.mark("admit");
   // A new session's SessionDO is written while the worker runs the turn (recordTurn waits for it).
   const resolved = beginCreation(env, config, routed);
   const attempt = (session: ResolvedSession): Promise<Response> => {
@@ -70,6 +72,7 @@ export async function serveTurn<R extends TurnRenderer>(
       keepAliveMs: config.keepAliveMs,
       headerWaitMs: config.headerWaitMs,
       headers: { ...options.headers, "x-frontier-route": routeHeader(session) },
+      timing: rc.timing,
       waitUntil: rc.waitUntil,
       onDone: async (renderer) => {
         const prompt = renderer.prompt;

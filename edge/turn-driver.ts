@@ -10,6 +10,7 @@ import { type ApiError, toApiError } from "./errors.ts";
 import type { GenerateCall } from "./generate-call.ts";
 import { jsonResponse } from "./http.ts";
 import { withNotOffered } from "./server-tools/not-offered.ts";
+import type { EdgeTiming } from "./timing.ts";
 
 /** SSE text for one rendered event. */
 export interface RenderedEvent {
@@ -45,6 +46,8 @@ export interface TurnOptions<R extends TurnRenderer> {
   keepAliveMs: number;
   headerWaitMs: number;
   headers: Record<string, string>;
+  /** Marked at the cache decision (and, for JSON, after the record); sent as `server-timing`. */
+  timing: EdgeTiming;
   waitUntil: (promise: Promise<unknown>) => void;
   /** Called exactly once when the call is over (record the turn if it stopped, else release). */
   onDone: (renderer: R) => Promise<void>;
@@ -68,12 +71,15 @@ export async function respondJson<R extends TurnRenderer>(
       await renderer.push(event);
     }
     renderer.finish();
+    options.timing.mark("worker");
     const headers = withNotOffered(options.headers, renderer.prompt);
     if (renderer.prompt) headers["x-frontier-cache"] = cacheHeader(renderer.prompt);
     // The session learns about the turn before the client does, so its next request (which may
     // follow at once) finds the session's new frontier.
     done = true;
     await options.onDone(renderer);
+    options.timing.mark("record");
+    headers["server-timing"] = options.timing.header();
     return jsonResponse(renderer.body(), { headers });
   } finally {
     if (!renderer.stopped) call.cancel();
@@ -103,7 +109,12 @@ export async function respondStream<R extends TurnRenderer>(
     options.waitUntil(options.onDone(renderer));
     throw error;
   }
-  const headers = { ...withNotOffered(options.headers, renderer.prompt), ...SSE_HEADERS };
+  options.timing.mark("worker");
+  const headers: Record<string, string> = {
+    ...withNotOffered(options.headers, renderer.prompt),
+    ...SSE_HEADERS,
+    "server-timing": options.timing.header(),
+  };
   if (renderer.prompt) headers["x-frontier-cache"] = cacheHeader(renderer.prompt);
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   options.waitUntil(pump(call, renderer, head, writable.getWriter(), options));

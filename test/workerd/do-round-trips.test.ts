@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Env } from "../../edge/env.ts";
 import edge from "../../edge/index.ts";
 import { invalidatePoolView } from "../../edge/pool/pool-client.ts";
+import { parseServerTiming } from "../../edge/timing.ts";
 import { StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { SseDecoder } from "../support/sse-decoder.ts";
@@ -140,7 +141,7 @@ describe("Durable Object round trips per turn", () => {
 
     const log: Entry[] = [];
     fake = toolTurnWorker(log);
-    await turn(
+    const response = await turn(
       log,
       messagesBody({
         messages: [
@@ -151,6 +152,11 @@ describe("Durable Object round trips per turn", () => {
       }),
     );
     expect(fake.requests[0]?.sessionId).toBe(sessionId);
+    // server-timing shows the wait: the held open (3 ms) is in `route`, before the worker's step.
+    const timing = parseServerTiming(response.headers.get("server-timing"));
+    expect(Object.keys(timing)).toEqual(["route", "admit", "worker", "total"]);
+    expect(timing.route).toBeGreaterThanOrEqual(3);
+    expect(timing.total).toBe((timing.route ?? 0) + (timing.admit ?? 0) + (timing.worker ?? 0));
     const { beforeWorker, beforeFinal, issued } = phases(log);
     expect(beforeWorker.sort()).toEqual(["SESSIONS.open", "TENANTS.acquire"]);
     // Both asked before either answered: one round trip's wait, not two.
@@ -159,6 +165,24 @@ describe("Durable Object round trips per turn", () => {
     expect(calls.indexOf("call TENANTS.acquire")).toBeLessThan(calls.indexOf("done SESSIONS.open"));
     expect(beforeFinal).toEqual(["SESSIONS.recordTurn"]);
     expect(issued.filter((n) => n.startsWith("SESSIONS."))).toEqual(["SESSIONS.open", "SESSIONS.recordTurn"]);
+  });
+
+  it("a JSON answer's server-timing includes the record before the body", async () => {
+    const log: Entry[] = [];
+    fake = toolTurnWorker(log);
+    const ctx = createExecutionContext();
+    const request = new Request("http://edge.test/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": LOCAL_KEY, "content-type": "application/json" },
+      body: JSON.stringify(messagesBody()),
+    });
+    const response = await edge.fetch(request as Parameters<typeof edge.fetch>[0], countingEnv(log), ctx);
+    expect(response.status).toBe(200);
+    await response.json();
+    await waitOnExecutionContext(ctx);
+    const timing = parseServerTiming(response.headers.get("server-timing"));
+    expect(Object.keys(timing)).toEqual(["route", "admit", "worker", "record", "total"]);
+    expect(timing.record).toBeGreaterThanOrEqual(3); // recordTurn, held 3 ms, before the body
   });
 
   it("a hinted repeat first turn: one open of the hinted session before the worker, the branch made alongside", async () => {
