@@ -14,7 +14,7 @@
  * (`cache_prompt`, host-memory prompt cache `--cache-ram`, idle-slot saving).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, readFileSync } from "node:fs";
+import { createWriteStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TOOLS_INTRO, TOOLS_OUTRO } from "../gpu-worker/chat/chatml.ts";
@@ -123,12 +123,40 @@ function batchSize(): string {
   return process.env.FRONTIER_BATCH_SIZE || "512";
 }
 
-/** The CPU features llama-server reports on in its startup `system_info` line, as describeEngineBuild lists them. */
-function llamaServerCpuFeatures(log: string): string {
-  const line = readFileSync(log, "utf8")
-    .split("\n")
-    .find((l) => l.includes("system_info:"));
-  return line ? [...line.matchAll(/([A-Z][A-Z0-9_]*) = 1/g)].map((m) => m[1]).join(" ") : "not reported";
+/**
+ * The CPU features compiled into llama-server, as describeEngineBuild lists them: from its
+ * `system_info` line, which this llama.cpp prints only at log verbosity 4. A second process is
+ * started for it (and stopped once the line is out, before the model loads), so the measured
+ * server runs at its default verbosity.
+ */
+async function llamaServerCpuFeatures(binary: string, modelPath: string): Promise<string> {
+  const child = spawn(binary, ["-m", modelPath, "--port", String(await freePort()), "-t", "1", "-lv", "4"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  try {
+    const line = await new Promise<string | undefined>((resolve) => {
+      let text = "";
+      const timer = setTimeout(() => resolve(undefined), 30_000);
+      const onData = (chunk: Buffer) => {
+        text += chunk.toString("utf8");
+        const complete = text.split("\n").slice(0, -1); // lines whose newline arrived
+        const found = complete.find((l) => l.includes("system_info:"));
+        if (found) {
+          clearTimeout(timer);
+          resolve(found);
+        }
+      };
+      child.stdout?.on("data", onData);
+      child.stderr?.on("data", onData);
+      child.on("exit", () => {
+        clearTimeout(timer);
+        resolve(text.split("\n").find((l) => l.includes("system_info:")));
+      });
+    });
+    return line ? [...line.matchAll(/([A-Z][A-Z0-9_]*) = 1/g)].map((m) => m[1]).join(" ") : "not reported";
+  } finally {
+    await stopChild(child);
+  }
 }
 
 /**
@@ -285,7 +313,7 @@ export const llamaServerWorkload: Workload = {
       const props = await fetch(`${server.url}/props`)
         .then((r) => r.json() as Promise<{ build_info?: string }>)
         .catch(() => ({ build_info: undefined }));
-      const serverFeatures = llamaServerCpuFeatures(server.log);
+      const serverFeatures = await llamaServerCpuFeatures(binary, options.modelPath);
       const engineBuild = stack?.engineBuild ?? "unknown";
       const parity = kernelParity(engineBuild, serverFeatures);
       return {

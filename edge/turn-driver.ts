@@ -152,21 +152,37 @@ async function pump<R extends TurnRenderer>(
       throw error;
     }
   };
-  const emit = async (out: RenderedEvent): Promise<void> => {
-    // Record the turn before the client sees that it is over (see respondJson).
-    if (out.final) await done();
-    await write(out.sse);
+  // The events one worker event became go out in one write (each write waits for the client's socket).
+  // The final one waits for the turn's record (see respondJson), which starts as soon as the worker
+  // stopped and runs while the events before the final one are written.
+  const emit = async (outs: readonly RenderedEvent[]): Promise<void> => {
+    const final = outs.findIndex((out) => out.final);
+    const recorded = final >= 0 ? done() : undefined;
+    recorded?.catch(() => undefined); // awaited below, after the write before it
+    const before = (final >= 0 ? outs.slice(0, final) : outs).map((out) => out.sse).join("");
+    try {
+      if (before !== "") await write(before);
+    } finally {
+      await recorded;
+    }
+    if (final >= 0)
+      await write(
+        outs
+          .slice(final)
+          .map((out) => out.sse)
+          .join(""),
+      );
   };
   try {
     armKeepAlive();
-    for (const out of head) await emit(out);
+    await emit(head);
     while (!renderer.stopped) {
       const event = await call.next();
       if (event === undefined) {
         renderer.finish();
         break;
       }
-      for (const out of await renderer.push(event)) await emit(out);
+      await emit(await renderer.push(event));
     }
   } catch (error) {
     if (!clientGone && !call.cancelled) {

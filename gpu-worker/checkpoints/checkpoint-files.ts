@@ -1,5 +1,5 @@
-import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { link, mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { mkdirSync, readdirSync, rmSync, type Stats, statSync } from "node:fs";
+import { link, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { type CheckpointPayload, CorruptCheckpointError } from "./types.ts";
@@ -10,6 +10,13 @@ const TEMP_SUFFIX = ".tmp";
 const FILE_NAME = /^([0-9a-f]{32})\.(state|json)$/;
 const CHAIN_DIR = /^([0-9a-f]{32})\.chain$/;
 const CHAIN_SUFFIX = ".chain";
+
+/** A state file's CRC as checked, with what identified the file then. */
+interface VerifiedFile {
+  readonly crc: number;
+  readonly bytes: number;
+  readonly mtimeMs: number;
+}
 
 /** What an atomic write left on disk. */
 export interface WrittenCheckpoint {
@@ -29,10 +36,16 @@ export interface WrittenCheckpoint {
  * replaces) and the size of each file. It guards against torn, truncated and bit-flipped files, not
  * against someone who can write the store: whoever can replace a file can replace its index row
  * (or, for the S3 replica, its metadata object) too, so a stronger unkeyed hash would add cost, not
- * trust. The state file is verified while the engine loads it (see `CheckpointStore.load`).
+ * trust. The state file is verified while the engine loads it (see `CheckpointStore.load`), once
+ * per file: a state file this process wrote (its CRC taken from the bytes read back after fsync) or
+ * already checked is not read again while its inode, size and mtime are unchanged, so a restore
+ * costs the engine's load alone. A file another process wrote (a shared directory, a download, this
+ * worker before a restart) is checked in full on its first load.
  */
 export class CheckpointFiles {
   readonly #dir: string;
+  /** State files known good, by `dev:ino` (hard-linked chunks share one entry). */
+  readonly #verified = new Map<string, VerifiedFile>();
 
   /** Use (and create) `dir` for checkpoint files. */
   constructor(dir: string) {
@@ -88,6 +101,7 @@ export class CheckpointFiles {
       await rename(stateTemp, this.statePath(id));
       await rename(payloadTemp, this.payloadPath(id));
       await fsyncDirectory(this.#dir);
+      this.#noteVerified(await stat(this.statePath(id)), state.crc);
       return { bytes: state.bytes + payloadBytes.length, stateBytes: state.bytes, checksum };
     } catch (error) {
       await Promise.all(
@@ -158,7 +172,10 @@ export class CheckpointFiles {
   async verifyState(id: string, checksum: string): Promise<void> {
     const expected = parseChecksum(checksum);
     let state: FileCrc;
+    let before: Stats;
     try {
+      before = await stat(this.statePath(id));
+      if (expected && this.#isVerified(before, expected.state)) return;
       state = await crcFile(this.statePath(id));
     } catch (error) {
       throw missingOr(error, id);
@@ -169,11 +186,31 @@ export class CheckpointFiles {
         kind: "checksum",
       });
     }
+    // A file changed while it was read keeps its old mtime here, so its next load checks it again.
+    this.#noteVerified(before, state.crc);
+  }
+
+  #isVerified(file: Stats, expected: FileCrc): boolean {
+    const known = this.#verified.get(`${file.dev}:${file.ino}`);
+    return (
+      known !== undefined &&
+      known.crc === expected.crc &&
+      known.bytes === expected.bytes &&
+      file.size === expected.bytes &&
+      known.mtimeMs === file.mtimeMs
+    );
+  }
+
+  #noteVerified(file: Stats, crc: number): void {
+    this.#verified.set(`${file.dev}:${file.ino}`, { crc, bytes: file.size, mtimeMs: file.mtimeMs });
   }
 
   /** Delete the files of `id`, its chain links and any temp leftovers; missing files are fine. */
   remove(id: string): void {
     const chainDir = join(this.#dir, `${id}${CHAIN_SUFFIX}`);
+    const state = statSync(this.statePath(id), { throwIfNoEntry: false });
+    // Only the last link of an inode frees it for reuse (a chain may still link this state file).
+    if (state && state.nlink <= 1) this.#verified.delete(`${state.dev}:${state.ino}`);
     for (const path of [this.statePath(id), this.payloadPath(id), chainDir]) {
       rmSync(path, { force: true, recursive: true });
       rmSync(`${path}${TEMP_SUFFIX}`, { force: true, recursive: true });

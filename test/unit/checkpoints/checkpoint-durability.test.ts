@@ -1,5 +1,5 @@
 /** Checkpoint store eviction, pinning, corruption, replacement and reconciliation at open. */
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CorruptCheckpointError } from "../../../gpu-worker/checkpoints/types.ts";
@@ -87,6 +87,7 @@ describe("corruption", () => {
     const bytes = readFileSync(fx.statePath(meta.id));
     bytes[17] = bytes[17]! ^ 0xff;
     writeFileSync(fx.statePath(meta.id), bytes);
+    fx.reopen(); // a file this process did not write or check: read in full on its first load
     // The engine reads the local file while its checksum is checked; the load rejects (so the caller
     // discards what it read) only after that read settled.
     let readStateSettled = false;
@@ -105,6 +106,30 @@ describe("corruption", () => {
     const next = await fx.write({ text: "victim" });
     expect((await fx.load(fx.store.findLongestPrefix("tenant-a", "victim!")!)).text).toBe("victim");
     expect(next.id).not.toBe(meta.id);
+  });
+
+  it("a state file is checked once: unchanged files this store wrote or checked are not read again", async () => {
+    const meta = await fx.write({ text: "once" });
+    const path = fx.statePath(meta.id);
+    // A whole-second mtime (utimes cannot restore a nanosecond one): the next load checks the
+    // changed file in full, and it is intact.
+    const mtime = new Date(Math.floor(statSync(path).mtimeMs / 1000) * 1000 - 60_000);
+    utimesSync(path, mtime, mtime);
+    await expect(fx.load(meta)).resolves.toMatchObject({ text: "once" });
+    const bytes = readFileSync(path);
+    bytes[17] = bytes[17]! ^ 0xff;
+    writeFileSync(path, bytes);
+    // Damage that keeps size and mtime (a bit flipped under the page cache) is not re-read here…
+    utimesSync(path, mtime, mtime);
+    await expect(fx.store.load(meta, meta.tenant, async () => undefined)).resolves.toMatchObject({ text: "once" });
+    // …but a changed mtime is, and so is every file after a restart.
+    utimesSync(path, mtime, new Date(mtime.getTime() + 5_000));
+    await expect(fx.load(meta)).rejects.toMatchObject({ kind: "checksum" });
+    await fx.write({ text: "once more" });
+    fx.reopen(); // checked in full, and intact
+    await expect(fx.load(fx.store.findLongestPrefix("tenant-a", "once more!")!)).resolves.toMatchObject({
+      text: "once more",
+    });
   });
 
   it("missing file or truncated payload: CorruptCheckpointError and the entry is removed", async () => {
