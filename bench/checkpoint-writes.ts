@@ -1,20 +1,9 @@
-/**
- * Durability off the critical path, through the edge (real HTTP, streaming /v1/messages):
- * - turn-2 time to first block with the tool result sent the instant turn 1 ended vs sent after the
- *   worker's tool-frontier checkpoint landed (goal ≤ 1.1x);
- * - checkpoint bytes the worker wrote over a 10-turn tool loop, with results at once (fast tools)
- *   and with a pause after every turn (slow tools), against the KV bytes the turns added;
- * - checkpoint disk bytes for N sessions over one shared system + tools prefix.
- * Bytes come from the worker's `checkpoint saved … bytes=` log lines and its Stats RPC.
- */
-import { createClient, type Interceptor } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
-import { DEV_ID_SECRET, DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
-import { WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { DEV_ID_SECRET } from "../gpu-worker/config.ts";
 import { verifyId } from "../shared/ids.ts";
 import { countTokens, streamTurn, type TurnResult } from "./edge-client.ts";
 import { fmt, median, ratioSpread } from "./stats.ts";
 import { filler } from "./text.ts";
+import { benchWorkerClient } from "./worker-client.ts";
 import type { BenchStack, SummaryRow, Workload } from "./workload.ts";
 
 const TOOL = {
@@ -116,11 +105,6 @@ function kvBytesPerToken(logs: readonly string[]): number {
   return Math.max(...savedLines(logs, 0).map((s) => s.bytes / s.tokens));
 }
 
-const workerAuth: Interceptor = (next) => (request) => {
-  request.header.set("authorization", `Bearer ${process.env.FRONTIER_WORKER_TOKEN || DEV_WORKER_TOKEN}`);
-  return next(request);
-};
-
 interface PauseRow {
   tokens: number;
   atOnceMs: number[];
@@ -196,10 +180,7 @@ interface SharedPrefix {
 }
 
 async function sharedPrefixDisk(stack: BenchStack, tokens: number, sessions: number): Promise<SharedPrefix> {
-  const client = createClient(
-    WorkerService,
-    createGrpcTransport({ baseUrl: stack.workerGrpcUrl, interceptors: [workerAuth] }),
-  );
+  const client = benchWorkerClient(stack.workerGrpcUrl);
   const system = await systemOf(stack.edgeUrl, tokens);
   const before = Number((await client.stats({})).checkpointBytes);
   const mark = stack.workerLogs.length;

@@ -4,12 +4,14 @@
  * GBNF (JS), to compile it and sample the first tokens with it (llama.cpp), and the longest
  * event-loop stall meanwhile. `tsx bench/grammar-worst.ts [--tokens 8]`.
  */
+
 import { parseArgs } from "node:util";
 import { ChatMlFormat } from "../gpu-worker/chat/chatml.ts";
 import { JSON_GRAMMAR_LIMITS, SchemaGrammarError } from "../gpu-worker/chat/json-schema-grammar.ts";
 import type { GrammarTool } from "../gpu-worker/chat/types.ts";
 import { createEngine } from "../native/engine.ts";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
+import { startStallMeter } from "./stall-meter.ts";
 
 const { values } = parseArgs({ options: { tokens: { type: "string", default: "8" } } });
 const maxTokens = Number(values.tokens);
@@ -71,20 +73,14 @@ const format = new ChatMlFormat();
 const rows: Record<string, unknown>[] = [];
 try {
   for (const [name, tools] of Object.entries(CASES)) {
-    let last = performance.now();
-    let stall = 0;
-    const ticker = setInterval(() => {
-      const now = performance.now();
-      stall = Math.max(stall, now - last);
-      last = now;
-    }, 1);
+    const meter = startStallMeter();
     const t0 = performance.now();
     let grammar: string;
     try {
       grammar = format.toolCallGrammar({ tools, choice: "any", parallel: true, thinkingOpen: false });
     } catch (error) {
       if (!(error instanceof SchemaGrammarError)) throw error;
-      clearInterval(ticker);
+      meter.stop();
       rows.push({ name, refusedMs: Math.round(performance.now() - t0), error: error.message.slice(0, 80) });
       continue;
     }
@@ -100,7 +96,7 @@ try {
     } finally {
       seq.dispose();
     }
-    clearInterval(ticker);
+    const stall = meter.stop();
     rows.push({
       name,
       gbnfChars: grammar.length,

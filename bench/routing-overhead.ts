@@ -3,26 +3,27 @@
  * straight to the worker's h2c gRPC listener, interleaved on the same worker and session shape.
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { createClient, type Interceptor } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
-import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
 import {
+  type GenerateRequest,
   GenerateRequestSchema,
   type MessageSchema,
   Role,
-  WorkerService,
 } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { EdgeDirect } from "../scripts/stack.ts";
 import { newSessionId } from "../shared/ids.ts";
 import { streamTurn } from "./edge-client.ts";
 import { fmt, percentile } from "./stats.ts";
+import { benchWorkerClient } from "./worker-client.ts";
 import type { Workload } from "./workload.ts";
 
-/** The worker requires the shared worker token on every call (dev default here). */
-export const workerAuth: Interceptor = (next) => (request) => {
-  request.header.set("authorization", `Bearer ${process.env.FRONTIER_WORKER_TOKEN || DEV_WORKER_TOKEN}`);
-  return next(request);
-};
+/** Wall time of one Generate call straight to the worker, read to its end. */
+async function timeGenerate(client: ReturnType<typeof benchWorkerClient>, request: GenerateRequest): Promise<number> {
+  const started = performance.now();
+  for await (const _ of client.generate(request)) {
+    // drain
+  }
+  return performance.now() - started;
+}
 
 export interface OverheadRow {
   edgeMs: number[];
@@ -39,10 +40,7 @@ export async function benchRoutingOverhead(
   n: number,
   edgeDirect?: EdgeDirect,
 ): Promise<OverheadRow> {
-  const client = createClient(
-    WorkerService,
-    createGrpcTransport({ baseUrl: workerGrpcUrl, interceptors: [workerAuth] }),
-  );
+  const client = benchWorkerClient(workerGrpcUrl);
   const hint = crypto.randomUUID();
   const body = { model: "m", max_tokens: 1, temperature: 0, messages: [{ role: "user", content: "ping" }] };
   // Both paths serve the same 1-message first turn on a fresh session each time (the edge branches a
@@ -62,11 +60,7 @@ export async function benchRoutingOverhead(
   for (let i = 0; i < n + 3; i++) {
     const edge = await streamTurn(edgeUrl, body, hint);
     const workerd = edgeDirect && (await streamTurn(edgeDirect.url, body, hint, edgeDirect.headers));
-    const started = performance.now();
-    for await (const _ of client.generate(direct())) {
-      // drain
-    }
-    const directMs = performance.now() - started;
+    const directMs = await timeGenerate(client, direct());
     if (i < 3) continue; // warm-up
     row.edgeMs.push(edge.ms);
     if (workerd) row.workerdMs.push(workerd.ms);
@@ -88,10 +82,7 @@ export async function benchContinuingOverhead(
   n: number,
   edgeDirect?: EdgeDirect,
 ): Promise<OverheadRow> {
-  const client = createClient(
-    WorkerService,
-    createGrpcTransport({ baseUrl: workerGrpcUrl, interceptors: [workerAuth] }),
-  );
+  const client = benchWorkerClient(workerGrpcUrl);
   const hint = crypto.randomUUID();
   const sessionId = newSessionId();
   const edgeMessages: unknown[] = [];
@@ -121,11 +112,7 @@ export async function benchContinuingOverhead(
         conversation: { messages: directMessages },
         sampling: { maxTokens: 1, temperature: 0 },
       });
-      const started = performance.now();
-      for await (const _ of client.generate(request)) {
-        // drain
-      }
-      directMs = performance.now() - started;
+      directMs = await timeGenerate(client, request);
       directMessages.push({ role: Role.ASSISTANT, content: text("pong") });
     }
     if (i < 3) continue; // warm-up (and parking what earlier workloads left resident)

@@ -5,12 +5,14 @@
  * "Largest accepted" is the byte bound the worker checks before tokenizing (run-turn.ts
  * checkPromptBytes): just under contextSize x maxTokenBytes bytes of plain text.
  */
+
 import { parseArgs } from "node:util";
 import { createEngine } from "../native/engine.ts";
 import type { Engine } from "../native/engine-types.ts";
 import { isFamilyName } from "../native/model/families.ts";
 import { ensureFamilyModel } from "../native/model/family-model.ts";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
+import { startStallMeter } from "./stall-meter.ts";
 import { filler } from "./text.ts";
 
 const { values } = parseArgs({
@@ -67,14 +69,7 @@ async function measure(tokenizerThread: boolean) {
     prompt = prompt.slice(0, bytes);
     const alone: number[] = [];
     for (let i = 0; i < turns; i++) alone.push(await smallTurn(engine));
-    // The longest gap between 1 ms timer ticks: how long the event loop could serve nothing.
-    let last = performance.now();
-    let stall = 0;
-    const ticker = setInterval(() => {
-      const now = performance.now();
-      stall = Math.max(stall, now - last);
-      last = now;
-    }, 1);
+    const meter = startStallMeter();
     let done = false;
     const during: number[] = [];
     // Another session's small turn is in flight when the long prompt arrives, and more keep coming.
@@ -89,7 +84,7 @@ async function measure(tokenizerThread: boolean) {
     const tokens = (await tokenized).length;
     const tokenizeMs = performance.now() - started;
     await others;
-    clearInterval(ticker);
+    const stall = meter.stop();
     return {
       tokenizerThread,
       promptBytes: bytes,
