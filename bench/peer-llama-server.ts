@@ -16,10 +16,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { TOOLS_INTRO, TOOLS_OUTRO } from "../gpu-worker/chat/chatml.ts";
 import { freePort, stopChild } from "../scripts/stack.ts";
 import type { AgentLoopShared, AgentTool, AgentTranscript, AgentTurn } from "./agent-loop.ts";
+import { kernelLibraries, mappedLlamaLibraries } from "./mapped-kernels.ts";
 import { fmt, median, ratioSpread } from "./stats.ts";
 import type { Workload } from "./workload.ts";
 
@@ -159,18 +160,49 @@ async function llamaServerCpuFeatures(binary: string, modelPath: string): Promis
   }
 }
 
+interface KernelParity {
+  equal: boolean;
+  /** What the ratio table's row says about how (e.g. "same files: prebuilt sapphirerapids"). */
+  how: string;
+  /** The report's sentence. */
+  line: string;
+}
+
 /**
- * Whether both sides ran the same kernels: a local (GGML_NATIVE) Frontier engine build and the same
- * CPU features compiled into llama-server. The scripts build both from node-llama-cpp's bundled llama.cpp.
+ * Whether both sides ran the same kernels. Best evidence: both processes mapped the same CPU kernel
+ * library file (llama-server built against node-llama-cpp's prebuilt libraries:
+ * `scripts/build-llama-server.sh`, the default). Else a local (GGML_NATIVE) Frontier engine build
+ * and the same CPU features compiled into llama-server, both from node-llama-cpp's bundled llama.cpp.
  */
-function kernelParity(engineBuild: string, serverFeatures: string): string {
-  const features = /; ([^)]*)\)$/.exec(engineBuild)?.[1] ?? "";
-  if (!engineBuild.startsWith("local")) {
-    return "**Not equal kernels**: Frontier ran node-llama-cpp's portable prebuilt binary; run `npm run build:engine` first.";
+function kernelParity(
+  engineBuild: string,
+  serverFeatures: string,
+  mapped: { worker: string[]; server: string[] },
+): KernelParity {
+  const workerKernels = kernelLibraries(mapped.worker);
+  const serverKernels = kernelLibraries(mapped.server);
+  const names = (paths: readonly string[]) => paths.map((p) => basename(p)).join(", ") || "none found";
+  if (workerKernels.length > 0 && workerKernels.join("\n") === serverKernels.join("\n")) {
+    const shared = mapped.worker.filter((p) => mapped.server.includes(p));
+    return {
+      equal: true,
+      how: `same files: ${names(workerKernels)}`,
+      line: `Equal kernels: both processes mapped the same llama.cpp library files (${names(shared)}; \`/proc/PID/maps\`).`,
+    };
   }
-  return features === serverFeatures
-    ? "Equal kernels: both builds report the same CPU features, from the same llama.cpp source."
-    : `**CPU features differ**: Frontier ${features || "?"} vs llama-server ${serverFeatures}.`;
+  const features = /; ([^)]*)\)$/.exec(engineBuild)?.[1] ?? "";
+  if (engineBuild.startsWith("local") && features === serverFeatures) {
+    return {
+      equal: true,
+      how: "local build both sides",
+      line: "Equal kernels: both builds report the same CPU features, from the same llama.cpp source.",
+    };
+  }
+  return {
+    equal: false,
+    how: `Frontier ${names(workerKernels)} vs llama-server ${names(serverKernels)}`,
+    line: `**Not equal kernels**: Frontier (${engineBuild}) mapped ${names(workerKernels)}, llama-server ${names(serverKernels)} (CPU features ${serverFeatures}). Build llama-server with \`scripts/build-llama-server.sh\` (prebuilt kernels) for the prebuilt engine, or \`--kernels native\` after \`npm run build:engine\`.`,
+  };
 }
 
 /** One streamed chat completion; time to first token, total time and the server's prompt timings. */
@@ -310,19 +342,23 @@ export const llamaServerWorkload: Workload = {
       const single = await replay(server.url, [loop.single], loop.singleTurns, progress);
       progress("llama-server: 4 interleaved agents' transcripts on 2 slots");
       const four = await replay(server.url, loop.interleaved, loop.interleavedTurns, progress);
+      const mapped = {
+        worker: mappedLlamaLibraries(stack?.workerPid?.()),
+        server: mappedLlamaLibraries(server.child.pid),
+      };
       const props = await fetch(`${server.url}/props`)
         .then((r) => r.json() as Promise<{ build_info?: string }>)
         .catch(() => ({ build_info: undefined }));
       const serverFeatures = await llamaServerCpuFeatures(binary, options.modelPath);
       const engineBuild = stack?.engineBuild ?? "unknown";
-      const parity = kernelParity(engineBuild, serverFeatures);
+      const parity = kernelParity(engineBuild, serverFeatures, mapped);
       return {
         summary: [
           {
             workload: "vs llama-server",
             measure: "kernels: Frontier's engine build vs llama-server's (same llama.cpp source)",
-            value: parity.startsWith("Equal") ? "equal" : "NOT equal",
-            spread: engineBuild.startsWith("local") ? "local build both sides" : "Frontier prebuilt",
+            value: parity.equal ? "equal" : "NOT equal",
+            spread: parity.how,
           },
           ...summarise("one agent", loop.singleTurns, single),
           ...summarise("4 agents on 2 slots", loop.interleavedTurns, four),
@@ -330,9 +366,9 @@ export const llamaServerWorkload: Workload = {
         section: [
           "## Peer: the same agent loop against llama.cpp's llama-server",
           "",
-          `- llama-server: build ${props.build_info ?? "?"} (scripts/build-llama-server.sh: the llama.cpp source node-llama-cpp bundles, GGML_NATIVE=ON, Release); CPU features: ${serverFeatures}`,
-          `- Frontier worker: ${engineBuild}`,
-          `- ${parity}`,
+          `- llama-server: build ${props.build_info ?? "?"} (scripts/build-llama-server.sh: the llama.cpp source node-llama-cpp bundles, Release); CPU features: ${serverFeatures}; libraries: ${mapped.server.join(", ") || "?"}`,
+          `- Frontier worker: ${engineBuild}; libraries: ${mapped.worker.join(", ") || "?"}`,
+          `- ${parity.line}`,
           "",
           `Same GGUF, \`--parallel 2 -t 1 -fa off -b ${batchSize()} -ub ${batchSize()}\`, prompt-cache defaults as shipped.`,
           "It replays Frontier's transcript (the tool calls",

@@ -263,6 +263,7 @@ async function openStack(
     workerLogs: worker.logs,
     edgeDirect: stack.edgeDirect,
     engineBuild: await workerEngineBuild(worker.grpcUrl),
+    workerPid: () => worker.process.pid,
   };
 }
 

@@ -49,6 +49,8 @@ export interface BenchStack {
   edgeDirect?: EdgeDirect | undefined;
   /** The llama.cpp build the worker loaded, as its Health names it (native/engine-types.ts describeEngineBuild). */
   engineBuild: string;
+  /** The worker's process id now (it may have restarted); absent for a stack this run did not start. */
+  workerPid?: (() => number | undefined) | undefined;
 }
 
 /** One line of the ratio table: a claim, what was measured, and the ratio with its spread. */

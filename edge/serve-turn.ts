@@ -40,7 +40,7 @@ export interface ServeTurnOptions<R extends TurnRenderer> {
   renderer: (session: ResolvedSession) => R;
   /** Headers besides `x-frontier-route` and `x-frontier-cache`. */
   headers?: Record<string, string>;
-  /** With recording a turn that stopped, before the client's final event (e.g. store the Responses record). */
+  /** When a turn stopped, before the client's final event (e.g. store the Responses record). */
   afterRecord?: (session: ResolvedSession, renderer: R) => Promise<void>;
 }
 
@@ -95,16 +95,19 @@ export async function serveTurn<R extends TurnRenderer>(
         rc.waitUntil(
           keyIdOf(request.headers).then((keyId) => recordUsage(env, tenant, turnUsage(requestId, keyId, prompt, stop))),
         );
-        // The session's frontier and (Responses) the stored record: two objects, written together.
-        await Promise.all([
-          recordTurn(env, session, {
-            tenant,
-            requestId,
-            messageId: prompt.messageId,
-            toolUseIds: [...renderer.toolCallIds],
-          }),
-          options.afterRecord?.(session, renderer),
-        ]);
+        // The session's frontier is recorded alongside the client's final event, not before it: a
+        // next request that names the session by a signed ID does not need the record, and a hinted
+        // one that finds the lease still held waits for it (SessionDO HINT_LEASE_WAIT_MS). What must
+        // exist before the final event: the session itself (a new one's creation, or the record
+        // that creates it when that failed) and (Responses) the stored record a next request names.
+        const recorded = recordTurn(env, session, {
+          tenant,
+          requestId,
+          messageId: prompt.messageId,
+          toolUseIds: [...renderer.toolCallIds],
+        });
+        rc.waitUntil(recorded);
+        await Promise.all([sessionExists(session, recorded), options.afterRecord?.(session, renderer)]);
       },
     };
     const renderer = options.renderer(session);
@@ -112,6 +115,11 @@ export async function serveTurn<R extends TurnRenderer>(
   };
   const onFailover = (reason: FailoverReason) => rc.waitUntil(recordFailover(env, reason));
   return serveWithFailover(env, config, resolved, { tenant, requestId, prefix: options.prefix, onFailover }, attempt);
+}
+
+/** Settles once the session's SessionDO exists: at once for an existing session. */
+async function sessionExists(session: ResolvedSession, recorded: Promise<void>): Promise<void> {
+  if (session.creating && !(await session.creating)) await recorded;
 }
 
 /** The turn log line names every declared tool the model was not offered. */

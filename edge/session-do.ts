@@ -12,6 +12,14 @@ import { hintDecision, pickWorker } from "./routing.ts";
 const LEASE_MS = 10 * 60_000;
 /** Idle sessions are deleted after this long. */
 const IDLE_TTL_MS = 7 * 24 * 3600_000;
+/**
+ * How long a hinted open that finds the session busy waits for its lease to come back before it
+ * branches. The edge records a turn (which releases the lease) alongside the client's final event,
+ * not before it, so a client's immediate next request can arrive first; this wait lets it find the
+ * session's new frontier. A request that really runs beside another turn of the same conversation
+ * (same hint and prefix) branches this much later.
+ */
+export const HINT_LEASE_WAIT_MS = 250;
 
 export interface OpenArgs {
   sessionId: string;
@@ -20,6 +28,8 @@ export interface OpenArgs {
   workerUrls: string[];
   /** existing: only an existing session of this tenant; claim: create it when absent; hint: claim unless the request is another branch. */
   mode: "existing" | "claim" | "hint";
+  /** With mode hint: answer not_found for an absent session instead of creating it. */
+  noCreate?: boolean;
   /** With mode hint: the request replays no assistant turn. */
   firstTurn?: boolean;
   /** Place a new session on this worker (a branch of a hinted session). */
@@ -94,6 +104,8 @@ type SessionRow = {
 
 export class SessionDO extends DurableObject<Env> {
   readonly #sql: SqlStorage;
+  /** Hinted opens waiting for the lease (HINT_LEASE_WAIT_MS); called when a lease is released. */
+  readonly #leaseWaiters = new Set<() => void>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -110,11 +122,12 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   async open(args: OpenArgs): Promise<OpenResult> {
+    if (args.mode === "hint" && this.#heldForSameConversation(args)) await this.#leaseReleased(HINT_LEASE_WAIT_MS);
     const now = Date.now();
     const row = this.#row();
     if (row && row.tenant !== args.tenant) return { status: "not_found" };
     if (!row) {
-      if (args.mode === "existing") return { status: "not_found" };
+      if (args.mode === "existing" || (args.mode === "hint" && args.noCreate)) return { status: "not_found" };
       const workerUrl = pickWorker(args.sessionId, args.workerUrls, args.preferredWorker);
       await this.#create({ ...args, workerUrl }, now, args.requestId);
       return { status: "ok", sessionId: args.sessionId, workerUrl, epoch: 1, created: true, turns: 0 };
@@ -198,6 +211,7 @@ export class SessionDO extends DurableObject<Env> {
         this.#sql.exec("INSERT INTO frontier (position, tool_use_id) VALUES (?, ?)", position, id);
       });
     });
+    if (row.lease_request_id === args.requestId) this.#wakeLeaseWaiters();
     return true;
   }
 
@@ -206,6 +220,7 @@ export class SessionDO extends DurableObject<Env> {
     const row = this.#row();
     if (!row || row.tenant !== args.tenant || row.lease_request_id !== args.requestId) return;
     this.#sql.exec("UPDATE session SET lease_request_id = NULL, lease_until = NULL");
+    this.#wakeLeaseWaiters();
   }
 
   async get(tenant: string): Promise<SessionInfo | null> {
@@ -229,6 +244,35 @@ export class SessionDO extends DurableObject<Env> {
     if (!row) return;
     if (row.last_used_at + IDLE_TTL_MS <= Date.now()) await this.ctx.storage.deleteAll();
     else await this.ctx.storage.setAlarm(row.last_used_at + IDLE_TTL_MS);
+  }
+
+  /**
+   * The session is this tenant's, its lease is held, and the request would not branch on its prefix
+   * anyway: a hinted open then waits for the lease before deciding (HINT_LEASE_WAIT_MS).
+   */
+  #heldForSameConversation(args: OpenArgs): boolean {
+    const row = this.#row();
+    if (!row || row.tenant !== args.tenant) return false;
+    if (row.lease_until === null || row.lease_until <= Date.now()) return false;
+    const recorded = this.#prefix();
+    return args.prefix === undefined || recorded === undefined || recorded === args.prefix;
+  }
+
+  /** Resolves when a lease is released (recordTurn, release) or after `ms`, whichever is first. */
+  #leaseReleased(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#leaseWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#leaseWaiters.add(done);
+    });
+  }
+
+  #wakeLeaseWaiters(): void {
+    for (const wake of [...this.#leaseWaiters]) wake();
   }
 
   /** A new session at epoch 1 on `workerUrl`, its lease held by `requestId`. */

@@ -41,8 +41,8 @@ export interface ResolvedSession {
    * is written alongside the turn (`beginCreation`), not before the worker is called.
    */
   create?: NewSession;
-  /** That creation, once begun (settles, never rejects); every later SessionDO call waits for it. */
-  creating?: Promise<void>;
+  /** That creation, once begun: true when it was written (never rejects); every later SessionDO call waits for it. */
+  creating?: Promise<boolean>;
 }
 
 export interface NewSession {
@@ -103,17 +103,24 @@ export async function resolveSession(env: Env, config: EdgeConfig, request: Rout
       branchOf ??= { sessionId: candidate.sessionId, workerUrl: opened.workerUrl };
     }
   }
-  await request.admitted;
   const hint = cleanHint(request.hint);
   if (hint !== undefined && branchOf === undefined) {
     const sessionId = await hintSessionId(request.tenant, hint);
-    const opened = await open(env, { ...base, sessionId, mode: "hint", firstTurn: ids.firstTurn, prefix }, home);
+    const hinted = { ...base, sessionId, mode: "hint" as const, firstTurn: ids.firstTurn, prefix };
+    // An existing hinted session is opened alongside the limiter, like one a signed ID names (its
+    // lease is released if the request is refused); only creating it waits for the limiter.
+    let opened = await open(env, { ...hinted, noCreate: true }, home);
+    if (opened.status === "not_found") {
+      await request.admitted;
+      opened = await open(env, hinted, home);
+    }
     if (opened.status === "ok") return { ...opened, source: "hint" };
     if (opened.status === "branch") {
       if (opened.reason === "prefix") branchOf = { sessionId, workerUrl: opened.workerUrl };
       else if (workerUrls.includes(opened.workerUrl)) preferredWorker = opened.workerUrl;
     }
   }
+  await request.admitted;
   if (branchOf !== undefined && prefix !== undefined) {
     const sideId = await hintSessionId(request.tenant, `${branchOf.sessionId}\u0000${prefix}`);
     const preferred = workerUrls.includes(branchOf.workerUrl) ? branchOf.workerUrl : undefined;
@@ -158,6 +165,7 @@ export function beginCreation(env: Env, config: EdgeConfig, session: ResolvedSes
     const short = session.sessionId.slice(0, 8);
     if (c.status === "rejected") console.error("session create failed", { session: short, error: String(c.reason) });
     if (p.status === "rejected") console.error("placement count failed", { session: short, error: String(p.reason) });
+    return c.status === "fulfilled";
   });
   return { ...session, creating };
 }

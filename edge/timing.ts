@@ -3,8 +3,9 @@
  * step finished, so an operator (or `npm run bench`) sees where a request's time went without a
  * profiler. Steps, in order: `route` (authenticate, validate, find the session: the SessionDO
  * `open`, alongside the tenant limiter), `admit` (the rest of the limiter's answer), `worker` (the
- * worker's cache decision: connect, queue, prefill), and on a JSON answer `record` (the SessionDO
- * `recordTurn` before the body); `total` is the edge's time up to the headers. Milliseconds, as
+ * worker's cache decision: connect, queue, prefill), and on a JSON answer `record` (what the body
+ * waits for after the turn: a new session's creation, a Responses record; the SessionDO's
+ * `recordTurn` runs alongside); `total` is the edge's time up to the headers. Milliseconds, as
  * the runtime's clock gives them (workerd advances it across I/O, so this measures the waits).
  */
 export class EdgeTiming {

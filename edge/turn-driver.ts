@@ -17,7 +17,7 @@ export interface RenderedEvent {
   sse: string;
   /** A keep-alive (not worth holding back before the headers). */
   ping?: boolean;
-  /** The event that tells the client the turn is over: the turn is recorded before it is written. */
+  /** The event that tells the client the turn is over: written after `onDone` settles. */
   final?: boolean;
 }
 
@@ -49,9 +49,15 @@ export interface TurnOptions<R extends TurnRenderer> {
   /** Marked at the cache decision (and, for JSON, after the record); sent as `server-timing`. */
   timing: EdgeTiming;
   waitUntil: (promise: Promise<unknown>) => void;
-  /** Called exactly once when the call is over (record the turn if it stopped, else release). */
+  /**
+   * Called exactly once when the call is over (record the turn if it stopped, else release). For a
+   * turn that stopped, the final event (or the JSON body) waits for what it returns.
+   */
   onDone: (renderer: R) => Promise<void>;
 }
+
+/** SSE writes a stream queues before the edge waits for the client to read (one worker event's events are one write). */
+const SSE_QUEUE_EVENTS = 32;
 
 export const SSE_HEADERS: Record<string, string> = {
   "content-type": "text/event-stream; charset=utf-8",
@@ -74,8 +80,7 @@ export async function respondJson<R extends TurnRenderer>(
     options.timing.mark("worker");
     const headers = withNotOffered(options.headers, renderer.prompt);
     if (renderer.prompt) headers["x-frontier-cache"] = cacheHeader(renderer.prompt);
-    // The session learns about the turn before the client does, so its next request (which may
-    // follow at once) finds the session's new frontier.
+    // What the client's next request (which may follow at once) needs is in place first (onDone).
     done = true;
     await options.onDone(renderer);
     options.timing.mark("record");
@@ -116,7 +121,10 @@ export async function respondStream<R extends TurnRenderer>(
     "server-timing": options.timing.header(),
   };
   if (renderer.prompt) headers["x-frontier-cache"] = cacheHeader(renderer.prompt);
-  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  // Room for a few events: writes queue while the client's socket takes the previous ones (pump).
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, {
+    highWaterMark: SSE_QUEUE_EVENTS,
+  });
   options.waitUntil(pump(call, renderer, head, writable.getWriter(), options));
   return new Response(readable, { status: 200, headers });
 }
@@ -141,20 +149,28 @@ async function pump<R extends TurnRenderer>(
     if (timer !== undefined) clearTimeout(timer);
     timer = setTimeout(() => void write(renderer.keepAlive).catch(() => undefined), options.keepAliveMs);
   };
+  const gone = () => {
+    clientGone = true;
+    call.cancel();
+  };
+  // A write is queued, not waited for: the next worker event is read while the client's socket takes
+  // this one. Only a full queue (a client that stopped reading) waits. A client that went away fails
+  // the queued writes, which cancels the call.
   const write = async (text: string): Promise<void> => {
     if (clientGone) throw new Error("client gone");
     armKeepAlive();
+    writer.write(encoder.encode(text)).catch(gone);
+    if ((writer.desiredSize ?? 0) > 0) return;
     try {
-      await writer.write(encoder.encode(text));
+      await writer.ready;
     } catch (error) {
-      clientGone = true;
-      call.cancel();
+      gone();
       throw error;
     }
   };
-  // The events one worker event became go out in one write (each write waits for the client's socket).
-  // The final one waits for the turn's record (see respondJson), which starts as soon as the worker
-  // stopped and runs while the events before the final one are written.
+  // The events one worker event became go out in one write.
+  // The final one waits for onDone (see respondJson), which starts as soon as the worker stopped and
+  // runs while the events before the final one are written.
   const emit = async (outs: readonly RenderedEvent[]): Promise<void> => {
     const final = outs.findIndex((out) => out.final);
     const recorded = final >= 0 ? done() : undefined;

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { OpenArgs } from "../../edge/session-do.ts";
+import { HINT_LEASE_WAIT_MS, type OpenArgs } from "../../edge/session-do.ts";
 import { newSessionId } from "../../shared/ids.ts";
 
 const URLS = ["http://w1:1", "http://w2:1"];
@@ -140,10 +140,13 @@ describe("SessionDO", () => {
     const id = newSessionId();
     const stub = env.SESSIONS.getByName(id);
     await stub.open(args(id, { mode: "hint", firstTurn: true }));
-    // Busy: a concurrent request on the same hint branches.
+    // Busy: a concurrent request on the same hint branches, once the lease did not come back in time.
+    const asked = Date.now();
     expect(await stub.open(args(id, { mode: "hint", requestId: "req_b", firstTurn: false }))).toMatchObject({
       status: "branch",
+      reason: "busy",
     });
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(HINT_LEASE_WAIT_MS - 5);
     await stub.recordTurn({ tenant: "local", requestId: "req_a", messageId: "m1", toolUseIds: ["toolu_1"] });
     // Waiting on tool results that this request does not carry: branch.
     expect(await stub.open(args(id, { mode: "hint", requestId: "req_c", firstTurn: false }))).toMatchObject({
@@ -159,5 +162,40 @@ describe("SessionDO", () => {
       status: "ok",
       sessionId: id,
     });
+  });
+
+  it("lets a hinted open that finds the lease held wait for the turn's record, then continue the session", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    await stub.open(args(id, { mode: "hint", firstTurn: true }));
+    // The client's next request arrives before the edge's record of the turn it just saw end.
+    const next = stub.open(args(id, { mode: "hint", requestId: "req_b", firstTurn: false }));
+    await new Promise((r) => setTimeout(r, 20));
+    await stub.recordTurn({ tenant: "local", requestId: "req_a", messageId: "m1", toolUseIds: [] });
+    expect(await next).toMatchObject({ status: "ok", sessionId: id, turns: 1 });
+    expect(await stub.get("local")).toMatchObject({ busy: true, turns: 1, lastMessageId: "m1" });
+  });
+
+  it("does not wait on another tenant's lease or on a session the request branches from by its prefix", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    await stub.open(args(id, { mode: "hint", firstTurn: true, prefix: "p1" }));
+    const asked = Date.now();
+    expect(await stub.open(args(id, { mode: "hint", requestId: "req_b", prefix: "p2" }))).toMatchObject({
+      status: "branch",
+      reason: "prefix",
+    });
+    expect(await stub.open(args(id, { mode: "hint", requestId: "req_c", tenant: "other" }))).toEqual({
+      status: "not_found",
+    });
+    expect(Date.now() - asked).toBeLessThan(HINT_LEASE_WAIT_MS);
+  });
+
+  it("creates nothing for a hinted open with noCreate", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    expect(await stub.open(args(id, { mode: "hint", noCreate: true }))).toEqual({ status: "not_found" });
+    expect(await stub.get("local")).toBeNull();
+    expect(await stub.open(args(id, { mode: "hint" }))).toMatchObject({ status: "ok", created: true });
   });
 });
