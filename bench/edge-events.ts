@@ -63,7 +63,8 @@ try {
         if (keep) add(`edge: ${m[1]}`, at);
       }
     }
-    if (keep) add("edge: end of stream", performance.now() - t0);
+    const edgeEnd = performance.now() - t0;
+    if (keep) add("edge: end of stream", edgeEnd);
     messages.push({ role: "assistant", content: "pong" });
     direct.push({ role: Role.USER, content: text("ping") });
     const request = create(GenerateRequestSchema, {
@@ -78,7 +79,10 @@ try {
     for await (const event of client.generate(request)) {
       if (keep) add(`gRPC: ${event.event.case ?? "?"}`, performance.now() - d0);
     }
-    if (keep) add("gRPC: end of stream", performance.now() - d0);
+    const directEnd = performance.now() - d0;
+    if (keep) add("gRPC: end of stream", directEnd);
+    // The same round's two turns, differenced: less noisy than the difference of two medians.
+    if (keep) add("paired: edge end - gRPC end", edgeEnd - directEnd);
     direct.push({ role: Role.ASSISTANT, content: text("pong") });
   }
   for (let i = 0; i < turns + WARM_UP; i++) {
@@ -87,7 +91,8 @@ try {
     if (i >= WARM_UP) add("floor: GET /v1/models via workerd", performance.now() - t0);
   }
   for (const [name, ms] of samples) {
-    process.stdout.write(`${name.padEnd(40)} ${percentile(ms, 50).toFixed(2)} ms (n=${ms.length})\n`);
+    const quartiles = `p25 ${percentile(ms, 25).toFixed(2)}, p75 ${percentile(ms, 75).toFixed(2)}`;
+    process.stdout.write(`${name.padEnd(40)} ${percentile(ms, 50).toFixed(2)} ms (${quartiles}; n=${ms.length})\n`);
   }
 } finally {
   await stack.stop();

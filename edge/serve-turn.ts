@@ -9,6 +9,7 @@ import { keyIdOf } from "./auth.ts";
 import { decisionWord, missWord } from "./cache-decision.ts";
 import type { RequestContext } from "./context.ts";
 import { GenerateCall } from "./generate-call.ts";
+import { afterTimerTurn } from "./http.ts";
 import { log } from "./log.ts";
 import type { RecentTurn } from "./metrics/edge-metrics-do.ts";
 import { recordFailover, recordTurn as recordTurnMetrics } from "./metrics/record.ts";
@@ -67,6 +68,8 @@ export async function serveTurn<R extends TurnRenderer>(
     generate.epoch = BigInt(session.epoch);
     const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
     const started = Date.now();
+    /** Bookkeeping that starts once the client has the whole response (afterResponse). */
+    const later: (() => Promise<unknown>)[] = [];
     const turn: TurnOptions<R> = {
       requestId,
       keepAliveMs: config.keepAliveMs,
@@ -85,29 +88,38 @@ export async function serveTurn<R extends TurnRenderer>(
         });
         if (prompt) {
           const summary = turnSummary(options.protocol, session, resolved, prompt);
-          rc.waitUntil(recordTurnMetrics(env, summary, (Date.now() - started) / 1000));
+          const seconds = (Date.now() - started) / 1000;
+          later.push(() => recordTurnMetrics(env, summary, seconds));
         }
         if (!renderer.stopped || !prompt) {
           await releaseSession(env, session, tenant, requestId);
           return;
         }
         const stop = call.stop;
-        rc.waitUntil(
+        later.push(() =>
           keyIdOf(request.headers).then((keyId) => recordUsage(env, tenant, turnUsage(requestId, keyId, prompt, stop))),
         );
-        // The session's frontier is recorded alongside the client's final event, not before it: a
-        // next request that names the session by a signed ID does not need the record, and a hinted
-        // one that finds the lease still held waits for it (SessionDO HINT_LEASE_WAIT_MS). What must
-        // exist before the final event: the session itself (a new one's creation, or the record
-        // that creates it when that failed) and (Responses) the stored record a next request names.
-        const recorded = recordTurn(env, session, {
-          tenant,
-          requestId,
-          messageId: prompt.messageId,
-          toolUseIds: [...renderer.toolCallIds],
-        });
-        rc.waitUntil(recorded);
-        await Promise.all([sessionExists(session, recorded), options.afterRecord?.(session, renderer)]);
+        // The session's frontier is recorded after the client has the response, not before its final
+        // event: a next request that names the session by a signed ID does not need the record, and
+        // a hinted one that finds the lease still held waits for it (SessionDO HINT_LEASE_WAIT_MS).
+        // What must exist before the final event: the session itself (a new one's creation, or the
+        // record that creates it when that failed) and (Responses) the stored record a next request names.
+        const record = () =>
+          recordTurn(env, session, {
+            tenant,
+            requestId,
+            messageId: prompt.messageId,
+            toolUseIds: [...renderer.toolCallIds],
+          });
+        const exists = async () => {
+          if (session.creating && !(await session.creating)) await record();
+          else later.push(record);
+        };
+        await Promise.all([exists(), options.afterRecord?.(session, renderer)]);
+      },
+      afterResponse: () => {
+        const tasks = later.splice(0);
+        if (tasks.length > 0) rc.waitUntil(afterTimerTurn(() => Promise.allSettled(tasks.map((task) => task()))));
       },
     };
     const renderer = options.renderer(session);
@@ -115,11 +127,6 @@ export async function serveTurn<R extends TurnRenderer>(
   };
   const onFailover = (reason: FailoverReason) => rc.waitUntil(recordFailover(env, reason));
   return serveWithFailover(env, config, resolved, { tenant, requestId, prefix: options.prefix, onFailover }, attempt);
-}
-
-/** Settles once the session's SessionDO exists: at once for an existing session. */
-async function sessionExists(session: ResolvedSession, recorded: Promise<void>): Promise<void> {
-  if (session.creating && !(await session.creating)) await recorded;
 }
 
 /** The turn log line names every declared tool the model was not offered. */

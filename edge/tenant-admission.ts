@@ -6,6 +6,7 @@
 import { authenticate } from "./auth.ts";
 import type { RequestContext } from "./context.ts";
 import { ApiError } from "./errors.ts";
+import { afterTimerTurn } from "./http.ts";
 import type { Admission } from "./tenant-limiter-do.ts";
 import type { TenantLimits } from "./tenant-limits.ts";
 
@@ -31,7 +32,7 @@ export function tenantLimited(handler: Handler): Handler {
     const release = (): void => {
       if (released) return;
       released = true;
-      rc.waitUntil(limiter.release(rc.requestId).catch(() => undefined));
+      rc.waitUntil(afterTimerTurn(() => limiter.release(rc.requestId)).catch(() => undefined));
     };
     let response: Response;
     try {

@@ -54,6 +54,12 @@ export interface TurnOptions<R extends TurnRenderer> {
    * turn that stopped, the final event (or the JSON body) waits for what it returns.
    */
   onDone: (renderer: R) => Promise<void>;
+  /**
+   * Called once, after `onDone`, when the client has the whole response (the stream closed, or the
+   * JSON body built): the turn's bookkeeping starts here, so the client's last bytes never wait for
+   * it (Durable Object writes compete with the stream for the edge's thread and cores).
+   */
+  afterResponse: () => void;
 }
 
 /** SSE writes a stream queues before the edge waits for the client to read (one worker event's events are one write). */
@@ -88,7 +94,8 @@ export async function respondJson<R extends TurnRenderer>(
     return jsonResponse(renderer.body(), { headers });
   } finally {
     if (!renderer.stopped) call.cancel();
-    if (!done) options.waitUntil(options.onDone(renderer));
+    if (done) options.afterResponse();
+    else options.waitUntil(options.onDone(renderer).finally(options.afterResponse));
   }
 }
 
@@ -111,7 +118,7 @@ export async function respondStream<R extends TurnRenderer>(
     }
   } catch (error) {
     call.cancel();
-    options.waitUntil(options.onDone(renderer));
+    options.waitUntil(options.onDone(renderer).finally(options.afterResponse));
     throw error;
   }
   options.timing.mark("worker");
@@ -207,9 +214,10 @@ async function pump<R extends TurnRenderer>(
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     await writer.close().catch(() => undefined);
-    const ended = renderer.stopped && (await drain(call));
-    if (!ended) call.cancel();
+    if (!renderer.stopped) call.cancel();
     await done();
+    options.afterResponse();
+    if (renderer.stopped && !(await drain(call))) call.cancel();
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { create } from "@bufbuild/protobuf";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   CacheDecision,
   StopReason,
@@ -192,8 +192,12 @@ describe("failover", () => {
     expect(fake.urls.at(-1)).not.toBe(owner);
     const session = fake.requests.at(-1)?.sessionId ?? "";
     expect(fake.requests.at(-1)?.epoch).toBe(2n);
-    const info = await env.SESSIONS.getByName(session).get("local");
-    expect(info).toMatchObject({ epoch: 2, turns: 2, busy: false });
+    // The turn is recorded just after the response (serve-turn.ts afterResponse).
+    const info = await vi.waitFor(async () => {
+      const now = await env.SESSIONS.getByName(session).get("local");
+      expect(now).toMatchObject({ epoch: 2, turns: 2, busy: false });
+      return now;
+    });
     expect(info?.workerUrl).not.toBe(owner);
     const view = await env.POOLS.getByName("pool:local").view({ region: "local", staticUrls: [], timeoutMs: 60_000 });
     expect(view.find((w) => w.url === owner)?.state).toBe("down");
