@@ -1,0 +1,175 @@
+/**
+ * What the edge itself adds to a turn, without a model's variance: an instant worker (the worker's
+ * own gRPC server, answering every Generate at once with prompt → "pong" → stop) behind the real
+ * edge in workerd. Each round runs one continuing streamed turn through `wrangler dev`, one to
+ * workerd directly, and the same Generate straight to the instant worker over h2c and over gRPC-Web
+ * (HTTP/1.1, what workerd speaks); overheads are medians of the per-round differences. Also the
+ * floor (an authenticated `GET /v1/models`: workerd and auth, no Durable Object, no worker).
+ *   `tsx bench/edge-alone.ts [--rounds 200] [--no-limits]`
+ * `--no-limits` turns the tenant limiter off (TENANT_MAX_CONCURRENT=0, TENANT_RATE_PER_MIN=0), to
+ * show its share. The edge's state directory follows TMPDIR (e.g. TMPDIR=/dev/shm for tmpfs).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { create } from "@bufbuild/protobuf";
+import { createClient, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
+import { createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { parseServerTiming } from "../edge/timing.ts";
+import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
+import { startServer } from "../gpu-worker/server.ts";
+import {
+  CacheDecision,
+  GenerateRequestSchema,
+  Role,
+  StopReason,
+  WorkerService,
+} from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { type EdgeDirect, freePort, startEdge, stopChild } from "../scripts/stack.ts";
+import { newSessionId } from "../shared/ids.ts";
+import { BENCH_KEY } from "./edge-client.ts";
+import { percentile } from "./stats.ts";
+
+const { values } = parseArgs({
+  options: { rounds: { type: "string", default: "200" }, "no-limits": { type: "boolean", default: false } },
+});
+const rounds = Number(values.rounds);
+const WARM_UP = 10;
+
+// Only Generate is called (static WORKER_URLS, no pool): connect answers Unimplemented to the rest.
+const instantWorker: Partial<ServiceImpl<typeof WorkerService>> = {
+  async *generate() {
+    yield {
+      event: {
+        case: "prompt",
+        value: { promptTokens: 9, messageId: "msg_instant", decision: CacheDecision.LIVE_TEXT_PREFIX },
+      },
+    };
+    yield { event: { case: "textDelta", value: { text: "pong" } } };
+    yield {
+      event: {
+        case: "stop",
+        value: { reason: StopReason.END_TURN, usage: { inputTokens: 1, cachedTokens: 8, outputTokens: 1 } },
+      },
+    };
+  },
+};
+const server = await startServer(instantWorker as ServiceImpl<typeof WorkerService>, {
+  host: "127.0.0.1",
+  grpcPort: 0,
+  httpPort: 0,
+  workerToken: DEV_WORKER_TOKEN,
+});
+const dir = mkdtempSync(join(tmpdir(), "frontier-edge-alone-"));
+let direct: EdgeDirect | undefined;
+const edgePort = await freePort();
+const edge = await startEdge({
+  port: edgePort,
+  workerUrls: [`http://127.0.0.1:${server.httpPort}`],
+  stateDir: dir,
+  vars: values["no-limits"] ? { TENANT_MAX_CONCURRENT: "0", TENANT_RATE_PER_MIN: "0" } : {},
+  onDirect: (d) => {
+    direct = d;
+  },
+});
+const auth: Interceptor = (next) => (request) => {
+  request.header.set("authorization", `Bearer ${DEV_WORKER_TOKEN}`);
+  return next(request);
+};
+const h2c = createClient(
+  WorkerService,
+  createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.grpcPort}`, interceptors: [auth] }),
+);
+const grpcWeb = createClient(
+  WorkerService,
+  createGrpcWebTransport({
+    baseUrl: `http://127.0.0.1:${server.httpPort}`,
+    httpVersion: "1.1",
+    interceptors: [auth],
+  }),
+);
+const samples = new Map<string, number[]>();
+/** Per-turn details of this round, kept with the round's other samples (after warm-up). */
+let pending: [string, number][] = [];
+let directUrl = "";
+const add = (name: string, ms: number) => samples.set(name, [...(samples.get(name) ?? []), ms]);
+
+/** One streamed continuing turn through the edge at `url`, read to its end; ms. */
+async function edgeTurn(url: string, headers: Record<string, string>, messages: unknown[]): Promise<number> {
+  const t0 = performance.now();
+  const response = await fetch(`${url}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": BENCH_KEY, ...headers },
+    body: JSON.stringify({ model: "m", max_tokens: 1, stream: true, messages }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  if (response.status !== 200) throw new Error(`edge answered ${response.status}: ${await response.text()}`);
+  const headersAt = performance.now() - t0;
+  await response.text();
+  const ms = performance.now() - t0;
+  if (url === directUrl) {
+    pending.push(["edge, workerd directly: response headers", headersAt]);
+    for (const [step, value] of Object.entries(parseServerTiming(response.headers.get("server-timing"))))
+      pending.push([`edge, workerd directly: server-timing ${step}`, value]);
+  }
+  return ms;
+}
+
+async function generate(client: typeof h2c): Promise<number> {
+  const request = create(GenerateRequestSchema, {
+    requestId: "bench",
+    tenantId: "local",
+    sessionId: newSessionId(),
+    idKinds: { message: "msg", toolCall: "toolu" },
+    conversation: { messages: [{ role: Role.USER, content: [{ block: { case: "text", value: { text: "ping" } } }] }] },
+    sampling: { maxTokens: 1 },
+  });
+  const t0 = performance.now();
+  for await (const _ of client.generate(request)) {
+    // drain
+  }
+  return performance.now() - t0;
+}
+
+try {
+  if (!direct) throw new Error("wrangler's debug log did not name workerd's own listener");
+  const proxied = `http://127.0.0.1:${edgePort}`;
+  directUrl = direct.url;
+  // One conversation per path, each with its own hint: every turn continues an idle session.
+  const conversations = [
+    { name: "edge via wrangler dev", url: proxied, headers: {}, messages: [] as unknown[] },
+    { name: "edge, workerd directly", url: direct.url, headers: direct.headers, messages: [] as unknown[] },
+  ].map((c) => ({ ...c, headers: { ...c.headers, "x-claude-code-session-id": crypto.randomUUID() } }));
+  for (let i = 0; i < rounds + WARM_UP; i++) {
+    const keep = i >= WARM_UP;
+    const times: Record<string, number> = {};
+    for (const c of conversations) {
+      c.messages.push({ role: "user", content: "ping" });
+      times[c.name] = await edgeTurn(c.url, c.headers, c.messages);
+      c.messages.push({ role: "assistant", content: "pong" });
+    }
+    times["worker h2c directly"] = await generate(h2c);
+    times["worker gRPC-Web (HTTP/1.1) directly"] = await generate(grpcWeb);
+    const t0 = performance.now();
+    await (await fetch(`${direct.url}/v1/models`, { headers: { "x-api-key": BENCH_KEY, ...direct.headers } })).text();
+    times["floor: GET /v1/models, workerd directly"] = performance.now() - t0;
+    const details = pending;
+    pending = [];
+    if (!keep) continue;
+    for (const [name, ms] of [...Object.entries(times), ...details]) add(name, ms);
+    const base = times["worker h2c directly"] ?? Number.NaN;
+    for (const c of conversations) add(`overhead: ${c.name} - h2c`, (times[c.name] ?? Number.NaN) - base);
+  }
+  process.stdout.write(
+    `instant worker, ${rounds} rounds${values["no-limits"] ? ", tenant limiter off" : ""}, state in ${dir}\n`,
+  );
+  for (const [name, ms] of samples) {
+    const q = (p: number) => percentile(ms, p).toFixed(2);
+    process.stdout.write(`${name.padEnd(44)} p50 ${q(50)} ms (p25 ${q(25)}, p75 ${q(75)}, p90 ${q(90)})\n`);
+  }
+} finally {
+  await stopChild(edge);
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+}
