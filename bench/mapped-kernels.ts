@@ -3,7 +3,7 @@
  * processes run the same kernels is that they mapped the same files (node-llama-cpp's prebuilt
  * `libggml-cpu-<variant>.so`, picked at run time by ggml's CPU-feature score, is the kernels).
  */
-import { readFileSync, realpathSync } from "node:fs";
+import { readFileSync, realpathSync, statSync } from "node:fs";
 import { basename } from "node:path";
 
 const LLAMA_LIBRARY = /\/lib(ggml|llama)[^/]*\.so[^/]*$/;
@@ -33,4 +33,14 @@ export function mappedLlamaLibraries(pid: number | undefined): string[] {
 /** The CPU kernels among them: `libggml-cpu*.so` (a variant of the prebuilt, or a local build's). */
 export function kernelLibraries(paths: readonly string[]): string[] {
   return paths.filter((p) => basename(p).startsWith("libggml-cpu"));
+}
+
+/** One file, whatever path or hard link names it (`dev:inode`); the path itself when it cannot be read. */
+export function fileIdentity(path: string): string {
+  try {
+    const { dev, ino } = statSync(path);
+    return `${dev}:${ino}`;
+  } catch {
+    return path;
+  }
 }

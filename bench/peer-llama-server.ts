@@ -20,7 +20,7 @@ import { basename, join } from "node:path";
 import { TOOLS_INTRO, TOOLS_OUTRO } from "../gpu-worker/chat/chatml.ts";
 import { freePort, stopChild } from "../scripts/stack.ts";
 import type { AgentLoopShared, AgentTool, AgentTranscript, AgentTurn } from "./agent-loop.ts";
-import { kernelLibraries, mappedLlamaLibraries } from "./mapped-kernels.ts";
+import { fileIdentity, kernelLibraries, mappedLlamaLibraries } from "./mapped-kernels.ts";
 import { fmt, median, ratioSpread } from "./stats.ts";
 import type { Workload } from "./workload.ts";
 
@@ -182,12 +182,14 @@ function kernelParity(
   const workerKernels = kernelLibraries(mapped.worker);
   const serverKernels = kernelLibraries(mapped.server);
   const names = (paths: readonly string[]) => paths.map((p) => basename(p)).join(", ") || "none found";
-  if (workerKernels.length > 0 && workerKernels.join("\n") === serverKernels.join("\n")) {
-    const shared = mapped.worker.filter((p) => mapped.server.includes(p));
+  const ids = (paths: readonly string[]) => paths.map(fileIdentity).sort().join(" ");
+  if (workerKernels.length > 0 && ids(workerKernels) === ids(serverKernels)) {
+    const serverIds = new Set(mapped.server.map(fileIdentity));
+    const shared = mapped.worker.filter((p) => serverIds.has(fileIdentity(p)));
     return {
       equal: true,
       how: `same files: ${names(workerKernels)}`,
-      line: `Equal kernels: both processes mapped the same llama.cpp library files (${names(shared)}; \`/proc/PID/maps\`).`,
+      line: `Equal kernels: both processes mapped the same llama.cpp library files (${names(shared)}; the same inodes in \`/proc/PID/maps\`).`,
     };
   }
   const features = /; ([^)]*)\)$/.exec(engineBuild)?.[1] ?? "";
