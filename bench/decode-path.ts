@@ -1,8 +1,11 @@
 /**
- * What the worker's per-token path adds to the engine's decode: one worker (mid model, prebuilt or
- * local engine) answers a ~4,000-token prompt with 120 sampled tokens over its h2c gRPC listener; the
- * client times the gaps between token events. Compare with `tsx bench/grammar-decode.ts` (the engine
- * in process, same depth). `tsx bench/decode-path.ts [--context 4000] [--tokens 120] [--reps 3]`.
+ * What each hop adds per decoded token: one stack (mid model, one sequence) answers the same
+ * ~2,000-token prompt with up to 120 unconstrained sampled tokens, alternately straight from the
+ * worker's h2c gRPC listener, through the edge in workerd directly, and through `wrangler dev`'s
+ * proxy. The client times first token event → last token event per token (answers the random model
+ * ends before 60 tokens are left out of the medians). Compare with
+ * `tsx bench/grammar-decode.ts` (the engine in process, same depth).
+ *   `tsx bench/decode-path.ts [--context 4000] [--tokens 120] [--reps 3]`   (context in characters)
  */
 
 import { mkdtemp, rm } from "node:fs/promises";
@@ -12,9 +15,10 @@ import { parseArgs } from "node:util";
 import { create } from "@bufbuild/protobuf";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
 import { GenerateRequestSchema, Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { startWorker, stopChild } from "../scripts/stack.ts";
+import { startStack } from "../scripts/stack.ts";
 import { newSessionId } from "../shared/ids.ts";
-import { percentile } from "./stats.ts";
+import { BENCH_KEY } from "./edge-client.ts";
+import { median } from "./stats.ts";
 import { benchWorkerClient } from "./worker-client.ts";
 
 const { values } = parseArgs({
@@ -26,48 +30,114 @@ const { values } = parseArgs({
 });
 const context = Number(values.context);
 const maxTokens = Number(values.tokens);
+const MIN_TOKENS = Math.min(60, maxTokens);
 const stateDir = await mkdtemp(join(tmpdir(), "frontier-decode-"));
-const worker = await startWorker({
-  FRONTIER_MODEL_PATH: await ensureTestModel("mid"),
-  FRONTIER_CONTEXT_SIZE: String(context + maxTokens + 256),
-  FRONTIER_SEQUENCES: "1",
-  FRONTIER_STATE_DIR: stateDir,
+const stack = await startStack({
+  workers: 1,
+  edgeStateDir: stateDir,
+  edgeDirect: true,
+  workerEnv: {
+    FRONTIER_MODEL_PATH: await ensureTestModel("mid"),
+    FRONTIER_CONTEXT_SIZE: String(context + maxTokens + 256),
+    FRONTIER_SEQUENCES: "1",
+    FRONTIER_STATE_DIR: join(stateDir, "worker"),
+  },
 });
-try {
-  const client = benchWorkerClient(worker.grpcUrl);
-  const text = "the agent reads files and calls tools. ".repeat(Math.ceil(context / 40)).slice(0, context);
-  for (let rep = 0; rep < Number(values.reps); rep++) {
-    const request = create(GenerateRequestSchema, {
-      requestId: `decode-${rep}`,
-      tenantId: "local",
-      sessionId: newSessionId(),
-      idKinds: { message: "msg", toolCall: "toolu" },
-      conversation: { messages: [{ role: Role.USER, content: [{ block: { case: "text", value: { text } } }] }] },
-      sampling: { maxTokens, temperature: 1, topP: 1, topK: 0 },
-    });
-    const gaps: number[] = [];
-    let last = 0;
-    let first = 0;
-    let output = 0;
-    let prompt = 0;
-    for await (const event of client.generate(request)) {
-      const now = performance.now();
-      if (event.event.case === "textDelta" || event.event.case === "thinkingDelta") {
-        if (first === 0) first = now;
-        else gaps.push(now - last);
-        last = now;
-      }
-      if (event.event.case === "stop") {
-        output = event.event.value.usage?.outputTokens ?? 0;
-        prompt = event.event.value.usage?.inputTokens ?? 0;
-      }
+
+interface Decoded {
+  tokens: number;
+  msPerToken: number;
+}
+
+/** Per-token time between the first and the last token event of one answer. */
+function perToken(first: number, last: number, tokens: number): Decoded {
+  return { tokens, msPerToken: (last - first) / Math.max(tokens - 1, 1) };
+}
+
+async function viaWorker(grpcUrl: string, text: string): Promise<Decoded> {
+  const request = create(GenerateRequestSchema, {
+    requestId: "decode",
+    tenantId: "local",
+    sessionId: newSessionId(),
+    idKinds: { message: "msg", toolCall: "toolu" },
+    conversation: { messages: [{ role: Role.USER, content: [{ block: { case: "text", value: { text } } }] }] },
+    sampling: { maxTokens, temperature: 1, topP: 1, topK: 0 },
+  });
+  let first = 0;
+  let last = 0;
+  let tokens = 0;
+  for await (const event of benchWorkerClient(grpcUrl).generate(request)) {
+    const now = performance.now();
+    if (event.event.case === "textDelta" || event.event.case === "thinkingDelta") {
+      if (first === 0) first = now;
+      last = now;
     }
-    const perToken = (last - first) / Math.max(output - 1, 1);
+    if (event.event.case === "stop") tokens = event.event.value.usage?.outputTokens ?? 0;
+  }
+  return perToken(first, last, tokens);
+}
+
+async function viaEdge(url: string, headers: Record<string, string>, text: string): Promise<Decoded> {
+  const response = await fetch(`${url}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": BENCH_KEY, ...headers },
+    body: JSON.stringify({
+      model: "m",
+      max_tokens: maxTokens,
+      temperature: 1,
+      top_p: 1,
+      stream: true,
+      messages: [{ role: "user", content: text }],
+    }),
+  });
+  if (response.status !== 200 || !response.body) throw new Error(`edge answered ${response.status}`);
+  let first = 0;
+  let last = 0;
+  let tokens = 0;
+  const decoder = new TextDecoder();
+  const reader = response.body.getReader();
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    const now = performance.now();
+    const data = decoder.decode(read.value, { stream: true });
+    if (data.includes("content_block_delta")) {
+      if (first === 0) first = now;
+      last = now;
+    }
+    const usage = /"output_tokens":(\d+)/.exec(data)?.[1];
+    if (usage) tokens = Number(usage);
+  }
+  return perToken(first, last, tokens);
+}
+
+try {
+  const worker = stack.workers[0];
+  const edge = stack.edgeDirect;
+  if (!worker || !edge) throw new Error("no worker or no direct workerd URL");
+  const results = new Map<string, number[]>();
+  for (let rep = 0; rep < Number(values.reps); rep++) {
+    // A fresh prompt each rep and path (a new session, nothing reused), the same length.
+    const prompt = (tag: string) =>
+      `${rep} ${tag} ${"the agent reads files and calls tools. ".repeat(Math.ceil(context / 40))}`.slice(0, context);
+    const paths: [string, () => Promise<Decoded>][] = [
+      ["worker h2c directly", () => viaWorker(worker.grpcUrl, prompt("a"))],
+      ["edge, workerd directly", () => viaEdge(edge.url, edge.headers, prompt("b"))],
+      ["edge via wrangler dev", () => viaEdge(stack.edgeUrl, {}, prompt("c"))],
+    ];
+    for (const [name, run] of paths) {
+      const decoded = await run();
+      // An answer the random model ended early (end-of-generation sampled) says little per token.
+      if (decoded.tokens >= MIN_TOKENS) results.set(name, [...(results.get(name) ?? []), decoded.msPerToken]);
+      process.stdout.write(
+        `rep ${rep} ${name.padEnd(24)} ${decoded.tokens} tokens, ${decoded.msPerToken.toFixed(1)} ms/token\n`,
+      );
+    }
+  }
+  for (const [name, ms] of results) {
     process.stdout.write(
-      `rep ${rep}: prompt ${prompt} tokens, ${output} output tokens, ${perToken.toFixed(1)} ms/token (first→last event / tokens), gap p50 ${percentile(gaps, 50).toFixed(1)} ms\n`,
+      `${name.padEnd(24)} median ${median(ms).toFixed(1)} ms/token (n=${ms.length} answers of ≥ ${MIN_TOKENS} tokens)\n`,
     );
   }
 } finally {
-  await stopChild(worker.process);
+  await stack.stop();
   await rm(stateDir, { recursive: true, force: true });
 }

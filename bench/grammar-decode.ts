@@ -1,11 +1,13 @@
 /**
  * What a tool-call grammar costs per decoded token: the same sequence (mid model, ~4,000 tokens of
  * context) decodes with no grammar and with the agent loop's kind of 12-tool call grammar,
- * alternating. `tsx bench/grammar-decode.ts [--context 4000] [--tokens 120]`.
+ * alternating, and under the agent loop's scripted grammar (two fixed Bash calls).
+ * `tsx bench/grammar-decode.ts [--context 4000] [--tokens 120]`.
  */
 import { parseArgs } from "node:util";
 import { HERMES_TOOL_MARKUP } from "../gpu-worker/chat/hermes.ts";
-import { toolCallGrammar } from "../gpu-worker/chat/tool-grammar.ts";
+import { fixedToolCallsGrammar, toolCallGrammar } from "../gpu-worker/chat/tool-grammar.ts";
+import { SCRIPTED_BASH_COMMANDS } from "../gpu-worker/generate/sampling-policy.ts";
 import { createEngine } from "../native/engine.ts";
 import type { Token } from "../native/engine-types.ts";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
@@ -49,6 +51,12 @@ const schema = {
 };
 const tools = NAMES.map((name) => ({ name, inputSchemaJson: JSON.stringify(schema) }));
 const grammar = toolCallGrammar(HERMES_TOOL_MARKUP, { tools, choice: "any", parallel: true, thinkingOpen: false });
+// The benchmarks' agent loop: the test-only scripted policy's two fixed Bash calls.
+const fixed = fixedToolCallsGrammar(
+  HERMES_TOOL_MARKUP,
+  SCRIPTED_BASH_COMMANDS.map((command) => ({ name: "Bash", argumentsJson: JSON.stringify({ command }) })),
+  false,
+);
 try {
   const seq = await engine.acquireSequence();
   let prompt: Token[] = [];
@@ -58,8 +66,10 @@ try {
   for (const [name, g] of [
     ["no grammar", undefined],
     ["tool grammar", grammar],
+    ["fixed calls", fixed],
     ["no grammar", undefined],
     ["tool grammar", grammar],
+    ["fixed calls", fixed],
   ] as const) {
     const t0 = performance.now();
     let n = 0;
