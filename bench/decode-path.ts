@@ -12,14 +12,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { create } from "@bufbuild/protobuf";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
-import { GenerateRequestSchema, Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { startStack } from "../scripts/stack.ts";
-import { newSessionId } from "../shared/ids.ts";
 import { BENCH_KEY } from "./edge-client.ts";
 import { median } from "./stats.ts";
-import { benchWorkerClient } from "./worker-client.ts";
+import { benchGenerateRequest, benchWorkerClient, textContent } from "./worker-client.ts";
 
 const { values } = parseArgs({
   options: {
@@ -55,12 +53,8 @@ function perToken(first: number, last: number, tokens: number): Decoded {
 }
 
 async function viaWorker(grpcUrl: string, text: string): Promise<Decoded> {
-  const request = create(GenerateRequestSchema, {
-    requestId: "decode",
-    tenantId: "local",
-    sessionId: newSessionId(),
-    idKinds: { message: "msg", toolCall: "toolu" },
-    conversation: { messages: [{ role: Role.USER, content: [{ block: { case: "text", value: { text } } }] }] },
+  const request = benchGenerateRequest({
+    messages: [{ role: Role.USER, content: textContent(text) }],
     sampling: { maxTokens, temperature: 1, topP: 1, topK: 0 },
   });
   let first = 0;

@@ -13,23 +13,21 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { create } from "@bufbuild/protobuf";
-import { createClient, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
-import { createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { parseServerTiming } from "../edge/timing.ts";
 import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
 import { startServer } from "../gpu-worker/server.ts";
-import {
-  CacheDecision,
-  GenerateRequestSchema,
-  Role,
-  StopReason,
-  WorkerService,
-} from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { CacheDecision, Role, StopReason, type WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type EdgeDirect, freePort, startEdge, stopChild } from "../scripts/stack.ts";
-import { newSessionId } from "../shared/ids.ts";
 import { BENCH_KEY } from "./edge-client.ts";
 import { percentile } from "./stats.ts";
+import {
+  type BenchWorkerClient,
+  benchGenerateRequest,
+  benchWorkerClient,
+  textContent,
+  timeGenerate,
+} from "./worker-client.ts";
 
 const { values } = parseArgs({
   options: { rounds: { type: "string", default: "200" }, "no-limits": { type: "boolean", default: false } },
@@ -73,22 +71,8 @@ const edge = await startEdge({
     direct = d;
   },
 });
-const auth: Interceptor = (next) => (request) => {
-  request.header.set("authorization", `Bearer ${DEV_WORKER_TOKEN}`);
-  return next(request);
-};
-const h2c = createClient(
-  WorkerService,
-  createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.grpcPort}`, interceptors: [auth] }),
-);
-const grpcWeb = createClient(
-  WorkerService,
-  createGrpcWebTransport({
-    baseUrl: `http://127.0.0.1:${server.httpPort}`,
-    httpVersion: "1.1",
-    interceptors: [auth],
-  }),
-);
+const h2c = benchWorkerClient(`http://127.0.0.1:${server.grpcPort}`);
+const grpcWeb = benchWorkerClient(`http://127.0.0.1:${server.httpPort}`, "grpc-web");
 const samples = new Map<string, number[]>();
 /** Per-turn details of this round, kept with the round's other samples (after warm-up). */
 let pending: [string, number][] = [];
@@ -116,20 +100,9 @@ async function edgeTurn(url: string, headers: Record<string, string>, messages: 
   return ms;
 }
 
-async function generate(client: typeof h2c): Promise<number> {
-  const request = create(GenerateRequestSchema, {
-    requestId: "bench",
-    tenantId: "local",
-    sessionId: newSessionId(),
-    idKinds: { message: "msg", toolCall: "toolu" },
-    conversation: { messages: [{ role: Role.USER, content: [{ block: { case: "text", value: { text: "ping" } } }] }] },
-    sampling: { maxTokens: 1 },
-  });
-  const t0 = performance.now();
-  for await (const _ of client.generate(request)) {
-    // drain
-  }
-  return performance.now() - t0;
+function generate(client: BenchWorkerClient): Promise<number> {
+  const messages = [{ role: Role.USER, content: textContent("ping") }];
+  return timeGenerate(client, benchGenerateRequest({ messages, sampling: { maxTokens: 1 } }));
 }
 
 try {

@@ -8,14 +8,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
-import { GenerateRequestSchema, type MessageSchema, Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { type MessageSchema, Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { startStack } from "../scripts/stack.ts";
 import { newSessionId } from "../shared/ids.ts";
 import { BENCH_KEY } from "./edge-client.ts";
 import { percentile } from "./stats.ts";
-import { benchWorkerClient } from "./worker-client.ts";
+import { benchGenerateRequest, benchWorkerClient, textContent } from "./worker-client.ts";
 
 const { values } = parseArgs({ options: { turns: { type: "string", default: "30" } } });
 const turns = Number(values.turns);
@@ -43,7 +43,6 @@ try {
   const hint = crypto.randomUUID();
   const messages: unknown[] = [];
   const direct: MessageInitShape<typeof MessageSchema>[] = [];
-  const text = (value: string) => [{ block: { case: "text" as const, value: { text: value } } }];
   const sessionId = newSessionId();
   for (let i = 0; i < turns + WARM_UP; i++) {
     const keep = i >= WARM_UP;
@@ -66,15 +65,8 @@ try {
     const edgeEnd = performance.now() - t0;
     if (keep) add("edge: end of stream", edgeEnd);
     messages.push({ role: "assistant", content: "pong" });
-    direct.push({ role: Role.USER, content: text("ping") });
-    const request = create(GenerateRequestSchema, {
-      requestId: "bench",
-      tenantId: "local",
-      sessionId,
-      idKinds: { message: "msg", toolCall: "toolu" },
-      conversation: { messages: direct },
-      sampling: { maxTokens: 1, temperature: 0 },
-    });
+    direct.push({ role: Role.USER, content: textContent("ping") });
+    const request = benchGenerateRequest({ sessionId, messages: direct, sampling: { maxTokens: 1, temperature: 0 } });
     const d0 = performance.now();
     for await (const event of client.generate(request)) {
       if (keep) add(`gRPC: ${event.event.case ?? "?"}`, performance.now() - d0);
@@ -83,7 +75,7 @@ try {
     if (keep) add("gRPC: end of stream", directEnd);
     // The same round's two turns, differenced: less noisy than the difference of two medians.
     if (keep) add("paired: edge end - gRPC end", edgeEnd - directEnd);
-    direct.push({ role: Role.ASSISTANT, content: text("pong") });
+    direct.push({ role: Role.ASSISTANT, content: textContent("pong") });
   }
   for (let i = 0; i < turns + WARM_UP; i++) {
     const t0 = performance.now();

@@ -2,28 +2,14 @@
  * What the edge adds: the same small request through edge (workerd) + SessionDO + gRPC-Web, and
  * straight to the worker's h2c gRPC listener, interleaved on the same worker and session shape.
  */
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import {
-  type GenerateRequest,
-  GenerateRequestSchema,
-  type MessageSchema,
-  Role,
-} from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { type MessageSchema, Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { EdgeDirect } from "../scripts/stack.ts";
 import { newSessionId } from "../shared/ids.ts";
 import { streamTurn } from "./edge-client.ts";
 import { fmt, percentile } from "./stats.ts";
-import { benchWorkerClient } from "./worker-client.ts";
+import { benchGenerateRequest, benchWorkerClient, textContent, timeGenerate } from "./worker-client.ts";
 import type { Workload } from "./workload.ts";
-
-/** Wall time of one Generate call straight to the worker, read to its end. */
-async function timeGenerate(client: ReturnType<typeof benchWorkerClient>, request: GenerateRequest): Promise<number> {
-  const started = performance.now();
-  for await (const _ of client.generate(request)) {
-    // drain
-  }
-  return performance.now() - started;
-}
 
 export interface OverheadRow {
   edgeMs: number[];
@@ -46,14 +32,8 @@ export async function benchRoutingOverhead(
   // Both paths serve the same 1-message first turn on a fresh session each time (the edge branches a
   // repeated first turn to a new session), so both prefill the same ~30 tokens.
   const direct = () =>
-    create(GenerateRequestSchema, {
-      requestId: "bench",
-      tenantId: "local",
-      sessionId: newSessionId(),
-      idKinds: { message: "msg", toolCall: "toolu" },
-      conversation: {
-        messages: [{ role: Role.USER, content: [{ block: { case: "text", value: { text: "ping" } } }] }],
-      },
+    benchGenerateRequest({
+      messages: [{ role: Role.USER, content: textContent("ping") }],
       sampling: { maxTokens: 1, temperature: 0 },
     });
   const row: OverheadRow = { edgeMs: [], workerdMs: [], directMs: [], steps: [] };
@@ -87,7 +67,6 @@ export async function benchContinuingOverhead(
   const sessionId = newSessionId();
   const edgeMessages: unknown[] = [];
   const directMessages: MessageInitShape<typeof MessageSchema>[] = [];
-  const text = (value: string) => [{ block: { case: "text" as const, value: { text: value } } }];
   const edgeTurn = async (url: string, headers?: Record<string, string>) => {
     edgeMessages.push({ role: "user", content: "ping" });
     const body = { model: "m", max_tokens: 1, temperature: 0, messages: edgeMessages };
@@ -103,17 +82,14 @@ export async function benchContinuingOverhead(
     // so both sides run at the same depth.
     let directMs = 0;
     for (let turn = 0; turn < (workerd ? 2 : 1); turn++) {
-      directMessages.push({ role: Role.USER, content: text("ping") });
-      const request = create(GenerateRequestSchema, {
-        requestId: "bench",
-        tenantId: "local",
+      directMessages.push({ role: Role.USER, content: textContent("ping") });
+      const request = benchGenerateRequest({
         sessionId,
-        idKinds: { message: "msg", toolCall: "toolu" },
-        conversation: { messages: directMessages },
+        messages: directMessages,
         sampling: { maxTokens: 1, temperature: 0 },
       });
       directMs = await timeGenerate(client, request);
-      directMessages.push({ role: Role.ASSISTANT, content: text("pong") });
+      directMessages.push({ role: Role.ASSISTANT, content: textContent("pong") });
     }
     if (i < 3) continue; // warm-up (and parking what earlier workloads left resident)
     row.edgeMs.push(edge.ms);

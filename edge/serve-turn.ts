@@ -41,8 +41,8 @@ export interface ServeTurnOptions<R extends TurnRenderer> {
   renderer: (session: ResolvedSession) => R;
   /** Headers besides `x-frontier-route` and `x-frontier-cache`. */
   headers?: Record<string, string>;
-  /** When a turn stopped, before the client's final event (e.g. store the Responses record). */
-  afterRecord?: (session: ResolvedSession, renderer: R) => Promise<void>;
+  /** When a turn stopped, what must land before the client's final event (e.g. store the Responses record). */
+  beforeFinal?: (session: ResolvedSession, renderer: R) => Promise<void>;
 }
 
 export async function serveTurn<R extends TurnRenderer>(
@@ -115,7 +115,7 @@ export async function serveTurn<R extends TurnRenderer>(
           if (session.creating && !(await session.creating)) await record();
           else later.push(record);
         };
-        await Promise.all([exists(), options.afterRecord?.(session, renderer)]);
+        await Promise.all([exists(), options.beforeFinal?.(session, renderer)]);
       },
       afterResponse: () => {
         const tasks = later.splice(0);

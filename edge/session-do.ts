@@ -14,10 +14,10 @@ const LEASE_MS = 10 * 60_000;
 const IDLE_TTL_MS = 7 * 24 * 3600_000;
 /**
  * How long a hinted open that finds the session busy waits for its lease to come back before it
- * branches. The edge records a turn (which releases the lease) alongside the client's final event,
- * not before it, so a client's immediate next request can arrive first; this wait lets it find the
- * session's new frontier. A request that really runs beside another turn of the same conversation
- * (same hint and prefix) branches this much later.
+ * branches. The edge records a turn (which releases the lease) after the client has the response,
+ * so a client's immediate next request can arrive first; this wait lets it find the session's new
+ * frontier. A request that really runs beside another turn of the same conversation (same hint
+ * and prefix) branches this much later.
  */
 export const HINT_LEASE_WAIT_MS = 250;
 
@@ -102,6 +102,11 @@ type SessionRow = {
   lease_until: number | null;
 };
 
+/** A request holds the session's lease (a stale one, past `lease_until`, does not count). */
+function leaseHeld(row: SessionRow, now: number): boolean {
+  return row.lease_until !== null && row.lease_until > now;
+}
+
 export class SessionDO extends DurableObject<Env> {
   readonly #sql: SqlStorage;
   /** Hinted opens waiting for the lease (HINT_LEASE_WAIT_MS); called when a lease is released. */
@@ -132,11 +137,9 @@ export class SessionDO extends DurableObject<Env> {
       await this.#create({ ...args, workerUrl }, now, args.requestId);
       return { status: "ok", sessionId: args.sessionId, workerUrl, epoch: 1, created: true, turns: 0 };
     }
-    const busy = row.lease_until !== null && row.lease_until > now;
+    const busy = leaseHeld(row, now);
     const workerUrlOfBranch = pickWorker(row.session_id, args.workerUrls, row.worker_url);
-    const recorded = this.#prefix();
-    const otherPrefix = args.prefix !== undefined && recorded !== undefined && recorded !== args.prefix;
-    if (otherPrefix && (args.mode === "hint" || args.branchOnPrefix)) {
+    if (this.#otherPrefix(args.prefix) && (args.mode === "hint" || args.branchOnPrefix)) {
       return { status: "branch", workerUrl: workerUrlOfBranch, reason: "prefix" };
     }
     if (args.mode === "hint") {
@@ -235,7 +238,7 @@ export class SessionDO extends DurableObject<Env> {
       turns: row.turns,
       lastMessageId: row.last_message_id,
       frontierToolUseIds: this.#frontier(),
-      busy: row.lease_until !== null && row.lease_until > Date.now(),
+      busy: leaseHeld(row, Date.now()),
     };
   }
 
@@ -252,10 +255,15 @@ export class SessionDO extends DurableObject<Env> {
    */
   #heldForSameConversation(args: OpenArgs): boolean {
     const row = this.#row();
-    if (!row || row.tenant !== args.tenant) return false;
-    if (row.lease_until === null || row.lease_until <= Date.now()) return false;
+    return (
+      row !== undefined && row.tenant === args.tenant && leaseHeld(row, Date.now()) && !this.#otherPrefix(args.prefix)
+    );
+  }
+
+  /** The request's system + tools fingerprint differs from the one the session recorded. */
+  #otherPrefix(fingerprint: string | undefined): boolean {
     const recorded = this.#prefix();
-    return args.prefix === undefined || recorded === undefined || recorded === args.prefix;
+    return fingerprint !== undefined && recorded !== undefined && recorded !== fingerprint;
   }
 
   /** Resolves when a lease is released (recordTurn, release) or after `ms`, whichever is first. */

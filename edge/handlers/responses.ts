@@ -67,7 +67,7 @@ export async function handleCreateResponse(request: Request, rc: RequestContext)
         sessionId: session.sessionId,
         createdAt: Math.floor(Date.now() / 1000),
       }),
-    afterRecord: async (session, done) => {
+    beforeFinal: async (session, done) => {
       if (!body.store) return;
       // A record continues its parent's chain only inside one session; a branch stores its whole history.
       const sameSession = pinned !== undefined && pinned.sessionId === session.sessionId;
