@@ -9,7 +9,7 @@ import {
   type LlamaModel,
   type Token as LlamaToken,
 } from "node-llama-cpp";
-import { DisposedError, type EngineSequence, type SampleOptions, SamplingError, type Token } from "./engine-types.ts";
+import { DisposedError, type EngineSequence, type GenerateOptions, SamplingError, type Token } from "./engine-types.ts";
 import type { SamplingFailures } from "./sampling-guard.ts";
 
 /** What a sequence needs from its engine. */
@@ -99,24 +99,40 @@ export class EngineSequenceImpl implements EngineSequence {
   }
 
   /**
-   * Sample after the frontier. The last token of the sequence is re-evaluated first (llama.cpp keeps
-   * no logits across appends, truncation or state loads). An end-of-generation token is yielded and
-   * then the generator ends without evaluating it; it also ends when the KV is full. Aborting
-   * `signal` throws its reason. `tokens` afterwards holds exactly the evaluated tokens.
+   * Sample after the frontier. The first decode evaluates `promptEnd` when given, else the
+   * sequence's last token again (llama.cpp keeps no logits across appends, truncation or state
+   * loads). Each yielded token's own decode starts as it is yielded (pipelined with the consumer),
+   * except the last one: an end-of-generation token, the `maxTokens`-th, or one that would not fit.
+   * A consumer that stops early waits for the decode of the token it stopped at. Aborting `signal`
+   * throws its reason. `tokens` afterwards holds exactly the evaluated tokens.
    */
-  async *generate(
-    options: SampleOptions & { maxTokens: number; signal?: AbortSignal },
-  ): AsyncGenerator<Token, void, void> {
+  async *generate(options: GenerateOptions): AsyncGenerator<Token, void, void> {
     const { maxTokens, signal } = options;
+    const promptEnd = options.promptEnd ?? [];
     if (!Number.isInteger(maxTokens) || maxTokens < 0)
       throw new RangeError(`maxTokens must be a non-negative integer, got ${maxTokens}`);
     this.begin("generate");
     try {
       signal?.throwIfAborted();
-      if (maxTokens === 0) return;
-      const start = this.mirror.length;
-      const last = this.mirror[start - 1];
-      if (last === undefined) throw new Error("generate needs at least one token in the sequence to continue from");
+      this.checkTokens(promptEnd);
+      if (this.mirror.length + promptEnd.length > this.host.capacity) {
+        throw new RangeError(
+          `generate's ${promptEnd.length} prompt tokens after ${this.mirror.length} exceed the sequence capacity ${this.host.capacity}`,
+        );
+      }
+      if (maxTokens === 0) {
+        if (promptEnd.length > 0) {
+          await this.native(() => this.inner.evaluateWithoutGeneratingNewTokens(llamaTokens(promptEnd)));
+          this.sync();
+        }
+        return;
+      }
+      // The first decode's input: the prompt's end, or the frontier token evaluated again.
+      const reEvaluated = promptEnd.length === 0 ? this.mirror.at(-1) : undefined;
+      if (promptEnd.length === 0 && reEvaluated === undefined)
+        throw new Error("generate needs at least one token in the sequence to continue from");
+      const start = this.mirror.length - (reEvaluated === undefined ? 0 : 1);
+      const firstInput = reEvaluated === undefined ? promptEnd : [reEvaluated];
       const grammarEvaluationState =
         options.grammar === undefined
           ? undefined
@@ -124,8 +140,9 @@ export class EngineSequenceImpl implements EngineSequence {
               model: this.host.llamaModel,
               grammar: await this.host.grammar(options.grammar),
             });
-      await this.native(() => this.inner.eraseContextTokenRanges([{ start: start - 1, end: start }]));
-      const iter = this.inner.evaluate(llamaTokens([last]), {
+      if (reEvaluated !== undefined)
+        await this.native(() => this.inner.eraseContextTokenRanges([{ start, end: start + 1 }]));
+      const iter = this.inner.evaluate(llamaTokens(firstInput), {
         temperature: samplingTemperature(options.temperature),
         topP: options.topP,
         topK: options.topK,
@@ -134,22 +151,35 @@ export class EngineSequenceImpl implements EngineSequence {
         ...(grammarEvaluationState === undefined ? {} : { grammarEvaluationState }),
         yieldEogToken: true,
       });
+      /** The decode now running: it evaluates the token last yielded and samples the next. */
+      let ahead: Promise<IteratorResult<LlamaToken>> | undefined = this.step(iter);
       try {
-        for (let produced = 0; produced < maxTokens; ) {
-          const next = await this.step(iter);
+        for (let produced = 0; ahead !== undefined; ) {
+          const next = await ahead;
+          ahead = undefined;
+          if (this.disposed) throw new DisposedError(`sequence ${this.index} was disposed`);
           this.sync();
           if (next.done === true) return;
           signal?.throwIfAborted();
           produced++;
-          yield next.value;
-          if (this.host.isEndOfGeneration(next.value) || this.mirror.length >= this.host.capacity) return;
+          const token = next.value;
+          const last =
+            produced >= maxTokens || this.host.isEndOfGeneration(token) || this.mirror.length >= this.host.capacity;
+          // Evaluate the token while the consumer handles it: its work (text, parsing, the stream)
+          // overlaps the next decode instead of adding to it.
+          if (!last) ahead = this.step(iter);
+          yield token;
           signal?.throwIfAborted();
         }
       } finally {
+        // A consumer that stopped early has its last token evaluated already: that decode finishes.
+        if (ahead !== undefined) await ahead.catch(() => undefined);
+        this.sync();
         await iter.return(); // only releases the sampler: the iterator is suspended, no decode runs
-        // If nothing was evaluated yet (e.g. the first decode failed), put the frontier token back.
-        if (!this.disposed && this.inner.nextTokenIndex < start) {
-          await this.native(() => this.inner.evaluateWithoutGeneratingNewTokens(llamaTokens([last])));
+        // If the frontier token was erased and never evaluated again (the first decode failed), put
+        // it back. A `promptEnd` the first decode did not evaluate is simply not in `tokens`.
+        if (!this.disposed && reEvaluated !== undefined && this.inner.nextTokenIndex <= start) {
+          await this.native(() => this.inner.evaluateWithoutGeneratingNewTokens(llamaTokens([reEvaluated])));
         }
         this.sync();
       }

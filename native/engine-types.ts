@@ -115,6 +115,13 @@ export interface Engine {
   dispose(): Promise<void>;
 }
 
+/** `EngineSequence.generate`'s options. */
+export type GenerateOptions = SampleOptions & {
+  maxTokens: number;
+  signal?: AbortSignal;
+  promptEnd?: readonly Token[];
+};
+
 export interface EngineSequence {
   readonly index: number;
   /** The tokens whose KV this sequence holds, in order. */
@@ -131,14 +138,18 @@ export interface EngineSequence {
   ): Promise<void>;
   /**
    * Sample up to `maxTokens` tokens after the current frontier, each appended to the KV before the
-   * next is sampled. The consumer may stop early (break / signal); the sequence's `tokens` then hold
-   * exactly the tokens that were evaluated (a sampled-but-unevaluated last token is not included).
-   * Needs at least one token in the sequence (its last token is re-evaluated to get fresh logits).
+   * next is sampled; a yielded token's decode runs while the consumer handles it. The consumer may
+   * stop early (break / signal); the sequence's `tokens` then hold exactly the tokens that were
+   * evaluated: every token it received (the last one's decode had started and is waited for).
+   * `promptEnd`: the prompt's last tokens, not yet in the KV; they are evaluated in the decode that
+   * yields the first sampled token. Without it the sequence's last token is re-evaluated for fresh
+   * logits (llama.cpp keeps none across appends), which costs one extra decode per turn; either way
+   * the sequence needs at least one token before sampling.
    * An end-of-generation token is yielded last and is not evaluated; generation also ends when the
    * sequence is full. An aborted `signal` makes the generator throw the signal's reason; an invalid
    * `grammar` makes it throw InvalidGrammarError. Operations on one sequence must not overlap.
    */
-  generate(options: SampleOptions & { maxTokens: number; signal?: AbortSignal }): AsyncGenerator<Token, void, void>;
+  generate(options: GenerateOptions): AsyncGenerator<Token, void, void>;
   /** Persist this sequence's KV to a file. */
   saveState(path: string): Promise<{ bytes: number }>;
   /** Replace this sequence's KV with a saved state holding exactly `tokens`. */

@@ -147,13 +147,18 @@ export async function* runTurn(
         step === 0 && plan.decision === "cold"
           ? await deps.checkpoints?.anchorFor(request.tenantId, plan.rendered, tokenize)
           : undefined;
+      // The prompt's last token is held back for the first sampling decode, which evaluates it
+      // anyway: prefilling it too would decode it twice. An anchor that ends there needs it in the KV.
+      const holdBack = plan.append.length > 0 && (anchor === undefined || anchor.tokens < plan.append.length) ? 1 : 0;
+      const toPrefill = plan.append.slice(0, plan.append.length - holdBack);
+      const promptEnd = plan.append.slice(toPrefill.length);
       if (anchor && deps.checkpoints) {
         const checkpoints = deps.checkpoints;
-        yield* prefill(deps, sequence, plan.append.slice(0, anchor.tokens), signal);
+        yield* prefill(deps, sequence, toPrefill.slice(0, anchor.tokens), signal);
         await trace.during("anchor", () => checkpoints.saveAnchor(request.tenantId, anchor.text, sequence));
-        yield* prefill(deps, sequence, plan.append.slice(anchor.tokens), signal);
+        yield* prefill(deps, sequence, toPrefill.slice(anchor.tokens), signal);
       } else {
-        yield* prefill(deps, sequence, plan.append, signal);
+        yield* prefill(deps, sequence, toPrefill, signal);
       }
       totals.input += plan.append.length;
       if (step === 0) trace.prefilled();
@@ -162,6 +167,7 @@ export async function* runTurn(
       turn = yield* sampleTurn({
         sequence,
         parser: format.createOutputParser({ thinkingOpen, tools: plan.conversation.tools }),
+        promptEnd,
         sampling: {
           temperature: sampling?.temperature ?? 1,
           topP: sampling?.topP ?? 1,

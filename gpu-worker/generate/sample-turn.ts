@@ -10,6 +10,8 @@ export interface SampleTurnInput {
   sequence: EngineSequence;
   parser: OutputParser;
   sampling: SampleOptions;
+  /** The prompt's last tokens, not yet in the KV: evaluated by the first decode (no extra one). */
+  promptEnd?: readonly number[];
   maxTokens: number;
   stopSequences: readonly string[];
   signal: AbortSignal;
@@ -134,7 +136,12 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
     }
   };
 
-  const generator = input.sequence.generate({ ...input.sampling, maxTokens: input.maxTokens, signal: input.signal });
+  const generator = input.sequence.generate({
+    ...input.sampling,
+    maxTokens: input.maxTokens,
+    signal: input.signal,
+    ...(input.promptEnd === undefined ? {} : { promptEnd: input.promptEnd }),
+  });
   for await (const token of generator) {
     if (input.isEndOfGeneration(token)) {
       turn.stopReason = StopReason.END_TURN;

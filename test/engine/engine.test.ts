@@ -50,7 +50,11 @@ async function withSequences<T>(n: number, body: (...seqs: EngineSequence[]) => 
   }
 }
 
-async function collect(seq: EngineSequence, maxTokens: number, options: Partial<SampleOptions> = {}): Promise<Token[]> {
+async function collect(
+  seq: EngineSequence,
+  maxTokens: number,
+  options: Partial<SampleOptions> & { promptEnd?: readonly Token[] } = {},
+): Promise<Token[]> {
   const out: Token[] = [];
   for await (const t of seq.generate({ ...GREEDY, ...options, maxTokens })) out.push(t);
   return out;
@@ -134,6 +138,30 @@ describe("sequences", () => {
     });
   });
 
+  it("a prompt end evaluated by the first sampling decode continues exactly like a full prefill", async () => {
+    await withSequences(2, async (held, full) => {
+      const prompt = engine.tokenize(chat("Hold the last token back"), { special: true });
+      await full.append(prompt);
+      const expected = await collect(full, 12);
+      await held.append(prompt.slice(0, -3));
+      const promptEnd = prompt.slice(-3);
+      const got: Token[] = [];
+      for await (const t of held.generate({ ...GREEDY, maxTokens: 12, promptEnd })) {
+        // The first decode evaluated the prompt's end, once: the KV holds the prompt, then the samples.
+        expect(held.tokens).toEqual([...prompt, ...got]);
+        got.push(t);
+      }
+      expect(got).toEqual(expected);
+      // maxTokens 0 still puts the prompt's end in the KV; a prompt end past the capacity is refused.
+      await held.truncate(prompt.length - 2);
+      expect(await collect(held, 0, { promptEnd: prompt.slice(-2) })).toEqual([]);
+      expect(held.tokens).toEqual(prompt);
+      const tooMany = new Array<Token>(2048).fill(prompt[0] ?? 0);
+      await expect(collect(held, 1, { promptEnd: tooMany })).rejects.toThrow(RangeError);
+      expect(held.tokens).toEqual(prompt);
+    });
+  });
+
   it("truncate then re-append gives the same next greedy tokens", async () => {
     await withSequences(1, async (seq) => {
       const prompt = engine.tokenize(chat("Summarize the file"), { special: true });
@@ -202,7 +230,8 @@ describe("sequences", () => {
         got.push(t);
         if (got.length === 5) break;
       }
-      expect(seq.tokens).toEqual([...prompt, ...got.slice(0, 4)]);
+      // The 5th token's decode was already running when the consumer stopped: it is in the KV.
+      expect(seq.tokens).toEqual([...prompt, ...got]);
 
       await seq.truncate(prompt.length);
       const controller = new AbortController();
@@ -215,7 +244,7 @@ describe("sequences", () => {
       };
       await expect(run()).rejects.toThrow(/abort/i);
       expect(seen).toHaveLength(3);
-      expect(seq.tokens).toEqual([...prompt, ...seen.slice(0, 2)]);
+      expect(seq.tokens).toEqual([...prompt, ...seen]);
       await expect(collect(seq, 5, {})).resolves.toHaveLength(5); // still usable
     });
   });

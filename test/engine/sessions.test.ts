@@ -83,6 +83,47 @@ describe("sessions on a 2-sequence worker", () => {
     });
   });
 
+  it("evaluates each new prompt token once: the last goes to the first sampling decode", async () => {
+    const fed = { appended: 0, promptEnd: [] as number[] };
+    const bound = <T extends object>(target: T, overrides: Partial<T>): T =>
+      new Proxy(target, {
+        get: (t, key) => {
+          if (key in overrides) return overrides[key as keyof T];
+          const value = Reflect.get(t, key, t);
+          return typeof value === "function" ? value.bind(t) : value;
+        },
+      });
+    const counting = bound(engine, {
+      acquireSequence: async (...args: Parameters<Engine["acquireSequence"]>) => {
+        const sequence = await engine.acquireSequence(...args);
+        return bound(sequence, {
+          append: (tokens, options) => {
+            fed.appended += tokens.length;
+            return sequence.append(tokens, options);
+          },
+          generate: (options) => {
+            fed.promptEnd.push(options.promptEnd?.length ?? 0);
+            return sequence.generate(options);
+          },
+        });
+      },
+    });
+    const dir = tempDir("frontier-sessions-");
+    const h = new WorkerHarness(counting, dir.path);
+    try {
+      const id = newSessionId();
+      const first = await h.turn("t", id, userTurn("alpha"));
+      expect(fed).toEqual({ appended: first.promptTokens - 1, promptEnd: [1] });
+      fed.appended = 0;
+      const second = await h.turn("t", id, toolResults(first.toolCalls), 12);
+      expect(second.decision).toBe("live-tool-ids");
+      expect(fed).toEqual({ appended: second.promptTokens - second.cachedTokens - 1, promptEnd: [1, 1] });
+    } finally {
+      h.close();
+      dir.remove();
+    }
+  });
+
   it("runs 8 concurrent sessions on 2 sequences, each with the output it has alone", async () => {
     await withHarness(async (h) => {
       const prompts = ["red", "green", "blue", "gold", "cyan", "pink", "gray", "teal"];
