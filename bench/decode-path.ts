@@ -1,8 +1,8 @@
 /**
  * What each hop adds per decoded token: one stack (mid model, one sequence) answers the same
  * ~2,000-token prompt with up to 120 unconstrained sampled tokens, alternately straight from the
- * worker's h2c gRPC listener, through the edge in workerd directly, and through `wrangler dev`'s
- * proxy. The client times first token event → last token event per token (answers the random model
+ * worker's h2c gRPC listener, through the edge in workerd without wrangler, and through
+ * `wrangler dev`. The client times first token event → last token event per token (answers the random model
  * ends before 60 tokens are left out of the medians). Compare with
  * `tsx bench/grammar-decode.ts` (the engine in process, same depth).
  *   `tsx bench/decode-path.ts [--context 4000] [--tokens 120] [--reps 3]`   (context in characters)
@@ -114,7 +114,7 @@ try {
       `${rep} ${tag} ${"the agent reads files and calls tools. ".repeat(Math.ceil(context / 40))}`.slice(0, context);
     const paths: [string, () => Promise<Decoded>][] = [
       ["worker h2c directly", () => viaWorker(worker.grpcUrl, prompt("a"))],
-      ["edge, workerd directly", () => viaEdge(edge.url, edge.headers, prompt("b"))],
+      ["edge, workerd without wrangler", () => viaEdge(edge.url, edge.headers, prompt("b"))],
       ["edge via wrangler dev", () => viaEdge(stack.edgeUrl, {}, prompt("c"))],
     ];
     for (const [name, run] of paths) {

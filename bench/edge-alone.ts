@@ -2,12 +2,16 @@
  * What the edge itself adds to a turn, without a model's variance: an instant worker (the worker's
  * own gRPC server, answering every Generate at once with prompt → "pong" → stop) behind the real
  * edge in workerd. Each round runs one continuing streamed turn through `wrangler dev`, one to
- * workerd directly, and the same Generate straight to the instant worker over h2c and over gRPC-Web
- * (HTTP/1.1, what workerd speaks); overheads are medians of the per-round differences. Also the
- * floor (an authenticated `GET /v1/models`: workerd and auth, no Durable Object, no worker).
- *   `tsx bench/edge-alone.ts [--rounds 200] [--no-limits]`
+ * wrangler's workerd directly (past its proxy), one to the same edge in workerd without wrangler at
+ * all (scripts/workerd-edge.ts: no dev proxy, inspector or request log), and the same Generate
+ * straight to the instant worker over h2c and over gRPC-Web (HTTP/1.1, what workerd speaks);
+ * overheads are medians of the per-round differences. Also the floor (an authenticated
+ * `GET /v1/models`: workerd and auth, no Durable Object, no worker) on both workerds. Each
+ * measurement starts `SETTLE_MS` after the previous one, so none pays for another's background work.
+ *   `tsx bench/edge-alone.ts [--rounds 200] [--no-limits] [--state-in DIR]`
  * `--no-limits` turns the tenant limiter off (TENANT_MAX_CONCURRENT=0, TENANT_RATE_PER_MIN=0), to
- * show its share. The edge's state directory follows TMPDIR (e.g. TMPDIR=/dev/shm for tmpfs).
+ * show its share. `--state-in` puts the edges' state (Durable Objects' SQLite files) in DIR, e.g.
+ * /dev/shm to show what fsync on this disk costs.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,7 +22,8 @@ import { parseServerTiming } from "../edge/timing.ts";
 import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
 import { startServer } from "../gpu-worker/server.ts";
 import { CacheDecision, Role, StopReason, type WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { type EdgeDirect, freePort, startEdge, stopChild } from "../scripts/stack.ts";
+import { type EdgeDirect, edgeVars, freePort, startEdge, stopChild } from "../scripts/stack.ts";
+import { startWorkerdEdge } from "../scripts/workerd-edge.ts";
 import { BENCH_KEY } from "./edge-client.ts";
 import { percentile } from "./stats.ts";
 import {
@@ -30,10 +35,16 @@ import {
 } from "./worker-client.ts";
 
 const { values } = parseArgs({
-  options: { rounds: { type: "string", default: "200" }, "no-limits": { type: "boolean", default: false } },
+  options: {
+    rounds: { type: "string", default: "200" },
+    "no-limits": { type: "boolean", default: false },
+    "state-in": { type: "string" },
+  },
 });
 const rounds = Number(values.rounds);
 const WARM_UP = 10;
+/** Quiet time before each measurement: the previous request's after-response work is done by then. */
+const SETTLE_MS = 20;
 
 // Only Generate is called (static WORKER_URLS, no pool): connect answers Unimplemented to the rest.
 const instantWorker: Partial<ServiceImpl<typeof WorkerService>> = {
@@ -59,24 +70,34 @@ const server = await startServer(instantWorker as ServiceImpl<typeof WorkerServi
   httpPort: 0,
   workerToken: DEV_WORKER_TOKEN,
 });
-const dir = mkdtempSync(join(tmpdir(), "frontier-edge-alone-"));
+const dir = mkdtempSync(join(values["state-in"] ?? tmpdir(), "frontier-edge-alone-"));
 let direct: EdgeDirect | undefined;
 const edgePort = await freePort();
+const workerUrls = [`http://127.0.0.1:${server.httpPort}`];
+const limitVars: Record<string, string> = values["no-limits"]
+  ? { TENANT_MAX_CONCURRENT: "0", TENANT_RATE_PER_MIN: "0" }
+  : {};
 const edge = await startEdge({
   port: edgePort,
-  workerUrls: [`http://127.0.0.1:${server.httpPort}`],
+  workerUrls,
   stateDir: dir,
-  vars: values["no-limits"] ? { TENANT_MAX_CONCURRENT: "0", TENANT_RATE_PER_MIN: "0" } : {},
+  vars: limitVars,
   onDirect: (d) => {
     direct = d;
   },
+});
+const alone = await startWorkerdEdge({
+  port: await freePort(),
+  stateDir: join(dir, "workerd-alone"),
+  vars: edgeVars(workerUrls, limitVars),
 });
 const h2c = benchWorkerClient(`http://127.0.0.1:${server.grpcPort}`);
 const grpcWeb = benchWorkerClient(`http://127.0.0.1:${server.httpPort}`, "grpc-web");
 const samples = new Map<string, number[]>();
 /** Per-turn details of this round, kept with the round's other samples (after warm-up). */
 let pending: [string, number][] = [];
-let directUrl = "";
+/** The edge whose `server-timing` and header times are kept: workerd without wrangler. */
+const detailedUrl = alone.url;
 const add = (name: string, ms: number) => samples.set(name, [...(samples.get(name) ?? []), ms]);
 
 /** One streamed continuing turn through the edge at `url`, read to its end; ms. */
@@ -92,12 +113,23 @@ async function edgeTurn(url: string, headers: Record<string, string>, messages: 
   const headersAt = performance.now() - t0;
   await response.text();
   const ms = performance.now() - t0;
-  if (url === directUrl) {
-    pending.push(["edge, workerd directly: response headers", headersAt]);
+  if (url === detailedUrl) {
+    pending.push(["edge, workerd alone: response headers", headersAt]);
     for (const [step, value] of Object.entries(parseServerTiming(response.headers.get("server-timing"))))
-      pending.push([`edge, workerd directly: server-timing ${step}`, value]);
+      pending.push([`edge, workerd alone: server-timing ${step}`, value]);
   }
   return ms;
+}
+
+function settle(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+}
+
+/** An authenticated GET /v1/models: workerd and the key check, nothing else; ms. */
+async function floor(url: string, headers: Record<string, string>): Promise<number> {
+  const t0 = performance.now();
+  await (await fetch(`${url}/v1/models`, { headers: { "x-api-key": BENCH_KEY, ...headers } })).text();
+  return performance.now() - t0;
 }
 
 function generate(client: BenchWorkerClient): Promise<number> {
@@ -108,25 +140,29 @@ function generate(client: BenchWorkerClient): Promise<number> {
 try {
   if (!direct) throw new Error("wrangler's debug log did not name workerd's own listener");
   const proxied = `http://127.0.0.1:${edgePort}`;
-  directUrl = direct.url;
   // One conversation per path, each with its own hint: every turn continues an idle session.
   const conversations = [
     { name: "edge via wrangler dev", url: proxied, headers: {}, messages: [] as unknown[] },
-    { name: "edge, workerd directly", url: direct.url, headers: direct.headers, messages: [] as unknown[] },
+    { name: "edge, wrangler's workerd directly", url: direct.url, headers: direct.headers, messages: [] as unknown[] },
+    { name: "edge, workerd alone (no wrangler)", url: alone.url, headers: {}, messages: [] as unknown[] },
   ].map((c) => ({ ...c, headers: { ...c.headers, "x-claude-code-session-id": crypto.randomUUID() } }));
   for (let i = 0; i < rounds + WARM_UP; i++) {
     const keep = i >= WARM_UP;
     const times: Record<string, number> = {};
     for (const c of conversations) {
+      await settle();
       c.messages.push({ role: "user", content: "ping" });
       times[c.name] = await edgeTurn(c.url, c.headers, c.messages);
       c.messages.push({ role: "assistant", content: "pong" });
     }
+    await settle();
     times["worker h2c directly"] = await generate(h2c);
+    await settle();
     times["worker gRPC-Web (HTTP/1.1) directly"] = await generate(grpcWeb);
-    const t0 = performance.now();
-    await (await fetch(`${direct.url}/v1/models`, { headers: { "x-api-key": BENCH_KEY, ...direct.headers } })).text();
-    times["floor: GET /v1/models, workerd directly"] = performance.now() - t0;
+    await settle();
+    times["floor: GET /v1/models, wrangler's workerd directly"] = await floor(direct.url, direct.headers);
+    await settle();
+    times["floor: GET /v1/models, workerd alone"] = await floor(alone.url, {});
     const details = pending;
     pending = [];
     if (!keep) continue;
@@ -142,6 +178,7 @@ try {
     process.stdout.write(`${name.padEnd(44)} p50 ${q(50)} ms (p25 ${q(25)}, p75 ${q(75)}, p90 ${q(90)})\n`);
   }
 } finally {
+  await alone.stop();
   await stopChild(edge);
   await server.close();
   rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 /**
  * Where a continuing turn's edge overhead goes, event by event: the same growing conversation to
- * workerd directly (no `wrangler dev` proxy) and straight to the worker's gRPC, interleaved; the
+ * the edge in workerd without wrangler and straight to the worker's gRPC, interleaved; the
  * median time of each SSE event and each gRPC event, plus a bare authenticated `GET /v1/models`
  * (workerd's floor). Tiny model. `tsx bench/edge-events.ts [--turns 30]`.
  */

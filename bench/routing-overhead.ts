@@ -13,10 +13,10 @@ import type { Workload } from "./workload.ts";
 
 export interface OverheadRow {
   edgeMs: number[];
-  /** The same request to workerd without `wrangler dev`'s proxy (empty when it was not found). */
+  /** The same request to the same edge in workerd without wrangler (empty when not measured). */
   workerdMs: number[];
   directMs: number[];
-  /** The edge's own `server-timing` steps per request (workerd directly when measured, else via the proxy). */
+  /** The edge's own `server-timing` steps per request (workerd without wrangler when measured, else via wrangler). */
   steps: Record<string, number>[];
 }
 
@@ -51,8 +51,9 @@ export async function benchRoutingOverhead(
 }
 
 /**
- * A continuing turn (the agent loop's path): one conversation through the edge — through the proxy
- * and to workerd directly alternately, one hinted session — and one straight to the worker, each
+ * A continuing turn (the agent loop's path): one conversation through the edge — via `wrangler dev`
+ * and via workerd without wrangler alternately (both edges name the same hinted session on the same
+ * worker) — and one straight to the worker, each
  * turn adding a user "ping" and replaying the assistant turn as "pong". Two resident sessions on two
  * sequences: no parking, no SessionDO creation; the edge opens and records an existing session.
  */
@@ -109,14 +110,14 @@ export function overheadTable(row: OverheadRow, what: string): string {
     `| client → edge (workerd) → SessionDO → gRPC-Web → worker | ${p(row.edgeMs, 50)} | ${p(row.edgeMs, 99)} |`,
     ...(row.workerdMs.length > 0
       ? [
-          `| the same, to workerd without \`wrangler dev\`'s proxy | ${p(row.workerdMs, 50)} | ${p(row.workerdMs, 99)} |`,
+          `| the same edge in workerd without wrangler (no dev proxy, inspector or request log) | ${p(row.workerdMs, 50)} | ${p(row.workerdMs, 99)} |`,
         ]
       : []),
     `| client → worker gRPC (h2c) directly | ${p(row.directMs, 50)} | ${p(row.directMs, 99)} |`,
     `| **edge overhead** | **${over(50)}** | **${over(99)}** |`,
     ...(row.workerdMs.length > 0
       ? [
-          `| **edge overhead without wrangler's proxy** | **${fmt(percentile(row.workerdMs, 50) - percentile(row.directMs, 50), 2)}** | **${fmt(percentile(row.workerdMs, 99) - percentile(row.directMs, 99), 2)}** |`,
+          `| **edge overhead without wrangler** | **${fmt(percentile(row.workerdMs, 50) - percentile(row.directMs, 50), 2)}** | **${fmt(percentile(row.workerdMs, 99) - percentile(row.directMs, 99), 2)}** |`,
         ]
       : []),
     "",
@@ -134,7 +135,7 @@ function stepsLine(row: OverheadRow): string {
     const values = row.steps.flatMap((s) => (s[name] === undefined ? [] : [s[name]]));
     return `${name} ${fmt(percentile(values, 50), 1)}`;
   });
-  return `The edge's \`server-timing\` (${row.workerdMs.length > 0 ? "workerd directly" : "through the proxy"}), median ms per step up to the response headers: ${medians.join(", ")} (\`route\`: authenticate, validate, SessionDO \`open\` alongside the limiter; \`worker\`: the Generate call up to the worker's cache decision, its prefill included; the record before \`message_stop\` comes after the headers).`;
+  return `The edge's \`server-timing\` (${row.workerdMs.length > 0 ? "workerd without wrangler" : "via `wrangler dev`"}), median ms per step up to the response headers: ${medians.join(", ")} (\`route\`: authenticate, validate, SessionDO \`open\` alongside the limiter; \`worker\`: the Generate call up to the worker's cache decision, its prefill included; the record before \`message_stop\` comes after the headers).`;
 }
 
 /** Median of the per-round differences (each round runs both paths back to back): steadier than a difference of medians. */
@@ -145,7 +146,7 @@ function pairedMedian(path: readonly number[], direct: readonly number[]): numbe
   );
 }
 
-/** The ratio-table rows of one measurement: through the proxy, and without it (the proxy's share). */
+/** The ratio-table rows of one measurement: via `wrangler dev`, and without wrangler (wrangler's share). */
 function summaryRows(row: OverheadRow, label: string) {
   const over = (q: number) => percentile(row.edgeMs, q) - percentile(row.directMs, q);
   const bare = percentile(row.workerdMs, 50) - percentile(row.directMs, 50);
@@ -155,9 +156,9 @@ function summaryRows(row: OverheadRow, label: string) {
       : [
           {
             workload: "edge overhead",
-            measure: `${label}: without \`wrangler dev\`'s proxy (workerd directly), p50; the proxy's share`,
+            measure: `${label}: the edge in workerd without wrangler, p50; wrangler dev's share`,
             value: `${fmt(bare, 2)} ms`,
-            spread: `proxy ${fmt(over(50) - bare, 2)} ms of the ${fmt(over(50), 2)} ms; paired per round ${fmt(pairedMedian(row.workerdMs, row.directMs), 2)} ms (n=${row.workerdMs.length})`,
+            spread: `wrangler dev ${fmt(over(50) - bare, 2)} ms of the ${fmt(over(50), 2)} ms; paired per round ${fmt(pairedMedian(row.workerdMs, row.directMs), 2)} ms (n=${row.workerdMs.length})`,
           },
         ];
   return [

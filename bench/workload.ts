@@ -45,7 +45,7 @@ export interface BenchStack {
   workerGrpcUrl: string;
   /** The worker's decision log so far (stderr lines); empty when using a stack this run did not start. */
   workerLogs: readonly string[];
-  /** workerd without `wrangler dev`'s proxy in front (when this run started the stack and found it). */
+  /** The same edge in workerd without wrangler (when this run started the stack). */
   edgeDirect?: EdgeDirect | undefined;
   /** The llama.cpp build the worker loaded, as its Health names it (native/engine-types.ts describeEngineBuild). */
   engineBuild: string;

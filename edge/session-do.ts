@@ -321,7 +321,8 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   #setPrefix(fingerprint: string | undefined): void {
-    if (fingerprint === undefined) return;
+    // Unchanged on nearly every turn: not rewriting it keeps a continuing open to the lease's write.
+    if (fingerprint === undefined || fingerprint === this.#prefix()) return;
     this.#sql.exec("INSERT OR REPLACE INTO prefix (singleton, fingerprint) VALUES (1, ?)", fingerprint);
   }
 

@@ -27,6 +27,12 @@ export async function startServer(
   const h2 = http2.createServer(handler);
   const h1 = http.createServer(handler);
   h1.keepAliveTimeout = 60_000;
+  // h2 has no closeAllConnections: a client's idle session would hold close() open indefinitely.
+  const sessions = new Set<http2.ServerHttp2Session>();
+  h2.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
   await listen(h2, options.host, options.grpcPort);
   await listen(h1, options.host, options.httpPort);
   return {
@@ -34,6 +40,7 @@ export async function startServer(
     httpPort: (h1.address() as AddressInfo).port,
     async close() {
       h1.closeAllConnections();
+      for (const session of sessions) session.destroy();
       await Promise.all([closeServer(h2), closeServer(h1)]);
     },
   };

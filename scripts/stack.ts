@@ -1,6 +1,7 @@
 /**
  * Starts the local stack as real processes on loopback: N GPU workers (tsx gpu-worker/main.ts) and
  * the edge in workerd (wrangler dev). Used by `npm start`, the integration/e2e tests and the bench.
+ * Benchmarks can also run the same edge in workerd without wrangler (`edgeDirect`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -9,6 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { DEV_DIGESTS, DEV_ID_SECRET, DEV_MODE_FLAG, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
+import { startWorkerdEdge } from "./workerd-edge.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -55,11 +57,15 @@ export interface StackOptions {
    * watch the pool react turn it off.
    */
   supervise?: boolean;
-  /** Also find workerd's own listener behind `wrangler dev`'s proxy (Stack.edgeDirect; bench only). */
+  /**
+   * Also run the same edge in workerd without wrangler (scripts/workerd-edge.ts: no dev proxy,
+   * inspector or request log) as Stack.edgeDirect, with its own Durable Object state. Benchmarks
+   * only, with static WORKER_URLS (workers do not register with it).
+   */
   edgeDirect?: boolean;
 }
 
-/** The user worker's workerd listener behind `wrangler dev`'s proxy, and the header it requires. */
+/** An edge in workerd reached without `wrangler dev`'s proxy, and the headers it requires. */
 export interface EdgeDirect {
   url: string;
   headers: Record<string, string>;
@@ -67,7 +73,7 @@ export interface EdgeDirect {
 
 export interface Stack {
   edgeUrl: string;
-  /** With `edgeDirect`: workerd without wrangler's proxy, when wrangler's debug log named it. */
+  /** With `edgeDirect`: the same edge in workerd without wrangler. */
   edgeDirect?: EdgeDirect;
   workers: WorkerHandle[];
   stop(): Promise<void>;
@@ -190,6 +196,11 @@ const DEV_EDGE_VARS: Record<string, string> = {
   ADMIN_TOKEN_SHA256: DEV_DIGESTS.admin,
 };
 
+/** The edge's variables: the development settings, the workers, then the caller's. */
+export function edgeVars(workerUrls: readonly string[], vars: Record<string, string> = {}): Record<string, string> {
+  return { ...DEV_EDGE_VARS, WORKER_URLS: workerUrls.join(","), ...vars };
+}
+
 /**
  * The edge's variables go to wrangler as an env file, which it binds as secrets: `wrangler dev`
  * prints `--var` values in its binding table, secrets only as "(hidden)".
@@ -214,7 +225,7 @@ export async function startEdge(options: {
   /** Receives workerd's own URL (wrangler's debug log, `reloadComplete`). */
   onDirect?: (direct: EdgeDirect) => void;
 }): Promise<ChildProcess> {
-  const vars = { ...DEV_EDGE_VARS, WORKER_URLS: options.workerUrls.join(","), ...options.vars };
+  const vars = edgeVars(options.workerUrls, options.vars);
   const args = [
     join(REPO_ROOT, "node_modules/wrangler/bin/wrangler.js"),
     "dev",
@@ -294,29 +305,30 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     for (const result of started) if (result.status === "fulfilled") workers.push(result.value);
     const failed = started.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
-    let edgeDirect: EdgeDirect | undefined;
     if (options.supervise ?? true) {
       for (const [i, worker] of workers.entries()) {
         superviseWorker(worker, envs[i] ?? {}, () => stopping, options.verbose ?? false);
       }
     }
-    const edge = await startEdge({
-      port,
-      workerUrls: workers.map((w) => w.httpUrl),
-      stateDir,
-      vars: options.edgeVars,
-      verbose: options.verbose,
-      onDirect: options.edgeDirect ? (direct) => (edgeDirect = direct) : undefined,
-    });
+    const workerUrls = workers.map((w) => w.httpUrl);
+    const edge = await startEdge({ port, workerUrls, stateDir, vars: options.edgeVars, verbose: options.verbose });
+    const direct = options.edgeDirect
+      ? await startWorkerdEdge({
+          port: await freePort(),
+          stateDir: join(stateDir, "workerd-edge"),
+          vars: edgeVars(workerUrls, options.edgeVars),
+        }).catch(async (error: unknown) => {
+          await stopChild(edge);
+          throw error;
+        })
+      : undefined;
     return {
       edgeUrl: `http://127.0.0.1:${port}`,
-      get edgeDirect() {
-        return edgeDirect;
-      },
+      ...(direct ? { edgeDirect: { url: direct.url, headers: {} } } : {}),
       workers,
       async stop() {
         stopping = true;
-        await Promise.all([stopChild(edge), ...workers.map((w) => stopChild(w.process))]);
+        await Promise.all([direct?.stop(), stopChild(edge), ...workers.map((w) => stopChild(w.process))]);
       },
     };
   } catch (error) {
