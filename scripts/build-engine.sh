@@ -7,7 +7,10 @@
 #   npm run build:engine                  # auto: CUDA if `nvidia-smi -L` lists a GPU and nvcc exists, else CPU
 #   npm run build:engine -- --gpu cpu     # force a CPU build (or --gpu cuda)
 #   npm run build:engine -- --clear       # delete local builds: back to the prebuilt binary
-# Takes ~15+ minutes on 2 cores (run it with `nice` on a shared machine).
+# Takes ~10-15 minutes on 2 cores (run it with `nice` on a shared machine).
+# Extra CMake options go in NODE_LLAMA_CPP_CMAKE_OPTION_<NAME>=<value> (node-llama-cpp's own
+# variables, e.g. ..._GGML_OPENMP=OFF). node-llama-cpp names such a build by its options, so the
+# worker finds it only when it starts with the same variables set; without them it loads the prebuilt.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 nlc="$root/node_modules/.bin/node-llama-cpp"
