@@ -50,7 +50,7 @@ export function machineDescription(options: BenchOptions, engineBuild: string): 
     `- Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${gpu ? `GPU ${gpu}` : "no GPU"}`,
     `- Software: Node ${process.version}; llama.cpp via node-llama-cpp ${nlc} (release ${llamaTag}); worker engine: ${engineBuild}; threads = ${process.env.FRONTIER_THREADS || 1}, flash attention ${process.env.FRONTIER_FLASH_ATTENTION || "off"}`,
     `- Model: ${generated}`,
-    `- Stack: edge in \`wrangler dev\` (workerd) + one GPU worker process, loopback; worker context ${options.contextSize} cells × ${options.sequences} sequences`,
+    `- Stack: edge in ${options.edge === "workerd" ? "workerd without wrangler (scripts/workerd-edge.ts)" : "`wrangler dev` (workerd)"} + one GPU worker process, loopback; worker context ${options.contextSize} cells × ${options.sequences} sequences`,
   ].join("\n");
 }
 

@@ -16,6 +16,8 @@
  *   --llama-server PATH   also run the agent loop against llama.cpp's llama-server (peer comparison)
  *   --size tiny|mid|large generated model (default mid; tiny with --quick); FRONTIER_MODEL_PATH wins
  *   --family NAME         a real-vocabulary family model (qwen3, gpt-oss, …; tiny or mid) instead of the byte-level one
+ *   --edge wrangler|workerd   which edge the workloads call (default wrangler: `wrangler dev`, what
+ *                         `npm start` runs; workerd: the same edge without wrangler, scripts/workerd-edge.ts)
  *   --edge-url URL --worker-grpc URL   use a running stack instead of starting one
  *   --out PATH            report file (default docs/bench/report.md)
  *   --no-record           do not update docs/benchmarks.md (a full default run records its tables there)
@@ -66,6 +68,7 @@ const { values } = parseArgs({
     "llama-server": { type: "string" },
     size: { type: "string" },
     family: { type: "string" },
+    edge: { type: "string", default: "wrangler" },
     "edge-url": { type: "string" },
     "worker-grpc": { type: "string" },
     out: { type: "string" },
@@ -90,6 +93,8 @@ async function resolveOptions(): Promise<BenchOptions> {
   const agentPrefixTokens = numberList(values["agent-prefix"] ?? (quick ? "3000" : "20000"))[0] ?? 20000;
   const agentTurns = numberList(values["agent-turns"] ?? (quick ? "2" : "5"))[0] ?? 5;
   const gpu = process.env.FRONTIER_GPU === "off" ? "off" : "auto";
+  const edge = values.edge ?? "wrangler";
+  if (edge !== "wrangler" && edge !== "workerd") throw new Error("--edge must be wrangler or workerd");
   return {
     quick,
     reps: numberList(values.reps ?? (quick ? "1" : "3"))[0] ?? 3,
@@ -108,6 +113,7 @@ async function resolveOptions(): Promise<BenchOptions> {
     contextSize: Math.max(Math.max(...contexts), agentPrefixTokens + agentTurns * 1500) + 2048,
     sequences: 2,
     gpu,
+    edge,
   };
 }
 
@@ -257,11 +263,14 @@ async function openStack(
   keep(stack);
   const worker = stack.workers[0];
   if (!worker) throw new Error("no worker");
+  // With --edge workerd the workloads call the edge without wrangler; the routing workload then has
+  // no second edge to compare with.
+  const alone = options.edge === "workerd" ? stack.edgeDirect : undefined;
   return {
-    edgeUrl: stack.edgeUrl,
+    edgeUrl: alone?.url ?? stack.edgeUrl,
     workerGrpcUrl: worker.grpcUrl,
     workerLogs: worker.logs,
-    edgeDirect: stack.edgeDirect,
+    edgeDirect: alone ? undefined : stack.edgeDirect,
     engineBuild: await workerEngineBuild(worker.grpcUrl),
     workerPid: () => worker.process.pid,
   };

@@ -37,6 +37,8 @@ export interface BenchOptions {
   sequences: number;
   /** `auto` offloads to a GPU when the engine has a GPU build; `off` forces CPU. */
   gpu: "auto" | "off";
+  /** The edge the workloads call: `wrangler dev`, or the same edge in workerd without wrangler. */
+  edge: "wrangler" | "workerd";
 }
 
 export interface BenchStack {
