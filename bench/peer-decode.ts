@@ -14,6 +14,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createEngine } from "../native/engine.ts";
+import { GREEDY } from "../native/engine-types.ts";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";
 import { freePort, stopChild } from "../scripts/stack.ts";
 import { fileIdentity, kernelLibraries, mappedLlamaLibraries } from "./mapped-kernels.ts";
@@ -58,15 +59,7 @@ try {
     // The first sampled token comes from the prompt's logits: per-token time is over the rest.
     let count = 0;
     let first = 0;
-    for await (const _ of sequence.generate({
-      temperature: 0,
-      topP: 1,
-      topK: 0,
-      minP: 0,
-      seed: undefined,
-      grammar: GRAMMAR,
-      maxTokens: tokens,
-    })) {
+    for await (const _ of sequence.generate({ ...GREEDY, grammar: GRAMMAR, maxTokens: tokens })) {
       if (count++ === 0) first = performance.now();
     }
     frontier.push((performance.now() - first) / Math.max(1, count - 1));

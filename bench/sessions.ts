@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CheckpointStore } from "../gpu-worker/checkpoints/checkpoint-store.ts";
 import { createEngine } from "../native/engine.ts";
-import type { Engine, EngineSequence, Token } from "../native/engine-types.ts";
+import { type Engine, type EngineSequence, GREEDY, type Token } from "../native/engine-types.ts";
 import { fmt, median, ratioSpread } from "./stats.ts";
 import type { Workload } from "./workload.ts";
 
@@ -23,16 +23,7 @@ function promptOf(engine: Engine, tokens: number, salt: string): Token[] {
 
 async function decode(sequence: EngineSequence, tokens: number): Promise<number> {
   let n = 0;
-  for await (const _ of sequence.generate({
-    temperature: 0,
-    topP: 1,
-    topK: 0,
-    minP: 0,
-    seed: undefined,
-    grammar: undefined,
-    maxTokens: tokens,
-  }))
-    n++;
+  for await (const _ of sequence.generate({ ...GREEDY, maxTokens: tokens })) n++;
   return n;
 }
 

@@ -129,10 +129,10 @@ export class EngineSequenceImpl implements EngineSequence {
       }
       // The first decode's input: the prompt's end, or the frontier token evaluated again.
       const reEvaluated = promptEnd.length === 0 ? this.mirror.at(-1) : undefined;
-      if (promptEnd.length === 0 && reEvaluated === undefined)
+      const firstInput = reEvaluated === undefined ? promptEnd : [reEvaluated];
+      if (firstInput.length === 0)
         throw new Error("generate needs at least one token in the sequence to continue from");
       const start = this.mirror.length - (reEvaluated === undefined ? 0 : 1);
-      const firstInput = reEvaluated === undefined ? promptEnd : [reEvaluated];
       const grammarEvaluationState =
         options.grammar === undefined
           ? undefined
@@ -174,7 +174,6 @@ export class EngineSequenceImpl implements EngineSequence {
       } finally {
         // A consumer that stopped early has its last token evaluated already: that decode finishes.
         if (ahead !== undefined) await ahead.catch(() => undefined);
-        this.sync();
         await iter.return(); // only releases the sampler: the iterator is suspended, no decode runs
         // If the frontier token was erased and never evaluated again (the first decode failed), put
         // it back. A `promptEnd` the first decode did not evaluate is simply not in `tokens`.

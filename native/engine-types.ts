@@ -82,6 +82,16 @@ export interface SampleOptions {
   grammar: string | undefined;
 }
 
+/** Greedy decoding: always the most likely token, no grammar (spread and override per call). */
+export const GREEDY: SampleOptions = Object.freeze({
+  temperature: 0,
+  topP: 1,
+  topK: 0,
+  minP: 0,
+  seed: undefined,
+  grammar: undefined,
+});
+
 export interface EngineStats {
   sequencesTotal: number;
   sequencesFree: number;

@@ -2,9 +2,9 @@
  * The edge in workerd without `wrangler dev`: the same bundle (`wrangler deploy --dry-run`), the same
  * bindings, Durable Objects and compatibility settings (read from wrangler.toml by wrangler's own
  * `unstable_getMiniflareWorkerOptions`), run by Miniflare on the edge's own socket: no dev proxy or
- * entry worker in front, no inspector, no per-request log. What a deployed edge's runtime does per request, as near as loopback gets;
- * `wrangler dev` adds its proxy worker, its inspector relay and a request log through Node. Benchmarks
- * only: `npm start` and the tests keep `wrangler dev`.
+ * entry worker in front, no inspector, no per-request log. That is what a deployed edge's runtime
+ * does per request, as near as loopback gets; `wrangler dev` adds its proxy worker, its inspector
+ * relay and a request log through Node. Benchmarks only: `npm start` and the tests keep `wrangler dev`.
  */
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";

@@ -7,6 +7,7 @@ import {
   DisposedError,
   type Engine,
   type EngineSequence,
+  GREEDY,
   InvalidGrammarError,
   InvalidModelError,
   NoFreeSequenceError,
@@ -16,7 +17,6 @@ import {
 import { ensureTestModel } from "../../native/model/gguf-writer.ts";
 
 const SEQUENCES = 4;
-const GREEDY: SampleOptions = { temperature: 0, topP: 1, topK: 0, minP: 0, seed: undefined, grammar: undefined };
 
 let engine: Engine;
 let dir: string;

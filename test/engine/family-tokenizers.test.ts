@@ -10,7 +10,7 @@
 import { TokenizerLoader } from "@lenml/tokenizers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine } from "../../native/engine.ts";
-import type { Engine, SampleOptions, Token } from "../../native/engine-types.ts";
+import { type Engine, GREEDY, type Token } from "../../native/engine-types.ts";
 import { FAMILIES, FAMILY_NAMES, type FamilyName } from "../../native/model/families.ts";
 import { ensureFamilyModel } from "../../native/model/family-model.ts";
 import {
@@ -22,8 +22,6 @@ import {
 import { GgufTokenType } from "../../native/model/gguf-format.ts";
 import { validateGguf } from "../../native/model/gguf-validate.ts";
 import { FAMILY_CORPUS } from "./family-corpus.ts";
-
-const GREEDY: SampleOptions = { temperature: 0, topP: 1, topK: 0, minP: 0, seed: undefined, grammar: undefined };
 
 type FromPreTrained = Parameters<typeof TokenizerLoader.fromPreTrained>[0];
 type ReferenceTokenizer = ReturnType<typeof TokenizerLoader.fromPreTrained>;

@@ -11,7 +11,7 @@ import { crc32 } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { assembleState, ChunkChecksumError, sliceState } from "../../gpu-worker/checkpoints/kv-state-chunks.ts";
 import { createEngine } from "../../native/engine.ts";
-import type { Engine, EngineSequence } from "../../native/engine-types.ts";
+import { type Engine, type EngineSequence, GREEDY } from "../../native/engine-types.ts";
 import { ensureTestModel } from "../../native/model/gguf-writer.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "frontier-kv-chunks-"));
@@ -23,17 +23,7 @@ afterAll(async () => {
 
 async function greedy(sequence: EngineSequence, n: number): Promise<number[]> {
   const out: number[] = [];
-  for await (const token of sequence.generate({
-    maxTokens: n,
-    temperature: 0,
-    topP: 1,
-    topK: 0,
-    minP: 0,
-    seed: undefined,
-    grammar: undefined,
-  })) {
-    out.push(token);
-  }
+  for await (const token of sequence.generate({ ...GREEDY, maxTokens: n })) out.push(token);
   return out;
 }
 
