@@ -4,7 +4,7 @@
  * tenant's billed usage from its UsageDO (counters).
  */
 import type { RequestContext } from "../context.ts";
-import type { MetricSample } from "../metrics/edge-metrics-do.ts";
+import type { MetricSample } from "../metrics/catalog.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../metrics/prometheus.ts";
 import { metricsStub } from "../metrics/record.ts";
 import { requireAdmin } from "../pool/bearer.ts";

@@ -48,3 +48,15 @@ export const EDGE_METRICS = {
 } as const satisfies Record<string, MetricInfo>;
 
 export type EdgeMetricName = keyof typeof EDGE_METRICS;
+
+/**
+ * One increment: a counter, or a histogram's `_sum` / `_count`, or one hit of a histogram's bucket
+ * (`_bucket` with its `le`: stored per bucket, read back cumulative; metrics/histogram.ts).
+ */
+export interface MetricIncrement {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+export type MetricSample = MetricIncrement;

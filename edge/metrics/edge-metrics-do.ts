@@ -9,15 +9,8 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
-
-/** One increment: a counter (or a histogram's `_bucket` / `_sum` / `_count` series). */
-export interface MetricIncrement {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-export type MetricSample = MetricIncrement;
+import type { MetricIncrement, MetricSample } from "./catalog.ts";
+import { type BucketHits, bucketFamily, cumulativeBuckets, hitsOfCumulative } from "./histogram.ts";
 
 /** A finished turn as the status page lists it. */
 export interface RecentTurn {
@@ -43,13 +36,22 @@ export class EdgeMetricsDO extends DurableObject<Env> {
     this.#sql = ctx.storage.sql;
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, labels TEXT NOT NULL,
       value REAL NOT NULL, PRIMARY KEY (name, labels))`);
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS bucket_hits (family TEXT NOT NULL, labels TEXT NOT NULL,
+      le TEXT NOT NULL, value REAL NOT NULL, PRIMARY KEY (family, labels, le))`);
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS recent_turns (seq INTEGER PRIMARY KEY AUTOINCREMENT,
       turn TEXT NOT NULL)`);
+    this.#moveCumulativeBuckets();
   }
 
   async add(increments: MetricIncrement[], turn?: RecentTurn): Promise<void> {
     this.ctx.storage.transactionSync(() => {
       for (const { name, labels, value } of increments) {
+        const family = bucketFamily(name);
+        if (family) {
+          const { le = "+Inf", ...rest } = labels;
+          this.#addHits({ family, labels: rest, le, value });
+          continue;
+        }
         this.#sql.exec(
           `INSERT INTO counters VALUES (?, ?, ?) ON CONFLICT (name, labels) DO UPDATE SET value = value + excluded.value`,
           name,
@@ -65,10 +67,13 @@ export class EdgeMetricsDO extends DurableObject<Env> {
   }
 
   async samples(): Promise<MetricSample[]> {
-    return this.#sql
-      .exec<{ name: string; labels: string; value: number }>("SELECT * FROM counters ORDER BY name, labels")
+    const hits = this.#sql
+      .exec<{ family: string; labels: string; le: string; value: number }>(
+        "SELECT * FROM bucket_hits ORDER BY family, labels",
+      )
       .toArray()
-      .map((row) => ({ name: row.name, labels: JSON.parse(row.labels) as Record<string, string>, value: row.value }));
+      .map((row) => ({ ...row, labels: JSON.parse(row.labels) as Record<string, string> }));
+    return [...this.#counters(), ...cumulativeBuckets(hits)];
   }
 
   /** The latest finished turns, newest first. */
@@ -77,6 +82,34 @@ export class EdgeMetricsDO extends DurableObject<Env> {
       .exec<{ turn: string }>("SELECT turn FROM recent_turns ORDER BY seq DESC")
       .toArray()
       .map((row) => JSON.parse(row.turn) as RecentTurn);
+  }
+
+  #counters(where = ""): MetricSample[] {
+    return this.#sql
+      .exec<{ name: string; labels: string; value: number }>(`SELECT * FROM counters ${where} ORDER BY name, labels`)
+      .toArray()
+      .map((row) => ({ name: row.name, labels: JSON.parse(row.labels) as Record<string, string>, value: row.value }));
+  }
+
+  #addHits({ family, labels, le, value }: BucketHits): void {
+    this.#sql.exec(
+      `INSERT INTO bucket_hits VALUES (?, ?, ?, ?)
+       ON CONFLICT (family, labels, le) DO UPDATE SET value = value + excluded.value`,
+      family,
+      canonicalLabels(labels),
+      le,
+      value,
+    );
+  }
+
+  /** An older edge stored histograms as cumulative `_bucket` counters: turn them into hits, once. */
+  #moveCumulativeBuckets(): void {
+    const old = this.#counters("WHERE name LIKE '%\\_bucket' ESCAPE '\\'");
+    if (old.length === 0) return;
+    this.ctx.storage.transactionSync(() => {
+      for (const hits of hitsOfCumulative(old)) this.#addHits(hits);
+      this.#sql.exec("DELETE FROM counters WHERE name LIKE '%\\_bucket' ESCAPE '\\'");
+    });
   }
 }
 

@@ -1,19 +1,7 @@
 /** The Prometheus text exposition format (0.0.4) for the edge's samples. */
-import { EDGE_METRICS, type EdgeMetricName, type MetricInfo } from "./catalog.ts";
-import type { MetricIncrement } from "./edge-metrics-do.ts";
+import { EDGE_METRICS, type MetricIncrement, type MetricInfo } from "./catalog.ts";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
-
-/** Increments of one histogram observation: every bucket at or above it, `_sum` and `_count`. */
-export function observation(name: EdgeMetricName, labels: Record<string, string>, value: number): MetricIncrement[] {
-  const info: MetricInfo = EDGE_METRICS[name];
-  const out: MetricIncrement[] = [];
-  for (const le of [...(info.buckets ?? []), Number.POSITIVE_INFINITY]) {
-    out.push({ name: `${name}_bucket`, labels: { ...labels, le: formatNumber(le) }, value: value <= le ? 1 : 0 });
-  }
-  out.push({ name: `${name}_sum`, labels, value }, { name: `${name}_count`, labels, value: 1 });
-  return out;
-}
 
 /** Render samples grouped by metric family, each with its HELP and TYPE. */
 export function renderPrometheus(samples: readonly MetricIncrement[]): string {
@@ -46,7 +34,7 @@ function renderLabels(labels: Record<string, string>): string {
   return `{${entries.map(([k, v]) => `${k}="${escapeValue(v)}"`).join(",")}}`;
 }
 
-function formatNumber(value: number): string {
+export function formatNumber(value: number): string {
   if (value === Number.POSITIVE_INFINITY) return "+Inf";
   return String(value);
 }

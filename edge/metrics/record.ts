@@ -6,8 +6,9 @@
 import type { Env } from "../env.ts";
 import { log } from "../log.ts";
 import type { FailoverReason } from "../worker-errors.ts";
-import type { MetricIncrement, RecentTurn } from "./edge-metrics-do.ts";
-import { observation } from "./prometheus.ts";
+import type { MetricIncrement } from "./catalog.ts";
+import type { RecentTurn } from "./edge-metrics-do.ts";
+import { observation } from "./histogram.ts";
 
 /** The route templates requests are counted under (a fixed set: no path values in labels). */
 const ROUTES: [RegExp, string][] = [
