@@ -1,6 +1,7 @@
 /** What every route handler receives besides the request. */
 import type { EdgeConfig } from "./config.ts";
 import type { Env } from "./env.ts";
+import type { ResponseSent } from "./response-sent.ts";
 import type { EdgeTiming } from "./timing.ts";
 
 export interface RequestContext {
@@ -10,6 +11,8 @@ export interface RequestContext {
   waitUntil: (promise: Promise<unknown>) => void;
   /** The request's steps so far (a turn's `server-timing` header). */
   timing: EdgeTiming;
+  /** When the client has the whole response (a streamed turn says when its last byte went out). */
+  sent: ResponseSent;
   /**
    * On a tenant-limited route: settles once the tenant's limiter answered (rejects with its 429).
    * Asked alongside parsing and session lookup; a handler waits for it before it calls a worker.

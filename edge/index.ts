@@ -5,8 +5,9 @@
 import { loadConfig } from "./config.ts";
 import type { Env } from "./env.ts";
 import { toApiError } from "./errors.ts";
-import { newRequestId } from "./http.ts";
+import { afterTimerTurn, newRequestId } from "./http.ts";
 import { recordRequest } from "./metrics/record.ts";
+import { ResponseSent } from "./response-sent.ts";
 import { renderError, router } from "./router.ts";
 import { EdgeTiming } from "./timing.ts";
 
@@ -21,6 +22,7 @@ export default {
   async fetch(request, env, ctx): Promise<Response> {
     const requestId = newRequestId();
     const started = Date.now();
+    const sent = new ResponseSent();
     let response: Response;
     try {
       const config = loadConfig(env);
@@ -30,11 +32,15 @@ export default {
         requestId,
         waitUntil: (p: Promise<unknown>) => ctx.waitUntil(p),
         timing: new EdgeTiming(started),
+        sent,
       });
     } catch (error) {
       response = renderError(toApiError(error, { requestId, path: new URL(request.url).pathname }), request, requestId);
     }
-    ctx.waitUntil(recordRequest(env, request, response.status, (Date.now() - started) / 1000));
+    sent.returned();
+    const { status } = response;
+    const seconds = (Date.now() - started) / 1000;
+    ctx.waitUntil(sent.promise.then(() => afterTimerTurn(() => recordRequest(env, request, status, seconds))));
     return withRequestId(response, requestId);
   },
 } satisfies ExportedHandler<Env>;

@@ -76,6 +76,7 @@ export async function serveTurn<R extends TurnRenderer>(
       headerWaitMs: config.headerWaitMs,
       headers: { ...options.headers, "x-frontier-route": routeHeader(session) },
       timing: rc.timing,
+      sent: rc.sent,
       waitUntil: rc.waitUntil,
       onDone: async (renderer) => {
         const prompt = renderer.prompt;

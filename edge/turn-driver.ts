@@ -9,6 +9,7 @@ import { cacheHeader } from "./cache-decision.ts";
 import { type ApiError, toApiError } from "./errors.ts";
 import type { GenerateCall } from "./generate-call.ts";
 import { jsonResponse } from "./http.ts";
+import type { ResponseSent } from "./response-sent.ts";
 import { withNotOffered } from "./server-tools/not-offered.ts";
 import type { EdgeTiming } from "./timing.ts";
 
@@ -60,6 +61,8 @@ export interface TurnOptions<R extends TurnRenderer> {
    * it (Durable Object writes compete with the stream for the edge's thread and cores).
    */
   afterResponse: () => void;
+  /** The request's: a stream marks it streaming when it returns, and done once its last byte is written. */
+  sent: ResponseSent;
 }
 
 /** SSE writes a stream queues before the edge waits for the client to read (one worker event's events are one write). */
@@ -133,6 +136,7 @@ export async function respondStream<R extends TurnRenderer>(
     highWaterMark: SSE_QUEUE_EVENTS,
   });
   options.waitUntil(pump(call, renderer, head, writable.getWriter(), options));
+  options.sent.streaming();
   return new Response(readable, { status: 200, headers });
 }
 
@@ -217,6 +221,7 @@ async function pump<R extends TurnRenderer>(
     if (!renderer.stopped) call.cancel();
     await done();
     options.afterResponse();
+    options.sent.done();
     if (renderer.stopped && !(await drain(call))) call.cancel();
   }
 }

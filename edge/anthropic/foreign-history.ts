@@ -26,12 +26,23 @@ export function ownBlobsFor(secret: string, tenant: string): OwnBlobs {
   };
 }
 
-export function resolveOwnBlocks(messages: InputMessage[], own: OwnBlobs): Promise<InputMessage[]> {
+export async function resolveOwnBlocks(messages: InputMessage[], own: OwnBlobs): Promise<InputMessage[]> {
+  // Most histories carry none of these blocks: they pass through as they are, without a promise per block.
+  if (!messages.some((message) => message.content.some(mayBeOwn))) return messages;
   return Promise.all(
     messages.map(async (message) => ({
       ...message,
       content: await Promise.all(message.content.map((block) => resolveBlock(block, own))),
     })),
+  );
+}
+
+/** Blocks whose meaning depends on whether Frontier minted them (resolveBlock changes nothing else). */
+function mayBeOwn(block: InputBlock): boolean {
+  return (
+    (block.type === "thinking" && block.foreign) ||
+    block.type === "web_search_tool_result" ||
+    block.type === "web_fetch_tool_result"
   );
 }
 

@@ -4,8 +4,11 @@
  * usage are exported in Prometheus text.
  */
 
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
+import { EdgeMetricsDO } from "../../edge/metrics/edge-metrics-do.ts";
+import { observation } from "../../edge/metrics/histogram.ts";
 import { CacheDecision, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { delta, parsePromText, type Sample, sampleSum } from "../support/prom-text.ts";
@@ -81,6 +84,8 @@ describe("edge /admin/metrics", () => {
     expect(delta(before, after, "frontier:edge_requests_total", messages)).toBe(1);
     expect(delta(before, after, "frontier:edge_requests_total", missing)).toBe(1);
     expect(delta(before, after, "frontier:edge_request_duration_seconds_count", { route: "/v1/messages" })).toBe(1);
+    expectCumulative(after, "frontier:edge_request_duration_seconds", { route: "/v1/messages" });
+    expectCumulative(after, "frontier:edge_turn_duration_seconds", { protocol: "anthropic" });
     const turn = { protocol: "anthropic", decision: "checkpoint", miss_reason: "none" };
     expect(delta(before, after, "frontier:edge_turns_total", turn)).toBe(1);
     expect(delta(before, after, "frontier:edge_prompt_tokens_total", { protocol: "anthropic" })).toBe(30);
@@ -94,5 +99,84 @@ describe("edge /admin/metrics", () => {
     expect(
       sampleSum(billed, "frontier:tenant_tokens_total", { tenant: "local", kind: "output" }),
     ).toBeGreaterThanOrEqual(2);
+  });
+});
+
+/** A histogram series as Prometheus reads it: every bucket in increasing `le`, non-decreasing, `+Inf` = `_count`. */
+function expectCumulative(samples: Sample[], family: string, labels: Record<string, string>) {
+  const mine = (s: Sample) => Object.entries(labels).every(([k, v]) => s.labels[k] === v);
+  const buckets = samples.filter((s) => s.name === `${family}_bucket` && mine(s));
+  const bounds = buckets.map((b) => (b.labels.le === "+Inf" ? Number.POSITIVE_INFINITY : Number(b.labels.le)));
+  expect(bounds.length).toBeGreaterThan(2);
+  expect(bounds).toEqual([...bounds].sort((a, b) => a - b));
+  for (const [i, b] of buckets.entries()) expect(b.value).toBeGreaterThanOrEqual(buckets[i - 1]?.value ?? 0);
+  expect(buckets.at(-1)?.labels.le).toBe("+Inf");
+  expect(buckets.at(-1)?.value).toBe(sampleSum(samples, `${family}_count`, labels));
+}
+
+describe("edge metrics timing and storage", () => {
+  it("counts a streamed request once its stream has ended, not at its headers", async () => {
+    let finish: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const secret = env.ID_SECRET ?? "";
+    fake = installFakeWorker(async function* ({ request }) {
+      const messageId = await mintId(secret, "msg", request.tenantId, request.sessionId);
+      yield event({ case: "prompt", value: { promptTokens: 5, decision: CacheDecision.COLD, messageId } });
+      yield event({ case: "textDelta", value: { text: "hi" } });
+      await held;
+      yield event({
+        case: "stop",
+        value: { reason: StopReason.END_TURN, usage: { inputTokens: 5, cachedTokens: 0, outputTokens: 1 } },
+      });
+    });
+    const route = { route: "/v1/messages", method: "POST", status: "200" };
+    const before = await scrape();
+    const response = await call("/v1/messages", { method: "POST", body: messagesBody({ stream: true }) });
+    expect(response.status).toBe(200);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read(); // the stream has started: headers and its first events are out
+    await new Promise((r) => setTimeout(r, 100));
+    expect(delta(before, await scrape(), "frontier:edge_requests_total", route)).toBe(0);
+    finish();
+    while (!(await reader.read()).done) {}
+    const after = await scrapeUntil((s) => delta(before, s, "frontier:edge_requests_total", route) >= 1);
+    expect(delta(before, after, "frontier:edge_requests_total", route)).toBe(1);
+  });
+
+  it("moves an older edge's cumulative buckets to per-bucket hits once, with the same totals", async () => {
+    const stub = env.METRICS.getByName("migration-test");
+    const family = "frontier:edge_request_duration_seconds";
+    const cumulative = [
+      ["0.005", 1],
+      ["0.01", 1],
+      ["0.025", 3],
+      ["+Inf", 4],
+    ] as const;
+    await runInDurableObject(stub, (_instance, state) => {
+      for (const [le, value] of cumulative) {
+        state.storage.sql.exec(
+          "INSERT INTO counters VALUES (?, ?, ?)",
+          `${family}_bucket`,
+          JSON.stringify({ le, route: "/v1/messages" }),
+          value,
+        );
+      }
+    });
+    // An edge of this version starting on that storage (a new instance of the object).
+    const samples = await runInDurableObject(stub, (_instance, state) =>
+      new EdgeMetricsDO(state, env as never).samples(),
+    );
+    const at = (le: string) => samples.find((s) => s.name === `${family}_bucket` && s.labels.le === le)?.value;
+    expect([at("0.005"), at("0.01"), at("0.025"), at("0.05"), at("600"), at("+Inf")]).toEqual([1, 1, 3, 3, 3, 4]);
+    const left = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql.exec("SELECT count(*) AS n FROM counters WHERE name LIKE '%bucket'").one(),
+    );
+    expect(left.n).toBe(0);
+    await stub.add(observation(family, { route: "/v1/messages" }, 0.02));
+    const added = await stub.samples();
+    expect(added.find((s) => s.name === `${family}_bucket` && s.labels.le === "0.025")?.value).toBe(4);
+    expect(added.find((s) => s.name === `${family}_bucket` && s.labels.le === "+Inf")?.value).toBe(5);
   });
 });
