@@ -17,14 +17,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import type { ServiceImpl } from "@connectrpc/connect";
 import { parseServerTiming } from "../edge/timing.ts";
-import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
-import { startServer } from "../gpu-worker/server.ts";
-import { CacheDecision, Role, StopReason, type WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type EdgeDirect, edgeVars, freePort, startEdge, stopChild } from "../scripts/stack.ts";
 import { startWorkerdEdge } from "../scripts/workerd-edge.ts";
 import { BENCH_KEY } from "./edge-client.ts";
+import { startInstantWorker } from "./instant-worker.ts";
 import { percentile } from "./stats.ts";
 import {
   type BenchWorkerClient,
@@ -46,30 +44,7 @@ const WARM_UP = 10;
 /** Quiet time before each measurement: the previous request's after-response work is done by then. */
 const SETTLE_MS = 20;
 
-// Only Generate is called (static WORKER_URLS, no pool): connect answers Unimplemented to the rest.
-const instantWorker: Partial<ServiceImpl<typeof WorkerService>> = {
-  async *generate() {
-    yield {
-      event: {
-        case: "prompt",
-        value: { promptTokens: 9, messageId: "msg_instant", decision: CacheDecision.LIVE_TEXT_PREFIX },
-      },
-    };
-    yield { event: { case: "textDelta", value: { text: "pong" } } };
-    yield {
-      event: {
-        case: "stop",
-        value: { reason: StopReason.END_TURN, usage: { inputTokens: 1, cachedTokens: 8, outputTokens: 1 } },
-      },
-    };
-  },
-};
-const server = await startServer(instantWorker as ServiceImpl<typeof WorkerService>, {
-  host: "127.0.0.1",
-  grpcPort: 0,
-  httpPort: 0,
-  workerToken: DEV_WORKER_TOKEN,
-});
+const server = await startInstantWorker();
 const dir = mkdtempSync(join(values["state-in"] ?? tmpdir(), "frontier-edge-alone-"));
 let direct: EdgeDirect | undefined;
 const edgePort = await freePort();
