@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { TOOLS_INTRO, TOOLS_OUTRO } from "../gpu-worker/chat/chatml.ts";
 import { freePort, stopChild } from "../scripts/stack.ts";
-import type { AgentLoopShared, AgentTool, AgentTranscript, AgentTurn } from "./agent-loop.ts";
+import { Agent, type AgentLoopShared, type AgentTool, type AgentTranscript, type AgentTurn } from "./agent-loop.ts";
 import { fileIdentity, kernelLibraries, mappedLlamaLibraries } from "./mapped-kernels.ts";
 import { fmt, median, ratioSpread } from "./stats.ts";
 import type { Workload } from "./workload.ts";
@@ -286,6 +286,42 @@ async function replay(
   return out;
 }
 
+/** Quiet time before each request of the paired phase: neither server's after-turn work overlaps the other's turn. */
+const PAIR_SETTLE_MS = 1000;
+
+/**
+ * The same comparison turn by turn: fresh agents (from the prefix checkpoint on Frontier's side),
+ * each Frontier turn replayed on llama-server right after it, so that this machine's drift over
+ * minutes falls on both sides of a pair alike instead of on one phase.
+ */
+async function paired(
+  url: string,
+  edgeUrl: string,
+  loop: AgentLoopShared,
+  agents: number,
+  turns: number,
+  progress: (message: string) => void,
+): Promise<{ frontier: AgentTurn[]; peer: PeerTurn[] }> {
+  const frontier: AgentTurn[] = [];
+  const peer: PeerTurn[] = [];
+  const settle = () => new Promise((r) => setTimeout(r, PAIR_SETTLE_MS));
+  for (let a = 1; a <= agents; a++) {
+    const agent = new Agent(edgeUrl, `paired-${a}`, loop.setup, 1);
+    for (let t = 0; t < turns; t++) {
+      await settle();
+      const turn = await agent.step();
+      const step = agent.transcript.turns.at(-1);
+      if (!step) break;
+      await settle();
+      const result = await peerTurn(url, chatMessages(agent.transcript, step.messages), turn.outputTokens);
+      frontier.push(turn);
+      peer.push({ agent: agent.name, turn: turn.turn, ...result });
+      progress(`  paired ${agent.name} turn ${turn.turn}: ${fmt(turn.totalMs, 0)} ms / ${fmt(result.totalMs, 0)} ms`);
+    }
+  }
+  return { frontier, peer };
+}
+
 function sideBySide(frontier: readonly AgentTurn[], peer: readonly PeerTurn[]): string {
   const lines = [
     "| agent | turn | prompt tokens (Frontier / llama-server) | prefilled (F / L) | cached (F / L) | suffix (F) | turn ms (F / L) | first block ms (F) / first token ms (L) |",
@@ -344,6 +380,11 @@ export const llamaServerWorkload: Workload = {
       const single = await replay(server.url, [loop.single], loop.singleTurns, progress);
       progress("llama-server: 4 interleaved agents' transcripts on 2 slots");
       const four = await replay(server.url, loop.interleaved, loop.interleavedTurns, progress);
+      const pairs = stack ? (options.quick ? 1 : 3) : 0;
+      progress(`llama-server: ${pairs} more agents, each Frontier turn followed by its replay`);
+      const pair = stack
+        ? await paired(server.url, stack.edgeUrl, loop, pairs, options.agentTurns, progress)
+        : { frontier: [], peer: [] };
       const mapped = {
         worker: mappedLlamaLibraries(stack?.workerPid?.()),
         server: mappedLlamaLibraries(server.child.pid),
@@ -364,6 +405,9 @@ export const llamaServerWorkload: Workload = {
           },
           ...summarise("one agent", loop.singleTurns, single),
           ...summarise("4 agents on 2 slots", loop.interleavedTurns, four),
+          ...(pair.peer.length > 0
+            ? summarise(`one agent, paired turn by turn (${pairs} agents)`, pair.frontier, pair.peer)
+            : []),
         ],
         section: [
           "## Peer: the same agent loop against llama.cpp's llama-server",
@@ -390,6 +434,13 @@ export const llamaServerWorkload: Workload = {
           "### 4 agents interleaved turn by turn on 2 slots / 2 sequences",
           "",
           sideBySide(loop.interleavedTurns, four),
+          "",
+          `### One agent, paired turn by turn (${pairs} fresh agents)`,
+          "",
+          `Each Frontier turn is followed by its replay on llama-server, ${PAIR_SETTLE_MS} ms apart, so that both sides of a`,
+          "pair run under the same machine conditions (the phases above run minutes apart).",
+          "",
+          sideBySide(pair.frontier, pair.peer),
           "",
         ].join("\n"),
       };
