@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { EDGE_METRICS } from "../../../edge/metrics/catalog.ts";
 import { type BucketHits, cumulativeBuckets, hitsOfCumulative, observation } from "../../../edge/metrics/histogram.ts";
+import { renderPrometheus } from "../../../edge/metrics/prometheus.ts";
 
 const NAME = "frontier:edge_turn_duration_seconds";
 const BOUNDS = [...EDGE_METRICS[NAME].buckets.map(String), "+Inf"];
@@ -65,5 +66,21 @@ describe("edge histograms", () => {
     expect(cumulativeBuckets(hits)).toEqual(cumulativeBuckets(store(values)));
     expect(hits.reduce((sum, h) => sum + h.value, 0)).toBe(values.length);
     expect(hitsOfCumulative([{ name: "frontier:edge_turns_total", labels: {}, value: 3 }])).toEqual([]);
+  });
+
+  it("render one series at a time: its buckets in increasing le, then _sum and _count", () => {
+    const openai = store([5]).map((h) => ({ ...h, labels: { protocol: "openai" } }));
+    const sums = [
+      ...observation(NAME, { protocol: "openai" }, 5).slice(1),
+      ...observation(NAME, { protocol: "anthropic" }, 0.2).slice(1),
+    ];
+    const text = renderPrometheus([...sums, ...cumulativeBuckets([...store([0.2]), ...openai])]);
+    const lines = text.split("\n").filter((l) => l.startsWith(NAME));
+    const names = lines.map((l) => l.slice(NAME.length).split(/[{ ]/)[0]);
+    const perSeries = ["_bucket", ...BOUNDS.slice(1).map(() => "_bucket"), "_sum", "_count"];
+    expect(names).toEqual([...perSeries, ...perSeries]);
+    expect(lines[0]).toContain('protocol="anthropic"');
+    expect(lines[0]).toContain('le="0.005"');
+    expect(lines.at(-1)).toBe(`${NAME}_count{protocol="openai"} 1`);
   });
 });
