@@ -11,7 +11,7 @@ export interface RequestContext {
   waitUntil: (promise: Promise<unknown>) => void;
   /** The request's steps so far (a turn's `server-timing` header). */
   timing: EdgeTiming;
-  /** When the client has the whole response (a streamed turn says when its last byte went out). */
+  /** When the client has the whole response; `after` queues the bookkeeping that waits for it. */
   sent: ResponseSent;
   /**
    * On a tenant-limited route: settles once the tenant's limiter answered (rejects with its 429).

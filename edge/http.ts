@@ -10,15 +10,6 @@ export function newRequestId(): string {
   return out;
 }
 
-/**
- * Start `task` after one timer turn, for bookkeeping after a response: the response's last bytes go
- * out first (under local workerd, Durable Objects share the edge's thread and their SQLite commits
- * would hold it). Pass the result to waitUntil at once: a timer alone does not keep the request alive.
- */
-export function afterTimerTurn<T>(task: () => Promise<T>): Promise<T> {
-  return new Promise((resolve) => setTimeout(resolve, 0)).then(task);
-}
-
 export function jsonResponse(
   body: unknown,
   init: { status?: number; headers?: Record<string, string> } = {},

@@ -5,7 +5,7 @@
 import { loadConfig } from "./config.ts";
 import type { Env } from "./env.ts";
 import { toApiError } from "./errors.ts";
-import { afterTimerTurn, newRequestId } from "./http.ts";
+import { newRequestId } from "./http.ts";
 import { recordRequest } from "./metrics/record.ts";
 import { ResponseSent } from "./response-sent.ts";
 import { renderError, router } from "./router.ts";
@@ -22,7 +22,7 @@ export default {
   async fetch(request, env, ctx): Promise<Response> {
     const requestId = newRequestId();
     const started = Date.now();
-    const sent = new ResponseSent();
+    const sent = new ResponseSent((p) => ctx.waitUntil(p));
     let response: Response;
     try {
       const config = loadConfig(env);
@@ -40,7 +40,7 @@ export default {
     sent.returned();
     const { status } = response;
     const seconds = (Date.now() - started) / 1000;
-    ctx.waitUntil(sent.promise.then(() => afterTimerTurn(() => recordRequest(env, request, status, seconds))));
+    sent.after(() => recordRequest(env, request, status, seconds));
     return withRequestId(response, requestId);
   },
 } satisfies ExportedHandler<Env>;

@@ -9,7 +9,6 @@ import { keyIdOf } from "./auth.ts";
 import { decisionWord, missWord } from "./cache-decision.ts";
 import type { RequestContext } from "./context.ts";
 import { GenerateCall } from "./generate-call.ts";
-import { afterTimerTurn } from "./http.ts";
 import { log } from "./log.ts";
 import type { RecentTurn } from "./metrics/edge-metrics-do.ts";
 import { recordFailover, recordTurn as recordTurnMetrics } from "./metrics/record.ts";
@@ -68,8 +67,6 @@ export async function serveTurn<R extends TurnRenderer>(
     generate.epoch = BigInt(session.epoch);
     const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
     const started = Date.now();
-    /** Bookkeeping that starts once the client has the whole response (afterResponse). */
-    const later: (() => Promise<unknown>)[] = [];
     const turn: TurnOptions<R> = {
       requestId,
       keepAliveMs: config.keepAliveMs,
@@ -90,14 +87,14 @@ export async function serveTurn<R extends TurnRenderer>(
         if (prompt) {
           const summary = turnSummary(options.protocol, session, resolved, prompt);
           const seconds = (Date.now() - started) / 1000;
-          later.push(() => recordTurnMetrics(env, summary, seconds));
+          rc.sent.after(() => recordTurnMetrics(env, summary, seconds));
         }
         if (!renderer.stopped || !prompt) {
           await releaseSession(env, session, tenant, requestId);
           return;
         }
         const stop = call.stop;
-        later.push(() =>
+        rc.sent.after(() =>
           keyIdOf(request.headers).then((keyId) => recordUsage(env, tenant, turnUsage(requestId, keyId, prompt, stop))),
         );
         // The session's frontier is recorded after the client has the response, not before its final
@@ -114,13 +111,9 @@ export async function serveTurn<R extends TurnRenderer>(
           });
         const exists = async () => {
           if (session.creating && !(await session.creating)) await record();
-          else later.push(record);
+          else rc.sent.after(record);
         };
         await Promise.all([exists(), options.beforeFinal?.(session, renderer)]);
-      },
-      afterResponse: () => {
-        const tasks = later.splice(0);
-        if (tasks.length > 0) rc.waitUntil(afterTimerTurn(() => Promise.allSettled(tasks.map((task) => task()))));
       },
     };
     const renderer = options.renderer(session);

@@ -1,12 +1,12 @@
 /**
  * Admission to the model routes: a request past its tenant's concurrency or rate (tenant-limits.ts)
  * gets `429 rate_limit_error` with `retry-after`, in the route's protocol shape. The slot is held
- * until the response body ends (a stream: its last byte, or the client going away).
+ * until the client has the whole response (a stream: its last byte, or the client going away;
+ * `rc.sent`).
  */
 import { authenticate } from "./auth.ts";
 import type { RequestContext } from "./context.ts";
 import { ApiError } from "./errors.ts";
-import { afterTimerTurn } from "./http.ts";
 import type { Admission } from "./tenant-limiter-do.ts";
 import type { TenantLimits } from "./tenant-limits.ts";
 
@@ -26,33 +26,21 @@ export function tenantLimited(handler: Handler): Handler {
     const acquired = limiter.acquire(rc.requestId, limits);
     const admitted = acquired.then((admission) => {
       if (!admission.ok) throw refusal(limits, admission);
+      rc.sent.after(() => limiter.release(rc.requestId));
     });
     admitted.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled
-    let released = false;
-    const release = (): void => {
-      if (released) return;
-      released = true;
-      rc.waitUntil(afterTimerTurn(() => limiter.release(rc.requestId)).catch(() => undefined));
-    };
-    let response: Response;
     try {
-      response = await handler(request, { ...rc, admitted });
+      const response = await handler(request, { ...rc, admitted });
       await admitted;
+      return response;
     } catch (error) {
       // A refusal wins over whatever the request became (a 400 still counted against the limit).
       const refused = await admitted.then(
         () => undefined,
         (refusal: unknown) => refusal,
       );
-      if (refused !== undefined) throw refused;
-      release();
-      throw error;
+      throw refused ?? error;
     }
-    if (!response.body) {
-      release();
-      return response;
-    }
-    return new Response(releasingBody(response.body, release), response);
   };
 }
 
@@ -64,28 +52,5 @@ function refusal(limits: TenantLimits, admission: Exclude<Admission, { ok: true 
   return new ApiError("rate_limit_error", `This API key's tenant has ${what}; retry after ${admission.retryAfterS} s`, {
     retryAfter: admission.retryAfterS,
     code: "rate_limit_exceeded",
-  });
-}
-
-/** The same bytes; `onEnd` runs once when the body is read to its end, fails or is cancelled. */
-function releasingBody(body: ReadableStream<Uint8Array>, onEnd: () => void): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          onEnd();
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (error) {
-        onEnd();
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      onEnd();
-      return reader.cancel(reason);
-    },
   });
 }

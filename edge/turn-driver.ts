@@ -56,12 +56,9 @@ export interface TurnOptions<R extends TurnRenderer> {
    */
   onDone: (renderer: R) => Promise<void>;
   /**
-   * Called once, after `onDone`, when the client has the whole response (the stream closed, or the
-   * JSON body built): the turn's bookkeeping starts here, so the client's last bytes never wait for
-   * it (Durable Object writes compete with the stream for the edge's thread and cores).
+   * The request's: a stream marks it streaming when it returns, and done once its last byte is
+   * written, after `onDone`; the turn's bookkeeping (`sent.after`) starts then.
    */
-  afterResponse: () => void;
-  /** The request's: a stream marks it streaming when it returns, and done once its last byte is written. */
   sent: ResponseSent;
 }
 
@@ -97,8 +94,7 @@ export async function respondJson<R extends TurnRenderer>(
     return jsonResponse(renderer.body(), { headers });
   } finally {
     if (!renderer.stopped) call.cancel();
-    if (done) options.afterResponse();
-    else options.waitUntil(options.onDone(renderer).finally(options.afterResponse));
+    if (!done) options.waitUntil(options.onDone(renderer));
   }
 }
 
@@ -121,7 +117,7 @@ export async function respondStream<R extends TurnRenderer>(
     }
   } catch (error) {
     call.cancel();
-    options.waitUntil(options.onDone(renderer).finally(options.afterResponse));
+    options.waitUntil(options.onDone(renderer));
     throw error;
   }
   options.timing.mark("worker");
@@ -220,7 +216,6 @@ async function pump<R extends TurnRenderer>(
     await writer.close().catch(() => undefined);
     if (!renderer.stopped) call.cancel();
     await done();
-    options.afterResponse();
     options.sent.done();
     if (renderer.stopped && !(await drain(call))) call.cancel();
   }

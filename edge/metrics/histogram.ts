@@ -43,15 +43,9 @@ export function bucketFamily(name: string): string | undefined {
  * lists still counts toward every bound above it.
  */
 export function cumulativeBuckets(hits: readonly BucketHits[]): MetricSample[] {
-  const series = new Map<string, { family: string; labels: Record<string, string>; hits: BucketHits[] }>();
-  for (const hit of hits) {
-    const key = `${hit.family}\u0000${JSON.stringify(hit.labels)}`;
-    const entry = series.get(key) ?? { family: hit.family, labels: hit.labels, hits: [] };
-    entry.hits.push(hit);
-    series.set(key, entry);
-  }
   const out: MetricSample[] = [];
-  for (const { family, labels, hits: own } of series.values()) {
+  for (const own of groupBySeries(hits)) {
+    const { family, labels } = own[0] as BucketHits;
     for (const bound of boundsOf(family)) {
       const value = own.filter((h) => parseBound(h.le) <= bound).reduce((sum, h) => sum + h.value, 0);
       out.push({ name: `${family}_bucket`, labels: { ...labels, le: formatNumber(bound) }, value });
@@ -62,16 +56,13 @@ export function cumulativeBuckets(hits: readonly BucketHits[]): MetricSample[] {
 
 /** Per-bucket hits from cumulative `_bucket` samples (rows an older edge stored that way). */
 export function hitsOfCumulative(samples: readonly MetricSample[]): BucketHits[] {
-  const series = new Map<string, BucketHits[]>();
-  for (const sample of samples) {
+  const cumulative = samples.flatMap((sample): BucketHits[] => {
     const family = bucketFamily(sample.name);
-    if (!family) continue;
     const { le = "+Inf", ...labels } = sample.labels;
-    const key = `${family}\u0000${JSON.stringify(Object.entries(labels).sort())}`;
-    series.set(key, [...(series.get(key) ?? []), { family, labels, le, value: sample.value }]);
-  }
+    return family ? [{ family, labels, le, value: sample.value }] : [];
+  });
   const out: BucketHits[] = [];
-  for (const buckets of series.values()) {
+  for (const buckets of groupBySeries(cumulative)) {
     buckets.sort((a, b) => parseBound(a.le) - parseBound(b.le));
     let below = 0;
     for (const bucket of buckets) {
@@ -80,6 +71,16 @@ export function hitsOfCumulative(samples: readonly MetricSample[]): BucketHits[]
     }
   }
   return out;
+}
+
+/** Hits grouped by series (family and labels, whatever their order), each group non-empty. */
+function groupBySeries(hits: readonly BucketHits[]): BucketHits[][] {
+  const series = new Map<string, BucketHits[]>();
+  for (const hit of hits) {
+    const key = `${hit.family}\u0000${JSON.stringify(Object.entries(hit.labels).sort())}`;
+    series.set(key, [...(series.get(key) ?? []), hit]);
+  }
+  return [...series.values()];
 }
 
 /** A histogram's upper bounds in increasing order, `+Inf` last (empty for any other metric). */

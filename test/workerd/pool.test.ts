@@ -192,7 +192,7 @@ describe("failover", () => {
     expect(fake.urls.at(-1)).not.toBe(owner);
     const session = fake.requests.at(-1)?.sessionId ?? "";
     expect(fake.requests.at(-1)?.epoch).toBe(2n);
-    // The turn is recorded just after the response (serve-turn.ts afterResponse).
+    // The turn is recorded just after the response (serve-turn.ts, rc.sent.after).
     const info = await vi.waitFor(async () => {
       const now = await env.SESSIONS.getByName(session).get("local");
       expect(now).toMatchObject({ epoch: 2, turns: 2, busy: false });
