@@ -3,10 +3,17 @@
  * tenant, the sticky worker, the epoch (bumped when the session moves to another worker), the live
  * frontier (tool_use ids of the last assistant turn and its message id) and a soft lease that marks
  * a request in flight. Another tenant's call sees exactly what a nonexistent session shows.
+ *
+ * What a continuing turn changes at `open` (the lease and the last use) is soft state
+ * (write-behind.ts): kept in memory and written only when the turn outlives the delay, so the edge
+ * never waits for a commit on its way to the worker. The worker, not this lease, is what keeps two
+ * requests off one session's KV (it refuses a second one); the lease steers hinted requests (branch
+ * or wait). Creation, a move to another worker and a recorded turn are written before the answer.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "./env.ts";
 import { hintDecision, pickWorker } from "./routing.ts";
+import { WriteBehind } from "./write-behind.ts";
 
 /** A lease older than this is stale (its edge request died without releasing it). */
 const LEASE_MS = 10 * 60_000;
@@ -89,6 +96,9 @@ export interface SessionInfo {
   busy: boolean;
 }
 
+/** The columns a continuing `open` changes: soft state, written behind (write-behind.ts). */
+type SoftColumns = Pick<SessionRow, "last_used_at" | "lease_request_id" | "lease_until">;
+
 type SessionRow = {
   session_id: string;
   tenant: string;
@@ -111,6 +121,9 @@ export class SessionDO extends DurableObject<Env> {
   readonly #sql: SqlStorage;
   /** Hinted opens waiting for the lease (HINT_LEASE_WAIT_MS); called when a lease is released. */
   readonly #leaseWaiters = new Set<() => void>();
+  /** Soft columns newer than the SQLite row (undefined: the row is current). */
+  #soft: SoftColumns | undefined;
+  readonly #softWrite = new WriteBehind(() => this.#writeSoft());
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -156,7 +169,7 @@ export class SessionDO extends DurableObject<Env> {
       epoch += 1;
     }
     // No alarm write per turn: the one set at creation re-arms itself from last_used_at (alarm()).
-    this.#place(workerUrl, epoch, args.requestId, now);
+    this.#place(row, workerUrl, epoch, args.requestId, now);
     return { status: "ok", sessionId: row.session_id, workerUrl, epoch, created: false, turns: row.turns };
   }
 
@@ -172,7 +185,7 @@ export class SessionDO extends DurableObject<Env> {
     const move = row.epoch === args.fromEpoch && row.worker_url !== args.workerUrl;
     const workerUrl = move ? args.workerUrl : row.worker_url;
     const epoch = move ? row.epoch + 1 : row.epoch;
-    this.#place(workerUrl, epoch, args.requestId, now);
+    this.#place(row, workerUrl, epoch, args.requestId, now);
     return { status: "ok", sessionId: row.session_id, workerUrl, epoch, created: false, turns: row.turns };
   }
 
@@ -199,22 +212,23 @@ export class SessionDO extends DurableObject<Env> {
       return false;
     }
     const now = Date.now();
+    const released = row.lease_request_id === args.requestId;
+    // The soft columns go with it: a lease another request holds stays, written now.
     this.ctx.storage.transactionSync(() => {
       this.#sql.exec(
-        `UPDATE session SET turns = turns + 1, last_message_id = ?, last_used_at = ?,
-           lease_request_id = CASE WHEN lease_request_id = ? THEN NULL ELSE lease_request_id END,
-           lease_until = CASE WHEN lease_request_id = ? THEN NULL ELSE lease_until END`,
+        "UPDATE session SET turns = turns + 1, last_message_id = ?, last_used_at = ?, lease_request_id = ?, lease_until = ?",
         args.messageId,
         now,
-        args.requestId,
-        args.requestId,
+        released ? null : row.lease_request_id,
+        released ? null : row.lease_until,
       );
       this.#sql.exec("DELETE FROM frontier");
       args.toolUseIds.forEach((id, position) => {
         this.#sql.exec("INSERT INTO frontier (position, tool_use_id) VALUES (?, ?)", position, id);
       });
     });
-    if (row.lease_request_id === args.requestId) this.#wakeLeaseWaiters();
+    this.#written();
+    if (released) this.#wakeLeaseWaiters();
     return true;
   }
 
@@ -222,7 +236,7 @@ export class SessionDO extends DurableObject<Env> {
   async release(args: { tenant: string; requestId: string }): Promise<void> {
     const row = this.#row();
     if (!row || row.tenant !== args.tenant || row.lease_request_id !== args.requestId) return;
-    this.#sql.exec("UPDATE session SET lease_request_id = NULL, lease_until = NULL");
+    this.#setSoft({ last_used_at: row.last_used_at, lease_request_id: null, lease_until: null });
     this.#wakeLeaseWaiters();
   }
 
@@ -245,8 +259,10 @@ export class SessionDO extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const row = this.#row();
     if (!row) return;
-    if (row.last_used_at + IDLE_TTL_MS <= Date.now()) await this.ctx.storage.deleteAll();
-    else await this.ctx.storage.setAlarm(row.last_used_at + IDLE_TTL_MS);
+    if (row.last_used_at + IDLE_TTL_MS <= Date.now()) {
+      this.#written();
+      await this.ctx.storage.deleteAll();
+    } else await this.ctx.storage.setAlarm(row.last_used_at + IDLE_TTL_MS);
   }
 
   /**
@@ -300,20 +316,54 @@ export class SessionDO extends DurableObject<Env> {
       requestId,
       now + LEASE_MS,
     );
+    this.#written();
     this.#setPrefix(session.prefix);
     await this.#scheduleExpiry(now);
   }
 
-  /** Set the session's worker and epoch, and give its lease to `requestId`. */
-  #place(workerUrl: string, epoch: number, requestId: string, now: number): void {
+  /**
+   * Set the session's worker and epoch, and give its lease to `requestId`. A move is written before
+   * the answer; the usual turn (same worker and epoch) changes only soft columns.
+   */
+  #place(row: SessionRow, workerUrl: string, epoch: number, requestId: string, now: number): void {
+    const soft = { last_used_at: now, lease_request_id: requestId, lease_until: now + LEASE_MS };
+    if (row.worker_url === workerUrl && row.epoch === epoch) {
+      this.#setSoft(soft);
+      return;
+    }
     this.#sql.exec(
       "UPDATE session SET worker_url = ?, epoch = ?, last_used_at = ?, lease_request_id = ?, lease_until = ?",
       workerUrl,
       epoch,
-      now,
-      requestId,
-      now + LEASE_MS,
+      soft.last_used_at,
+      soft.lease_request_id,
+      soft.lease_until,
     );
+    this.#written();
+  }
+
+  #setSoft(soft: SoftColumns): void {
+    this.#soft = soft;
+    this.#softWrite.changed();
+  }
+
+  /** The soft columns, written behind (WriteBehind's timer). */
+  #writeSoft(): void {
+    const soft = this.#soft;
+    if (!soft) return;
+    this.#sql.exec(
+      "UPDATE session SET last_used_at = ?, lease_request_id = ?, lease_until = ?",
+      soft.last_used_at,
+      soft.lease_request_id,
+      soft.lease_until,
+    );
+    this.#soft = undefined;
+  }
+
+  /** A write just put the soft columns in SQLite (or removed the row): nothing is pending. */
+  #written(): void {
+    this.#soft = undefined;
+    this.#softWrite.written();
   }
 
   #prefix(): string | undefined {
@@ -326,8 +376,10 @@ export class SessionDO extends DurableObject<Env> {
     this.#sql.exec("INSERT OR REPLACE INTO prefix (singleton, fingerprint) VALUES (1, ?)", fingerprint);
   }
 
+  /** The session as this object knows it: the SQLite row with the soft columns not yet written. */
   #row(): SessionRow | undefined {
-    return this.#sql.exec<SessionRow>("SELECT * FROM session WHERE singleton = 1").toArray()[0];
+    const row = this.#sql.exec<SessionRow>("SELECT * FROM session WHERE singleton = 1").toArray()[0];
+    return row && this.#soft ? { ...row, ...this.#soft } : row;
   }
 
   #frontier(): string[] {

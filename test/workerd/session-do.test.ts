@@ -1,7 +1,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { HINT_LEASE_WAIT_MS, type OpenArgs } from "../../edge/session-do.ts";
+import { HINT_LEASE_WAIT_MS, type OpenArgs, SessionDO } from "../../edge/session-do.ts";
+import { SOFT_STATE_WRITE_MS } from "../../edge/write-behind.ts";
 import { newSessionId } from "../../shared/ids.ts";
 
 const URLS = ["http://w1:1", "http://w2:1"];
@@ -197,5 +198,66 @@ describe("SessionDO", () => {
     expect(await stub.open(args(id, { mode: "hint", noCreate: true }))).toEqual({ status: "not_found" });
     expect(await stub.get("local")).toBeNull();
     expect(await stub.open(args(id, { mode: "hint" }))).toMatchObject({ status: "ok", created: true });
+  });
+
+  it("keeps a continuing turn's lease in memory, writes it once the turn outlives the write delay, and never after the record", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    const stored = () =>
+      runInDurableObject(stub, (_instance, state) =>
+        state.storage.sql
+          .exec<{ lease_request_id: string | null; turns: number }>("SELECT lease_request_id, turns FROM session")
+          .one(),
+      );
+    /** What an instance started over the same storage (a restart) sees. */
+    const afterRestart = () =>
+      runInDurableObject(stub, (_instance, state) => new SessionDO(state, env).get("local").then((info) => info?.busy));
+    const writeDelay = () => new Promise((r) => setTimeout(r, SOFT_STATE_WRITE_MS + 100));
+    // Creation is written before the answer, lease included.
+    await stub.open(args(id, { requestId: "req_1" }));
+    expect(await stored()).toEqual({ lease_request_id: "req_1", turns: 0 });
+    await stub.recordTurn({ tenant: "local", requestId: "req_1", messageId: "m1", toolUseIds: [] });
+    // A continuing open answers before any write: this object knows the lease, SQLite does not yet.
+    await stub.open(args(id, { requestId: "req_2" }));
+    expect((await stub.get("local"))?.busy).toBe(true);
+    expect(await stored()).toEqual({ lease_request_id: null, turns: 1 });
+    expect(await afterRestart()).toBe(false);
+    // A turn still running after the delay has its lease written: a restart still sees it.
+    await writeDelay();
+    expect(await stored()).toEqual({ lease_request_id: "req_2", turns: 1 });
+    expect(await afterRestart()).toBe(true);
+    // A release is soft too: free at once here, written after the delay.
+    await stub.release({ tenant: "local", requestId: "req_2" });
+    expect((await stub.get("local"))?.busy).toBe(false);
+    await writeDelay();
+    expect(await stored()).toEqual({ lease_request_id: null, turns: 1 });
+    // A short turn: its lease is never written, and the pending write does not outlive the record.
+    await stub.open(args(id, { requestId: "req_3" }));
+    await stub.recordTurn({ tenant: "local", requestId: "req_3", messageId: "m3", toolUseIds: [] });
+    expect(await stored()).toEqual({ lease_request_id: null, turns: 2 });
+    await writeDelay();
+    expect(await stored()).toEqual({ lease_request_id: null, turns: 2 });
+    expect((await stub.get("local"))?.busy).toBe(false);
+  });
+
+  it("writes a move to another worker before it answers", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    await stub.open(args(id, { workerUrls: ["http://gone:1"] }));
+    await stub.recordTurn({ tenant: "local", requestId: "req_a", messageId: "m1", toolUseIds: [] });
+    const moved = await stub.open(args(id, { requestId: "req_b" }));
+    expect(moved).toMatchObject({ status: "ok", epoch: 2 });
+    const row = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql
+        .exec<{ worker_url: string; epoch: number; lease_request_id: string | null }>(
+          "SELECT worker_url, epoch, lease_request_id FROM session",
+        )
+        .one(),
+    );
+    expect(row).toEqual({
+      worker_url: moved.status === "ok" ? moved.workerUrl : "",
+      epoch: 2,
+      lease_request_id: "req_b",
+    });
   });
 });
