@@ -220,6 +220,25 @@ describe("generate through a fake worker", () => {
     ]);
   });
 
+  it("delivers a stream far larger than its write queue, whole and in order, to a client that reads late", async () => {
+    const deltas = Array.from({ length: 2000 }, (_, i) => `${String(i).padStart(4, "0")}${"x".repeat(96)}`);
+    fake = installFakeWorker(function* () {
+      yield prompt("msg_big");
+      for (const text of deltas) yield event({ case: "textDelta", value: { text } });
+      yield event({ case: "stop", value: { reason: StopReason.END_TURN } });
+    });
+    const response = await call("/v1/messages", { method: "POST", body: messagesBody({ stream: true }) });
+    expect(response.status).toBe(200);
+    await sleep(200); // the edge fills its queue and waits for this client
+    const events = await readSse(response);
+    const text = events
+      .filter((e) => e.event === "content_block_delta")
+      .map((e) => (JSON.parse(e.data) as { delta: { text: string } }).delta.text)
+      .join("");
+    expect(text).toBe(deltas.join(""));
+    expect(events.at(-1)?.event).toBe("message_stop");
+  });
+
   it("cancels the gRPC call when the client goes away", async () => {
     fake = installFakeWorker(async function* ({ signal }) {
       yield prompt("msg_cancel");
