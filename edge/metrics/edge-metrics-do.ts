@@ -2,15 +2,19 @@
  * EdgeMetricsDO: the edge's counters, aggregated in one Durable Object (named "edge"). A Worker has
  * no process-wide memory to keep a Prometheus registry in — every isolate (many per location, many
  * locations) would count its own share and vanish when evicted — so each request's observation is
- * sent here after the response (waitUntil) and added in SQLite. It also keeps the latest turns'
- * cache decisions for the status page. One object serialises every increment: fine for a
- * pool-sized deployment; past a few thousand requests a second, shard it by location or move the
- * observations to Workers Analytics Engine (README "Edge metrics").
+ * sent here after the response (waitUntil). It also keeps the latest turns' cache decisions for the
+ * status page. Increments add up in memory and reach SQLite as soft state (../write-behind.ts): one
+ * transaction per write delay, however many requests it covers, and before every read, so a scrape
+ * sees every increment this object took; a crash loses at most the last delay's worth. One object
+ * serialises every increment: fine for a pool-sized deployment; past a few thousand requests a
+ * second, shard it by location or move the observations to Workers Analytics Engine (README "Edge
+ * metrics").
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
+import { WriteBehind } from "../write-behind.ts";
 import type { MetricIncrement, MetricSample } from "./catalog.ts";
-import { type BucketHits, bucketFamily, cumulativeBuckets, hitsOfCumulative } from "./histogram.ts";
+import { bucketFamily, cumulativeBuckets, hitsOfCumulative } from "./histogram.ts";
 
 /** A finished turn as the status page lists it. */
 export interface RecentTurn {
@@ -28,8 +32,19 @@ export interface RecentTurn {
 
 const RECENT_TURNS = 50;
 
+/** Increments not written yet: counter and bucket sums by their SQLite key, and the turns in order. */
+interface Pending {
+  counters: Map<string, { name: string; labels: string; value: number }>;
+  hits: Map<string, { family: string; labels: string; le: string; value: number }>;
+  turns: RecentTurn[];
+}
+
+const nothingPending = (): Pending => ({ counters: new Map(), hits: new Map(), turns: [] });
+
 export class EdgeMetricsDO extends DurableObject<Env> {
   readonly #sql: SqlStorage;
+  #pending = nothingPending();
+  readonly #write = new WriteBehind(() => this.#flush());
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -44,29 +59,24 @@ export class EdgeMetricsDO extends DurableObject<Env> {
   }
 
   async add(increments: MetricIncrement[], turn?: RecentTurn): Promise<void> {
-    this.ctx.storage.transactionSync(() => {
-      for (const { name, labels, value } of increments) {
-        const family = bucketFamily(name);
-        if (family) {
-          const { le = "+Inf", ...rest } = labels;
-          this.#addHits({ family, labels: rest, le, value });
-          continue;
-        }
-        this.#sql.exec(
-          `INSERT INTO counters VALUES (?, ?, ?) ON CONFLICT (name, labels) DO UPDATE SET value = value + excluded.value`,
-          name,
-          canonicalLabels(labels),
-          value,
-        );
+    const { counters, hits, turns } = this.#pending;
+    for (const { name, labels, value } of increments) {
+      const family = bucketFamily(name);
+      if (family) {
+        const { le = "+Inf", ...rest } = labels;
+        const entry = { family, labels: canonicalLabels(rest), le, value };
+        addTo(hits, `${family}\u0000${entry.labels}\u0000${le}`, entry);
+      } else {
+        const entry = { name, labels: canonicalLabels(labels), value };
+        addTo(counters, `${name}\u0000${entry.labels}`, entry);
       }
-      if (turn) {
-        this.#sql.exec("INSERT INTO recent_turns (turn) VALUES (?)", JSON.stringify(turn));
-        this.#sql.exec("DELETE FROM recent_turns WHERE seq <= (SELECT MAX(seq) FROM recent_turns) - ?", RECENT_TURNS);
-      }
-    });
+    }
+    if (turn && turns.push(turn) > RECENT_TURNS) turns.shift();
+    this.#write.changed();
   }
 
   async samples(): Promise<MetricSample[]> {
+    this.#flush();
     const hits = this.#sql
       .exec<{ family: string; labels: string; le: string; value: number }>(
         "SELECT * FROM bucket_hits ORDER BY family, labels",
@@ -78,6 +88,7 @@ export class EdgeMetricsDO extends DurableObject<Env> {
 
   /** The latest finished turns, newest first. */
   async recentTurns(): Promise<RecentTurn[]> {
+    this.#flush();
     return this.#sql
       .exec<{ turn: string }>("SELECT turn FROM recent_turns ORDER BY seq DESC")
       .toArray()
@@ -91,12 +102,37 @@ export class EdgeMetricsDO extends DurableObject<Env> {
       .map((row) => ({ name: row.name, labels: JSON.parse(row.labels) as Record<string, string>, value: row.value }));
   }
 
-  #addHits({ family, labels, le, value }: BucketHits): void {
+  /** Add what is pending to SQLite, in one transaction. */
+  #flush(): void {
+    const { counters, hits, turns } = this.#pending;
+    this.#write.written();
+    if (counters.size === 0 && hits.size === 0 && turns.length === 0) return;
+    this.#pending = nothingPending();
+    this.ctx.storage.transactionSync(() => {
+      for (const { name, labels, value } of counters.values()) {
+        this.#sql.exec(
+          `INSERT INTO counters VALUES (?, ?, ?) ON CONFLICT (name, labels) DO UPDATE SET value = value + excluded.value`,
+          name,
+          labels,
+          value,
+        );
+      }
+      for (const { family, labels, le, value } of hits.values()) this.#upsertHits(family, labels, le, value);
+      for (const turn of turns.slice(-RECENT_TURNS)) {
+        this.#sql.exec("INSERT INTO recent_turns (turn) VALUES (?)", JSON.stringify(turn));
+      }
+      if (turns.length > 0) {
+        this.#sql.exec("DELETE FROM recent_turns WHERE seq <= (SELECT MAX(seq) FROM recent_turns) - ?", RECENT_TURNS);
+      }
+    });
+  }
+
+  #upsertHits(family: string, labels: string, le: string, value: number): void {
     this.#sql.exec(
       `INSERT INTO bucket_hits VALUES (?, ?, ?, ?)
        ON CONFLICT (family, labels, le) DO UPDATE SET value = value + excluded.value`,
       family,
-      canonicalLabels(labels),
+      labels,
       le,
       value,
     );
@@ -107,10 +143,19 @@ export class EdgeMetricsDO extends DurableObject<Env> {
     const old = this.#counters("WHERE name LIKE '%\\_bucket' ESCAPE '\\'");
     if (old.length === 0) return;
     this.ctx.storage.transactionSync(() => {
-      for (const hits of hitsOfCumulative(old)) this.#addHits(hits);
+      for (const { family, labels, le, value } of hitsOfCumulative(old)) {
+        this.#upsertHits(family, canonicalLabels(labels), le, value);
+      }
       this.#sql.exec("DELETE FROM counters WHERE name LIKE '%\\_bucket' ESCAPE '\\'");
     });
   }
+}
+
+/** Add `entry.value` to the sum under `key` (the entry itself when there is none yet). */
+function addTo<T extends { value: number }>(sums: Map<string, T>, key: string, entry: T): void {
+  const sum = sums.get(key);
+  if (sum) sum.value += entry.value;
+  else sums.set(key, entry);
 }
 
 /** Labels as a stable key: sorted by name. */

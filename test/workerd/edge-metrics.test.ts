@@ -9,6 +9,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { EdgeMetricsDO } from "../../edge/metrics/edge-metrics-do.ts";
 import { observation } from "../../edge/metrics/histogram.ts";
+import { SOFT_STATE_WRITE_MS } from "../../edge/write-behind.ts";
 import { CacheDecision, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { delta, parsePromText, type Sample, sampleSum } from "../support/prom-text.ts";
@@ -178,5 +179,30 @@ describe("edge metrics timing and storage", () => {
     const added = await stub.samples();
     expect(added.find((s) => s.name === `${family}_bucket` && s.labels.le === "0.025")?.value).toBe(4);
     expect(added.find((s) => s.name === `${family}_bucket` && s.labels.le === "+Inf")?.value).toBe(5);
+  });
+
+  it("adds increments up in memory, writes them in one transaction after the delay, and shows them to a read at once", async () => {
+    const stub = env.METRICS.getByName(`write-behind-${crypto.randomUUID()}`);
+    const name = "frontier:edge_requests_total";
+    const labels = { route: "/v1/messages", method: "POST", status: "200" };
+    const stored = () =>
+      runInDurableObject(
+        stub,
+        (_instance, state) =>
+          state.storage.sql.exec<{ value: number }>("SELECT value FROM counters WHERE name = ?", name).toArray()[0]
+            ?.value,
+      );
+    const turn = { at: 1, protocol: "anthropic", session: "s", decision: "cold", miss: "none", cached: 0, prompt: 1 };
+    for (let i = 0; i < 3; i++) {
+      await stub.add([{ name, labels, value: 1 }], { ...turn, placement: "none", failover: false, at: i });
+    }
+    expect(await stored()).toBeUndefined();
+    await new Promise((r) => setTimeout(r, SOFT_STATE_WRITE_MS + 100));
+    expect(await stored()).toBe(3);
+    // A read writes what is pending first: nothing a scrape asks for is missing.
+    await stub.add([{ name, labels, value: 2 }]);
+    expect((await stub.samples()).find((s) => s.name === name)?.value).toBe(5);
+    expect(await stored()).toBe(5);
+    expect((await stub.recentTurns()).map((t) => t.at)).toEqual([2, 1, 0]);
   });
 });
