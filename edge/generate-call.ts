@@ -1,21 +1,37 @@
 /**
- * One server-streaming Generate call. Cancellation flows down: the client's disconnect (or an
- * explicit cancel) aborts the gRPC-Web fetch, which the worker sees as a cancelled call.
+ * One server-streaming Generate call (read by grpc-web-stream.ts). Cancellation flows down: the
+ * client's disconnect (or an explicit cancel) aborts the gRPC-Web fetch, which the worker sees as a
+ * cancelled call.
  */
-import type { GenerateEvent, GenerateRequest, Stop } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { WorkerClient } from "./worker-client.ts";
+import {
+  type GenerateEvent,
+  type GenerateRequest,
+  type Stop,
+  WorkerService,
+} from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { GrpcWebStream } from "./grpc-web-stream.ts";
 import { rpcErrorToApiError } from "./worker-errors.ts";
+
+/** The worker a call goes to: its gRPC-Web base URL and the shared worker token. */
+export interface WorkerTarget {
+  baseUrl: string;
+  token: string;
+}
 
 export class GenerateCall {
   readonly #abort = new AbortController();
-  readonly #iterator: AsyncIterator<GenerateEvent>;
-  #pending: Promise<IteratorResult<GenerateEvent>> | undefined;
+  readonly #stream: Promise<GrpcWebStream<typeof WorkerService.method.generate.output>>;
+  #pending: Promise<GenerateEvent | undefined> | undefined;
   #stop: Stop | undefined;
 
-  constructor(client: WorkerClient, request: GenerateRequest, clientSignal?: AbortSignal) {
+  constructor(worker: WorkerTarget, request: GenerateRequest, clientSignal?: AbortSignal) {
     if (clientSignal?.aborted) this.#abort.abort();
     clientSignal?.addEventListener("abort", () => this.cancel(), { once: true });
-    this.#iterator = client.generate(request, { signal: this.#abort.signal })[Symbol.asyncIterator]();
+    this.#stream = GrpcWebStream.open(WorkerService.method.generate, request, {
+      ...worker,
+      signal: this.#abort.signal,
+    });
+    this.#stream.catch(() => undefined); // read (and rethrown) by next()
   }
 
   /** The worker's stop event (with the turn's usage), once it arrived. */
@@ -28,18 +44,22 @@ export class GenerateCall {
   }
 
   cancel(): void {
-    if (!this.#abort.signal.aborted) this.#abort.abort();
+    if (this.#abort.signal.aborted) return;
+    this.#abort.abort();
+    this.#stream.then(
+      (stream) => stream.cancel(),
+      () => undefined,
+    );
   }
 
   /** The next event, or undefined at the end of the stream. RPC failures become ApiErrors. */
   async next(): Promise<GenerateEvent | undefined> {
-    const pending = this.#pending ?? this.#iterator.next();
+    const pending = this.#pending ?? this.#read();
     this.#pending = undefined;
     try {
-      const result = await pending;
-      if (result.done) return undefined;
-      if (result.value.event.case === "stop") this.#stop = result.value.event.value;
-      return result.value;
+      const event = await pending;
+      if (event?.event.case === "stop") this.#stop = event.event.value;
+      return event;
     } catch (error) {
       throw rpcErrorToApiError(error);
     }
@@ -47,7 +67,7 @@ export class GenerateCall {
 
   /** Like next(), but gives up after `ms` with "timeout"; the read stays pending for the next call. */
   async nextWithin(ms: number): Promise<GenerateEvent | undefined | "timeout"> {
-    const pending = this.#pending ?? this.#iterator.next();
+    const pending = this.#pending ?? this.#read();
     this.#pending = pending;
     pending.catch(() => undefined);
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -63,5 +83,9 @@ export class GenerateCall {
       if (timer !== undefined) clearTimeout(timer);
     }
     return this.next();
+  }
+
+  async #read(): Promise<GenerateEvent | undefined> {
+    return (await this.#stream).next();
   }
 }

@@ -24,7 +24,6 @@ import {
 } from "./session-route.ts";
 import { respondJson, respondStream, type TurnOptions, type TurnRenderer } from "./turn-driver.ts";
 import { recordUsage, turnUsage } from "./usage/record-usage.ts";
-import { workerClient } from "./worker-client.ts";
 import type { FailoverReason } from "./worker-errors.ts";
 
 export interface ServeTurnOptions<R extends TurnRenderer> {
@@ -65,7 +64,8 @@ export async function serveTurn<R extends TurnRenderer>(
   const attempt = (session: ResolvedSession): Promise<Response> => {
     generate.sessionId = session.sessionId;
     generate.epoch = BigInt(session.epoch);
-    const call = new GenerateCall(workerClient(session.workerUrl, config.workerToken), generate, request.signal);
+    const worker = { baseUrl: session.workerUrl, token: config.workerToken };
+    const call = new GenerateCall(worker, generate, request.signal);
     const started = Date.now();
     const turn: TurnOptions<R> = {
       requestId,

@@ -52,6 +52,17 @@ export const workerFetch: typeof fetch = async (input, init) => {
   });
 };
 
+/** The error of a worker connection that dropped after the worker answered (TRANSPORT_LOST). */
+export function connectionLost(cause: unknown): ConnectError {
+  return new ConnectError(
+    "GPU worker connection lost",
+    Code.Unavailable,
+    { [TRANSPORT_LOST.header]: TRANSPORT_LOST.value },
+    undefined,
+    cause,
+  );
+}
+
 function guardBody(body: ReadableStream<Uint8Array>, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   return new ReadableStream<Uint8Array>({
@@ -61,17 +72,7 @@ function guardBody(body: ReadableStream<Uint8Array>, signal: AbortSignal | undef
         if (done) controller.close();
         else controller.enqueue(value);
       } catch (error) {
-        controller.error(
-          signal?.aborted
-            ? error
-            : new ConnectError(
-                "GPU worker connection lost",
-                Code.Unavailable,
-                { [TRANSPORT_LOST.header]: TRANSPORT_LOST.value },
-                undefined,
-                error,
-              ),
-        );
+        controller.error(signal?.aborted ? error : connectionLost(error));
       }
     },
     cancel(reason) {
