@@ -56,9 +56,13 @@ export async function startWorkerdEdge(options: {
   return { url: `http://127.0.0.1:${port}`, stop: () => miniflare.dispose() };
 }
 
-/** `wrangler deploy --dry-run --outdir`: wrangler's own bundle of edge/index.ts, nothing uploaded. */
-function bundle(outDir: string): Promise<void> {
-  const args = [join(REPO_ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", outDir];
+/**
+ * `wrangler deploy --dry-run --outdir`: wrangler's own bundle of the Worker `config` names (by
+ * default wrangler.toml's, edge/index.ts) into `outDir/<entry name>.js`, nothing uploaded.
+ */
+export function bundle(outDir: string, config = join(REPO_ROOT, "wrangler.toml")): Promise<void> {
+  const wrangler = join(REPO_ROOT, "node_modules/wrangler/bin/wrangler.js");
+  const args = [wrangler, "deploy", "--dry-run", "--outdir", outDir, "--config", config];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
