@@ -28,7 +28,7 @@ export class TenantLimiterDO extends DurableObject<Env> {
   /** Requests in flight: request id → when its lease expires. */
   readonly #leases = new Map<string, number>();
   /** The leases SQLite holds (a subset of #leases once written; stale ones until then). */
-  readonly #written = new Set<string>();
+  readonly #leasesWritten = new Set<string>();
   #bucket: Bucket | undefined;
   #bucketChanged = false;
   readonly #write = new WriteBehind(() => this.#writeState());
@@ -42,7 +42,7 @@ export class TenantLimiterDO extends DurableObject<Env> {
     );
     for (const row of this.#sql.exec<{ request_id: string; expires_at: number }>("SELECT * FROM leases")) {
       this.#leases.set(row.request_id, row.expires_at);
-      this.#written.add(row.request_id);
+      this.#leasesWritten.add(row.request_id);
     }
     this.#bucket = this.#sql
       .exec<{ tokens: number; at: number }>("SELECT tokens, at FROM bucket WHERE id = 1")
@@ -74,7 +74,7 @@ export class TenantLimiterDO extends DurableObject<Env> {
 
   async release(requestId: string): Promise<void> {
     this.#leases.delete(requestId);
-    if (this.#written.has(requestId)) this.#write.changed();
+    if (this.#leasesWritten.has(requestId)) this.#write.changed();
   }
 
   /** Bring SQLite to the object's state: the bucket if it changed, the leases in flight now. */
@@ -87,17 +87,17 @@ export class TenantLimiterDO extends DurableObject<Env> {
           this.#bucket.at,
         );
       }
-      for (const id of this.#written) {
+      for (const id of this.#leasesWritten) {
         if (!this.#leases.has(id)) this.#sql.exec("DELETE FROM leases WHERE request_id = ?", id);
       }
       for (const [id, expiresAt] of this.#leases) {
-        if (!this.#written.has(id)) {
+        if (!this.#leasesWritten.has(id)) {
           this.#sql.exec("INSERT OR REPLACE INTO leases (request_id, expires_at) VALUES (?, ?)", id, expiresAt);
         }
       }
     });
     this.#bucketChanged = false;
-    this.#written.clear();
-    for (const id of this.#leases.keys()) this.#written.add(id);
+    this.#leasesWritten.clear();
+    for (const id of this.#leases.keys()) this.#leasesWritten.add(id);
   }
 }
