@@ -4,6 +4,7 @@
  * answers; the client times N = 0 against N = 50, so workerd's own cost per request cancels out.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { toGenerateRequest } from "../edge/anthropic/normalize.ts";
 import { AnthropicTurn } from "../edge/anthropic/turn.ts";
 import { validateMessagesRequest } from "../edge/anthropic/validate.ts";
@@ -34,16 +35,9 @@ const events = [
   { case: "stop", value: { reason: StopReason.END_TURN, usage: { inputTokens: 1, cachedTokens: 8, outputTokens: 1 } } },
 ].map((event) => toBinary(GenerateEventSchema, create(GenerateEventSchema, { event } as never)));
 
-function frame(flags: number, payload: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + payload.length);
-  out[0] = flags;
-  new DataView(out.buffer).setUint32(1, payload.length);
-  out.set(payload, 5);
-  return out;
-}
 const grpcWebBody = new Uint8Array([
-  ...events.flatMap((event) => [...frame(0, event)]),
-  ...frame(0x80, new TextEncoder().encode("grpc-status: 0\r\n")),
+  ...events.flatMap((event) => [...encodeEnvelope(0, event)]),
+  ...encodeEnvelope(0x80, new TextEncoder().encode("grpc-status: 0\r\n")),
 ]);
 
 /** Run `call` against an in-memory gRPC-Web answer (no network: only the client's own work). */

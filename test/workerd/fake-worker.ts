@@ -3,6 +3,7 @@
  * answers with scripted GenerateEvents framed as gRPC-Web (data frames + a trailer frame).
  */
 import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { vi } from "vitest";
 import {
   CountTokensRequestSchema,
@@ -105,19 +106,11 @@ export function installFakeWorker(script: GenerateScript, options: FakeWorkerOpt
   return fake;
 }
 
-function frame(flag: number, payload: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + payload.length);
-  out[0] = flag;
-  new DataView(out.buffer).setUint32(1, payload.length);
-  out.set(payload, 5);
-  return out;
-}
-
-const TRAILER = frame(0x80, new TextEncoder().encode("grpc-status: 0\r\ngrpc-message: \r\n"));
+const TRAILER = encodeEnvelope(0x80, new TextEncoder().encode("grpc-status: 0\r\ngrpc-message: \r\n"));
 const HEADERS = { "content-type": "application/grpc-web+proto" };
 
 function grpcWebUnary(message: Uint8Array): Response {
-  const all = new Uint8Array([...frame(0, message), ...TRAILER]);
+  const all = new Uint8Array([...encodeEnvelope(0, message), ...TRAILER]);
   return new Response(all, { status: 200, headers: HEADERS });
 }
 
@@ -132,7 +125,7 @@ function grpcWebStream(
       try {
         for await (const e of events) {
           if (signal.aborted) return;
-          controller.enqueue(frame(0, toBinary(GenerateEventSchema, e)));
+          controller.enqueue(encodeEnvelope(0, toBinary(GenerateEventSchema, e)));
         }
         onFinish();
         controller.enqueue(TRAILER);

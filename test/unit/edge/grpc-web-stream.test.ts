@@ -5,6 +5,7 @@
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { GrpcWebStream } from "../../../edge/grpc-web-stream.ts";
 import { TRANSPORT_LOST } from "../../../edge/worker-client.ts";
@@ -17,17 +18,9 @@ import {
 
 const GRPC_WEB = { "content-type": "application/grpc-web+proto" };
 
-function frame(flags: number, payload: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + payload.length);
-  out[0] = flags;
-  new DataView(out.buffer).setUint32(1, payload.length);
-  out.set(payload, 5);
-  return out;
-}
-
-const trailer = (text: string) => frame(0x80, new TextEncoder().encode(text));
+const trailer = (text: string) => encodeEnvelope(0x80, new TextEncoder().encode(text));
 const text = (t: string) => create(GenerateEventSchema, { event: { case: "textDelta", value: { text: t } } });
-const message = (event: GenerateEvent) => frame(0, toBinary(GenerateEventSchema, event));
+const message = (event: GenerateEvent) => encodeEnvelope(0, toBinary(GenerateEventSchema, event));
 
 /** A body that hands out `bytes` in chunks of `size`, then fails with `error` if given. */
 function body(bytes: Uint8Array, size: number, error?: Error): ReadableStream<Uint8Array> {
@@ -120,7 +113,11 @@ describe("GrpcWebStream", () => {
     const cases: [Uint8Array | null, number, Code][] = [
       [message(text("a")), 200, Code.Unknown],
       [message(text("a")).slice(0, 6), 200, Code.Unknown],
-      [new Uint8Array([...frame(1, new Uint8Array([1])), ...trailer("grpc-status: 0\r\n")]), 200, Code.Internal],
+      [
+        new Uint8Array([...encodeEnvelope(1, new Uint8Array([1])), ...trailer("grpc-status: 0\r\n")]),
+        200,
+        Code.Internal,
+      ],
       [null, 503, Code.Unavailable],
     ];
     for (const [bytes, status, code] of cases) {
