@@ -2,12 +2,13 @@
  * A server-streaming gRPC-Web call read straight off its fetch: the edge's one streaming RPC,
  * Generate, on every turn. Frames are cut from the body's chunks as they arrive and decoded one
  * `next()` at a time, with no envelope stream, interceptor chain or async-generator layers between
- * the fetch and the turn (connect-web's client for the same call cost ~0.4 ms of the edge's one
- * thread per turn; docs/benchmarks.md, issue 16 seventh stop). The protocol's own checks (HTTP
- * status, trailers-only errors, `grpc-status` in the trailer) are connect's, so failures are the
- * same `ConnectError`s its client raised: a fetch that got no response is `Unavailable` (the call
- * may go to another worker), a connection that dropped after the worker answered is `Unavailable`
- * with `TRANSPORT_LOST` metadata (never retried elsewhere), a cancelled call is `Canceled`.
+ * the fetch and the turn (connect-web's client for the same call: 338 against 99 µs per call in
+ * bench/edge-parts.ts, and ~0.9 ms more of the edge's one thread per turn in docs/benchmarks.md's
+ * A/B, issue 16 seventh stop). The protocol's own checks (HTTP status, trailers-only errors,
+ * `grpc-status` in the trailer) are connect's, so failures are the same `ConnectError`s its client
+ * raised: a fetch that got no response is `Unavailable` (the call may go to another worker), a
+ * connection that dropped after the worker answered is `Unavailable` with `TRANSPORT_LOST` metadata
+ * (never retried elsewhere), a cancelled call is `Canceled`.
  */
 import type { DescMessage, DescMethodServerStreaming, MessageShape } from "@bufbuild/protobuf";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -124,9 +125,9 @@ export class GrpcWebStream<O extends DescMessage> {
 
   /** The body ended: fine after an OK trailer or an OK trailers-only response; else an error. */
   #end(): undefined {
-    if (this.#signal.aborted) throw cancelled(undefined);
     if (this.#pending.byteLength > 0) throw new ConnectError("protocol error: incomplete envelope", Code.Unknown);
     if (this.#trailerSeen) return undefined;
+    if (this.#signal.aborted) throw cancelled(undefined);
     if (this.#headerStatus === undefined) throw new ConnectError("missing trailer", Code.Unknown);
     if (this.#headerStatus.error) throw this.#headerStatus.error;
     return undefined;
