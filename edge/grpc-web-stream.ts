@@ -21,7 +21,7 @@ import {
   validateResponse,
   validateTrailer,
 } from "@connectrpc/connect/protocol-grpc-web";
-import { connectionLost } from "./worker-client.ts";
+import { connectionLost, workerUnreachable } from "./worker-client.ts";
 
 /** A frame longer than this is refused (a worker's event is a few KB at most). */
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
@@ -76,9 +76,7 @@ export class GrpcWebStream<O extends DescMessage> {
         redirect: "manual",
       });
     } catch (error) {
-      throw signal.aborted
-        ? cancelled(error)
-        : new ConnectError("GPU worker unreachable", Code.Unavailable, undefined, undefined, error);
+      throw signal.aborted ? cancelled(error) : workerUnreachable(error);
     }
     const { foundStatus, headerError } = validateResponse(response.status, response.headers);
     if (!response.body) throw headerError ?? new ConnectError("missing response body", Code.Unknown);

@@ -1,10 +1,12 @@
 /**
- * Connect clients for the GPU workers' gRPC-Web HTTP/1.1 listeners. workerd cannot speak HTTP/2,
- * and it rejects connect-web's `redirect: "error"` before sending, so every call goes through
- * `workerFetch`, which asks for `redirect: "manual"` and reports network failures as `Unavailable`:
- * a fetch that got no response (the worker is down; the request may go to another worker), or, with
- * the `frontier-transport: lost` metadata, a connection that dropped after the worker answered (it
- * died while running the request, which may have killed it: never retried elsewhere).
+ * Connect clients for the GPU workers' gRPC-Web HTTP/1.1 listeners, for the unary RPCs (count_tokens,
+ * health, drain, stats; Generate is read by grpc-web-stream.ts). workerd cannot speak HTTP/2, and it
+ * rejects connect-web's `redirect: "error"` before sending, so these calls go through `workerFetch`,
+ * which asks for `redirect: "manual"`. Both paths report network failures with the errors below:
+ * `workerUnreachable` for a fetch that got no response (the worker is down; the request may go to
+ * another worker), `connectionLost` (the `frontier-transport: lost` metadata) for a connection that
+ * dropped after the worker answered (it died while running the request, which may have killed it:
+ * never retried elsewhere).
  */
 import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
@@ -42,7 +44,7 @@ export const workerFetch: typeof fetch = async (input, init) => {
     response = await globalThis.fetch(input, { ...init, redirect: "manual" });
   } catch (error) {
     if (signal?.aborted) throw error;
-    throw new ConnectError("GPU worker unreachable", Code.Unavailable, undefined, undefined, error);
+    throw workerUnreachable(error);
   }
   if (!response.body) return response;
   return new Response(guardBody(response.body, signal), {
@@ -51,6 +53,11 @@ export const workerFetch: typeof fetch = async (input, init) => {
     headers: response.headers,
   });
 };
+
+/** The error of a call whose fetch got no response: the worker may be down (failover may move it). */
+export function workerUnreachable(cause: unknown): ConnectError {
+  return new ConnectError("GPU worker unreachable", Code.Unavailable, undefined, undefined, cause);
+}
 
 /** The error of a worker connection that dropped after the worker answered (TRANSPORT_LOST). */
 export function connectionLost(cause: unknown): ConnectError {
