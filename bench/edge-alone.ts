@@ -6,7 +6,9 @@
  * all (scripts/workerd-edge.ts: no dev proxy, inspector or request log), and the same Generate
  * straight to the instant worker over h2c and over gRPC-Web (HTTP/1.1, what workerd speaks);
  * overheads are medians of the per-round differences. Also the floor (an authenticated
- * `GET /v1/models`: workerd and auth, no Durable Object, no worker) on both workerds. Each
+ * `GET /v1/models`: workerd and auth, no Durable Object, no worker) on both workerds, and the turn's
+ * shape in workerd with none of Frontier's code (bench/turn-shape.ts: parse, one Durable Object RPC,
+ * the gRPC-Web call, SSE out): the runtime's own price for what a turn does. Each
  * measurement starts `SETTLE_MS` after the previous one, so none pays for another's background work.
  *   `tsx bench/edge-alone.ts [--rounds 200] [--no-limits] [--state-in DIR]`
  * `--no-limits` turns the tenant limiter off (TENANT_MAX_CONCURRENT=0, TENANT_RATE_PER_MIN=0), to
@@ -18,12 +20,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseServerTiming } from "../edge/timing.ts";
+import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
 import { Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type EdgeDirect, edgeVars, freePort, startEdge, stopChild } from "../scripts/stack.ts";
 import { startWorkerdEdge } from "../scripts/workerd-edge.ts";
 import { BENCH_KEY } from "./edge-client.ts";
 import { startInstantWorker } from "./instant-worker.ts";
 import { percentile } from "./stats.ts";
+import { startTurnShape } from "./turn-shape.ts";
 import {
   type BenchWorkerClient,
   benchGenerateRequest,
@@ -65,6 +69,13 @@ const alone = await startWorkerdEdge({
   port: await freePort(),
   stateDir: join(dir, "workerd-alone"),
   vars: edgeVars(workerUrls, limitVars),
+});
+const pingRequest = () =>
+  benchGenerateRequest({ messages: [{ role: Role.USER, content: textContent("ping") }], sampling: { maxTokens: 1 } });
+const shape = await startTurnShape({
+  workerHttpUrl: workerUrls[0] ?? "",
+  workerToken: DEV_WORKER_TOKEN,
+  request: pingRequest(),
 });
 const h2c = benchWorkerClient(`http://127.0.0.1:${server.grpcPort}`);
 const grpcWeb = benchWorkerClient(`http://127.0.0.1:${server.httpPort}`, "grpc-web");
@@ -108,8 +119,7 @@ async function floor(url: string, headers: Record<string, string>): Promise<numb
 }
 
 function generate(client: BenchWorkerClient): Promise<number> {
-  const messages = [{ role: Role.USER, content: textContent("ping") }];
-  return timeGenerate(client, benchGenerateRequest({ messages, sampling: { maxTokens: 1 } }));
+  return timeGenerate(client, pingRequest());
 }
 
 try {
@@ -120,6 +130,7 @@ try {
     { name: "edge via wrangler dev", url: proxied, headers: {}, messages: [] as unknown[] },
     { name: "edge, wrangler's workerd directly", url: direct.url, headers: direct.headers, messages: [] as unknown[] },
     { name: "edge, workerd alone (no wrangler)", url: alone.url, headers: {}, messages: [] as unknown[] },
+    { name: "the turn's shape in workerd, no Frontier code", url: shape.url, headers: {}, messages: [] as unknown[] },
   ].map((c) => ({ ...c, headers: { ...c.headers, "x-claude-code-session-id": crypto.randomUUID() } }));
   for (let i = 0; i < rounds + WARM_UP; i++) {
     const keep = i >= WARM_UP;
@@ -154,6 +165,7 @@ try {
   }
 } finally {
   await alone.stop();
+  await shape.stop();
   await stopChild(edge);
   await server.close();
   rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,90 @@
+/**
+ * The runtime's floor for the shape of an edge turn, with none of Frontier's code: a minimal Worker
+ * in workerd (Miniflare on its own socket, as scripts/workerd-edge.ts runs the edge) that reads and
+ * parses the POSTed JSON, makes one Durable Object RPC (the session's lookup), calls the worker's
+ * Generate over gRPC-Web with a fixed request, waits for its first chunk (the edge waits for the
+ * cache decision before its headers), and streams one SSE event per chunk it reads. What the edge
+ * costs over this is Frontier's own work: auth, validation, the limiter, the SessionDO's lease, the
+ * protocol's rendering, the turn's bookkeeping. bench/edge-alone.ts runs it beside the edge.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { toBinary } from "@bufbuild/protobuf";
+import { encodeEnvelope } from "@connectrpc/connect/protocol";
+import { Miniflare } from "miniflare";
+import { type GenerateRequest, GenerateRequestSchema } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { freePort } from "../scripts/stack.ts";
+
+const SCRIPT = `
+import { DurableObject } from "cloudflare:workers";
+export class Session extends DurableObject {
+  async open(turn) { return { turn, worker: 0 }; }
+}
+const encoder = new TextEncoder();
+const sse = (event, data) => encoder.encode("event: " + event + "\\ndata: " + JSON.stringify(data) + "\\n\\n");
+export default {
+  async fetch(request, env, ctx) {
+    const body = await request.json();
+    await env.SESSION.getByName("one").open(body.messages.length);
+    const upstream = await fetch(env.GENERATE_URL, {
+      method: "POST",
+      headers: {
+        "content-type": "application/grpc-web+proto",
+        "x-grpc-web": "1",
+        authorization: "Bearer " + env.WORKER_TOKEN,
+      },
+      body: Uint8Array.from(atob(env.GENERATE_BODY), (c) => c.charCodeAt(0)),
+    });
+    const reader = upstream.body.getReader();
+    const first = await reader.read();
+    const { readable, writable } = new TransformStream();
+    const writer = writable.getWriter();
+    ctx.waitUntil((async () => {
+      for (let chunk = first; !chunk.done; chunk = await reader.read()) {
+        writer.write(sse("chunk", { bytes: chunk.value.byteLength }));
+      }
+      await writer.close();
+    })());
+    return new Response(readable, { headers: { "content-type": "text/event-stream" } });
+  },
+};`;
+
+export interface TurnShape {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The shape's Worker in front of the worker at `workerHttpUrl` (its gRPC-Web listener). */
+export async function startTurnShape(options: {
+  workerHttpUrl: string;
+  workerToken: string;
+  request: GenerateRequest;
+}): Promise<TurnShape> {
+  const stateDir = mkdtempSync(join(tmpdir(), "frontier-turn-shape-"));
+  const port = await freePort();
+  const body = encodeEnvelope(0, toBinary(GenerateRequestSchema, options.request));
+  const miniflare = new Miniflare({
+    modules: true,
+    script: SCRIPT,
+    compatibilityDate: "2025-04-01",
+    durableObjects: { SESSION: { className: "Session", useSQLite: true } },
+    durableObjectsPersist: stateDir,
+    bindings: {
+      GENERATE_URL: `${options.workerHttpUrl}/frontier.worker.v1.WorkerService/Generate`,
+      GENERATE_BODY: Buffer.from(body).toString("base64"),
+      WORKER_TOKEN: options.workerToken,
+    },
+    unsafeDirectSockets: [{ host: "127.0.0.1", port }],
+    host: "127.0.0.1",
+    port: 0,
+  });
+  await miniflare.ready;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      await miniflare.dispose();
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
