@@ -73,7 +73,7 @@ const alone = await startWorkerdEdge({
 const pingRequest = () =>
   benchGenerateRequest({ messages: [{ role: Role.USER, content: textContent("ping") }], sampling: { maxTokens: 1 } });
 const shape = await startTurnShape({
-  workerHttpUrl: workerUrls[0] ?? "",
+  workerHttpUrl: `http://127.0.0.1:${server.httpPort}`,
   workerToken: DEV_WORKER_TOKEN,
   request: pingRequest(),
 });

@@ -11,9 +11,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toBinary } from "@bufbuild/protobuf";
-import { encodeEnvelope } from "@connectrpc/connect/protocol";
+import { createMethodUrl, encodeEnvelope } from "@connectrpc/connect/protocol";
 import { Miniflare } from "miniflare";
-import { type GenerateRequest, GenerateRequestSchema } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import {
+  type GenerateRequest,
+  GenerateRequestSchema,
+  WorkerService,
+} from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { freePort } from "../scripts/stack.ts";
 
 const SCRIPT = `
@@ -22,6 +26,7 @@ export class Session extends DurableObject {
   async open(turn) { return { turn, worker: 0 }; }
 }
 const encoder = new TextEncoder();
+let generateBody; // the fixed request, decoded once
 const sse = (event, data) => encoder.encode("event: " + event + "\\ndata: " + JSON.stringify(data) + "\\n\\n");
 export default {
   async fetch(request, env, ctx) {
@@ -34,10 +39,16 @@ export default {
         "x-grpc-web": "1",
         authorization: "Bearer " + env.WORKER_TOKEN,
       },
-      body: Uint8Array.from(atob(env.GENERATE_BODY), (c) => c.charCodeAt(0)),
+      body: (generateBody ??= Uint8Array.from(atob(env.GENERATE_BODY), (c) => c.charCodeAt(0))),
     });
     const reader = upstream.body.getReader();
     const first = await reader.read();
+    // A refused call (e.g. a bad token) has no message before its trailer (the 0x80 frame): fail
+    // rather than time an error.
+    if (upstream.status !== 200 || upstream.headers.has("grpc-status") || first.done || first.value[0] & 0x80) {
+      const trailer = first.done ? "" : new TextDecoder().decode(first.value.subarray(5));
+      return new Response("the worker refused the call: " + trailer, { status: 502 });
+    }
     const { readable, writable } = new TransformStream();
     const writer = writable.getWriter();
     ctx.waitUntil((async () => {
@@ -71,7 +82,7 @@ export async function startTurnShape(options: {
     durableObjects: { SESSION: { className: "Session", useSQLite: true } },
     durableObjectsPersist: stateDir,
     bindings: {
-      GENERATE_URL: `${options.workerHttpUrl}/frontier.worker.v1.WorkerService/Generate`,
+      GENERATE_URL: createMethodUrl(options.workerHttpUrl, WorkerService.method.generate),
       GENERATE_BODY: Buffer.from(body).toString("base64"),
       WORKER_TOKEN: options.workerToken,
     },
