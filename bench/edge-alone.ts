@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { parseServerTiming } from "../edge/timing.ts";
+import { parseServerTiming } from "../edge/core/timing.ts";
 import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
 import { Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type EdgeDirect, edgeVars, freePort, startEdge, stopChild } from "../scripts/stack.ts";

@@ -1,5 +1,5 @@
 /** A minimal streaming Anthropic client for the benchmark: measures wall time and reads usage. */
-import { parseServerTiming } from "../edge/timing.ts";
+import { parseServerTiming } from "../edge/core/timing.ts";
 import { decodeSseStream } from "../test/support/sse-decoder.ts";
 
 export const BENCH_KEY = "sk-frontier-local";

@@ -5,12 +5,12 @@
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
-import { toGenerateRequest } from "../edge/anthropic/normalize.ts";
-import { AnthropicTurn } from "../edge/anthropic/turn.ts";
-import { validateMessagesRequest } from "../edge/anthropic/validate.ts";
-import { sha256Hex } from "../edge/auth.ts";
-import { GenerateCall } from "../edge/generate-call.ts";
-import { workerClient } from "../edge/worker-client.ts";
+import { toGenerateRequest } from "../edge/protocols/messages/request/normalize.ts";
+import { validateMessagesRequest } from "../edge/protocols/messages/request/validate.ts";
+import { AnthropicTurn } from "../edge/protocols/messages/response/turn.ts";
+import { sha256Hex } from "../edge/tenancy/auth.ts";
+import { GenerateCall } from "../edge/worker/generate-call.ts";
+import { workerClient } from "../edge/worker/worker-client.ts";
 import {
   CacheDecision,
   type Conversation,

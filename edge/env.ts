@@ -1,11 +1,11 @@
 /** The Worker's bindings (wrangler.toml). */
-import type { EdgeVars } from "./config.ts";
+import type { EdgeVars } from "./config/config.ts";
 import type { EdgeMetricsDO } from "./metrics/edge-metrics-do.ts";
-import type { ResponseStoreDO } from "./openai/response-store-do.ts";
 import type { PoolDO } from "./pool/pool-do.ts";
-import type { SessionDO } from "./session-do.ts";
-import type { TenantLimiterDO } from "./tenant-limiter-do.ts";
-import type { UsageDO } from "./usage/usage-do.ts";
+import type { ResponseStoreDO } from "./protocols/responses/response-store-do.ts";
+import type { SessionDO } from "./session/session-do.ts";
+import type { TenantLimiterDO } from "./tenancy/tenant-limiter-do.ts";
+import type { UsageDO } from "./tenancy/usage-do.ts";
 
 export interface Env extends EdgeVars {
   SESSIONS: DurableObjectNamespace<SessionDO>;

@@ -2,21 +2,21 @@
  * Frontier's edge: a Worker serving the Anthropic Messages API and forwarding turns to the GPU
  * workers over gRPC-Web. Every response carries a `request-id`.
  */
-import { loadConfig } from "./config.ts";
+import { loadConfig } from "./config/config.ts";
+import { toApiError } from "./core/errors.ts";
+import { ResponseSent } from "./core/response-sent.ts";
+import { EdgeTiming } from "./core/timing.ts";
 import type { Env } from "./env.ts";
-import { toApiError } from "./errors.ts";
-import { newRequestId } from "./http.ts";
+import { newRequestId } from "./http/body.ts";
 import { recordRequest } from "./metrics/record.ts";
-import { ResponseSent } from "./response-sent.ts";
 import { renderError, router } from "./router.ts";
-import { EdgeTiming } from "./timing.ts";
 
 export { EdgeMetricsDO } from "./metrics/edge-metrics-do.ts";
-export { ResponseStoreDO } from "./openai/response-store-do.ts";
 export { PoolDO } from "./pool/pool-do.ts";
-export { SessionDO } from "./session-do.ts";
-export { TenantLimiterDO } from "./tenant-limiter-do.ts";
-export { UsageDO } from "./usage/usage-do.ts";
+export { ResponseStoreDO } from "./protocols/responses/response-store-do.ts";
+export { SessionDO } from "./session/session-do.ts";
+export { TenantLimiterDO } from "./tenancy/tenant-limiter-do.ts";
+export { UsageDO } from "./tenancy/usage-do.ts";
 
 export default {
   async fetch(request, env, ctx): Promise<Response> {

@@ -4,22 +4,22 @@
  * caller (Anthropic clients send `anthropic-version` or `x-api-key`), Anthropic's elsewhere.
  */
 import { type IRequest, Router } from "itty-router";
-import { anthropicErrorResponse } from "./anthropic/errors.ts";
-import type { RequestContext } from "./context.ts";
-import { ApiError, toApiError } from "./errors.ts";
-import { handleMetrics } from "./handlers/admin-metrics.ts";
-import { handleStatusData, handleStatusPage } from "./handlers/admin-status.ts";
-import { handleUsage } from "./handlers/admin-usage.ts";
-import { handleChatCompletions } from "./handlers/chat-completions.ts";
-import { handleCountTokens } from "./handlers/count-tokens.ts";
-import { handleHealth } from "./handlers/health.ts";
-import { handleMessages } from "./handlers/messages.ts";
-import { handleGetModel, handleListModels } from "./handlers/models.ts";
-import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat } from "./handlers/pool.ts";
-import { handleCompact, handleDeleteResponse, handleGetResponse } from "./handlers/response-records.ts";
-import { handleCreateResponse } from "./handlers/responses.ts";
-import { openAiErrorResponse } from "./openai/errors.ts";
-import { tenantLimited } from "./tenant-admission.ts";
+import { handleHealth } from "./admin/health.ts";
+import { handleMetrics } from "./admin/metrics.ts";
+import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat } from "./admin/pool-routes.ts";
+import { handleStatusData, handleStatusPage } from "./admin/status.ts";
+import { handleUsage } from "./admin/usage.ts";
+import { ApiError, toApiError } from "./core/errors.ts";
+import type { RequestContext } from "./http/context.ts";
+import { handleChatCompletions } from "./protocols/chat/adapter.ts";
+import { handleMessages } from "./protocols/messages/adapter.ts";
+import { handleCountTokens } from "./protocols/messages/count-tokens.ts";
+import { anthropicErrorResponse } from "./protocols/messages/errors.ts";
+import { handleGetModel, handleListModels } from "./protocols/models.ts";
+import { openAiErrorResponse } from "./protocols/openai/errors.ts";
+import { handleCreateResponse } from "./protocols/responses/adapter.ts";
+import { handleCompact, handleDeleteResponse, handleGetResponse } from "./protocols/responses/records.ts";
+import { tenantLimited } from "./tenancy/tenant-admission.ts";
 
 type Args = [RequestContext];
 

@@ -11,8 +11,8 @@
  * metrics").
  */
 import { DurableObject } from "cloudflare:workers";
+import { WriteBehind } from "../core/write-behind.ts";
 import type { Env } from "../env.ts";
-import { WriteBehind } from "../write-behind.ts";
 import type { MetricIncrement, MetricSample } from "./catalog.ts";
 import { bucketFamily, cumulativeBuckets, hitsOfCumulative } from "./histogram.ts";
 

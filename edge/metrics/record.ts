@@ -3,9 +3,10 @@
  * (the caller passes the promise to waitUntil). A failed report is logged and dropped: metrics never
  * fail or slow a request.
  */
+
+import { log } from "../core/log.ts";
 import type { Env } from "../env.ts";
-import { log } from "../log.ts";
-import type { FailoverReason } from "../worker-errors.ts";
+import type { FailoverReason } from "../worker/worker-errors.ts";
 import type { MetricIncrement } from "./catalog.ts";
 import type { RecentTurn } from "./edge-metrics-do.ts";
 import { observation } from "./histogram.ts";

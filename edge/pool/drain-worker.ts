@@ -6,12 +6,12 @@
  * (DRAINING) and the edge fails them over.
  */
 
-import type { EdgeConfig } from "../config.ts";
+import type { EdgeConfig } from "../config/config.ts";
+import { ApiError } from "../core/errors.ts";
+import { log } from "../core/log.ts";
 import type { Env } from "../env.ts";
-import { ApiError } from "../errors.ts";
-import { log } from "../log.ts";
-import { workerClient } from "../worker-client.ts";
-import { rpcErrorToApiError } from "../worker-errors.ts";
+import { workerClient } from "../worker/worker-client.ts";
+import { rpcErrorToApiError } from "../worker/worker-errors.ts";
 import { invalidatePoolView, placeNewSession, poolStub, poolView, regionNamed } from "./pool-client.ts";
 
 export interface DrainReport {

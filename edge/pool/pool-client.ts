@@ -3,10 +3,10 @@
  * sessions need only "is my worker routable?"), placement of new sessions (home region first, other
  * regions only when the home pool has no worker up), and marking a worker down after a failure.
  */
-import type { EdgeConfig } from "../config.ts";
+import type { EdgeConfig } from "../config/config.ts";
+import type { RegionConfig } from "../config/pool-config.ts";
 import type { Env } from "../env.ts";
 import { type Placement, type PoolWorker, placeSession } from "./placement.ts";
-import type { RegionConfig } from "./pool-config.ts";
 
 let cached: { at: number; key: string; workers: PoolWorker[] } | undefined;
 

@@ -5,8 +5,8 @@
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
 import { type WorkerReport, WorkerReportSchema } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { isPrefixFingerprint } from "../../shared/prefix-fingerprint.ts";
-import { asObject, fail } from "../check.ts";
-import { isHttpUrl } from "../config-values.ts";
+import { asObject, fail } from "../core/check.ts";
+import { isHttpUrl } from "../core/config-values.ts";
 
 const MAX_COUNT = 1_000_000;
 /** Prefix fingerprints the pool keeps per worker. */

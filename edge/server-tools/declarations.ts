@@ -10,7 +10,7 @@ import {
   ServerToolDeclarationSchema,
   ServerToolKind,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { asArray, asInteger, asString, fail, optional, type Path } from "../check.ts";
+import { asArray, asInteger, asString, fail, optional, type Path } from "../core/check.ts";
 
 const MAX_DOMAINS = 100;
 

@@ -1,10 +1,10 @@
 /**
- * A search hit's `encrypted_content`: Frontier's AEAD (edge/sealed-text.ts, purpose web_search_hit)
+ * A search hit's `encrypted_content`: Frontier's AEAD (edge/core/sealed-text.ts, purpose web_search_hit)
  * of the JSON of exactly what the model read of the hit, so a replay renders those bytes again
  * (shared/server-tool-text.ts) even after the worker forgot the turn; nobody else can read or forge it.
  */
 import type { SearchHit } from "../../shared/server-tool-text.ts";
-import { openText, sealText } from "../sealed-text.ts";
+import { openText, sealText } from "../core/sealed-text.ts";
 
 export interface SealKeys {
   secret: string;

@@ -12,7 +12,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, describe, expect, it } from "vitest";
-import { decisionWord } from "../../edge/cache-decision.ts";
+import { decisionWord } from "../../edge/worker/cache-decision.ts";
 import { DEV_WORKER_TOKEN } from "../../gpu-worker/config.ts";
 import {
   type ConversationSchema,

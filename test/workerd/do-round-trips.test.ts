@@ -8,10 +8,10 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
+import { parseServerTiming } from "../../edge/core/timing.ts";
 import type { Env } from "../../edge/env.ts";
 import edge from "../../edge/index.ts";
 import { invalidatePoolView } from "../../edge/pool/pool-client.ts";
-import { parseServerTiming } from "../../edge/timing.ts";
 import { StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { SseDecoder } from "../support/sse-decoder.ts";

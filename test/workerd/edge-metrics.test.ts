@@ -7,9 +7,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
+import { SOFT_STATE_WRITE_MS } from "../../edge/core/write-behind.ts";
 import { EdgeMetricsDO } from "../../edge/metrics/edge-metrics-do.ts";
 import { observation } from "../../edge/metrics/histogram.ts";
-import { SOFT_STATE_WRITE_MS } from "../../edge/write-behind.ts";
 import { CacheDecision, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { delta, parsePromText, type Sample, sampleSum } from "../support/prom-text.ts";

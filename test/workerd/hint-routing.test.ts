@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { hintSessionId } from "../../edge/routing.ts";
+import { hintSessionId } from "../../edge/session/routing.ts";
 import { StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { event, type FakeWorker, installFakeWorker, sleep } from "./fake-worker.ts";
 import { call, messagesBody, OTHER_KEY } from "./helpers.ts";

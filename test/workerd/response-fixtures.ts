@@ -1,6 +1,7 @@
 /** A completed Response object with one assistant message, for store tests. */
-import { newResponseObject } from "../../edge/openai/response-object.ts";
-import type { ResponseObject, ResponsesRequest } from "../../edge/openai/types.ts";
+
+import type { ResponseObject, ResponsesRequest } from "../../edge/protocols/responses/request/types.ts";
+import { newResponseObject } from "../../edge/protocols/responses/response/response-object.ts";
 
 const REQUEST: ResponsesRequest = {
   model: "m",

@@ -2,8 +2,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { StoredResponse } from "../../edge/openai/response-store-do.ts";
-import type { ResponseObject } from "../../edge/openai/types.ts";
+import type { ResponseObject } from "../../edge/protocols/responses/request/types.ts";
+import type { StoredResponse } from "../../edge/protocols/responses/response-store-do.ts";
 import { newSessionResponse } from "./response-fixtures.ts";
 
 const DAY = 24 * 3600_000;

@@ -1,8 +1,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { HINT_LEASE_WAIT_MS, type OpenArgs, SessionDO } from "../../edge/session-do.ts";
-import { SOFT_STATE_WRITE_MS } from "../../edge/write-behind.ts";
+import { SOFT_STATE_WRITE_MS } from "../../edge/core/write-behind.ts";
+import { HINT_LEASE_WAIT_MS, type OpenArgs, SessionDO } from "../../edge/session/session-do.ts";
 import { newSessionId } from "../../shared/ids.ts";
 
 const URLS = ["http://w1:1", "http://w2:1"];

@@ -1,13 +1,13 @@
 /**
- * TenantLimiterDO's state is soft (edge/write-behind.ts): admissions are decided in memory at once,
+ * TenantLimiterDO's state is soft (edge/core/write-behind.ts): admissions are decided in memory at once,
  * SQLite gets what outlives the write delay, and an instance started over the same storage (a
  * restart) still counts the requests in flight.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { TenantLimiterDO } from "../../edge/tenant-limiter-do.ts";
-import { SOFT_STATE_WRITE_MS } from "../../edge/write-behind.ts";
+import { SOFT_STATE_WRITE_MS } from "../../edge/core/write-behind.ts";
+import { TenantLimiterDO } from "../../edge/tenancy/tenant-limiter-do.ts";
 
 const writeDelay = () => new Promise((r) => setTimeout(r, SOFT_STATE_WRITE_MS + 100));
 

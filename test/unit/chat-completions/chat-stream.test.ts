@@ -7,9 +7,9 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { ChatCompletionStream } from "openai/lib/ChatCompletionStream";
 import { Stream } from "openai/streaming";
 import { describe, expect, it } from "vitest";
-import { ChatTurn } from "../../../edge/chat/stream.ts";
-import { validateChatRequest } from "../../../edge/chat/validate.ts";
-import { ApiError } from "../../../edge/errors.ts";
+import { ApiError } from "../../../edge/core/errors.ts";
+import { ChatTurn } from "../../../edge/protocols/chat/stream.ts";
+import { validateChatRequest } from "../../../edge/protocols/chat/validate.ts";
 import {
   CacheDecision,
   GenerateEventSchema,

@@ -1,9 +1,9 @@
 /** Chat Completions request validation and normalisation into the neutral conversation. */
 import { describe, expect, it } from "vitest";
-import { toChatConversation, toChatSampling } from "../../../edge/chat/normalize.ts";
-import { collectChatRoutingIds } from "../../../edge/chat/routing-ids.ts";
-import { validateChatRequest } from "../../../edge/chat/validate.ts";
-import { ValidationError } from "../../../edge/check.ts";
+import { ValidationError } from "../../../edge/core/check.ts";
+import { toChatConversation, toChatSampling } from "../../../edge/protocols/chat/normalize.ts";
+import { collectChatRoutingIds } from "../../../edge/protocols/chat/routing-ids.ts";
+import { validateChatRequest } from "../../../edge/protocols/chat/validate.ts";
 import { Role, ThinkingMode, ToolChoiceMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
 const base = { model: "m", messages: [{ role: "user", content: "hi" }] };

@@ -1,9 +1,9 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { TurnAssembler } from "../../../edge/anthropic/assembler.ts";
-import type { AnthropicStreamEvent } from "../../../edge/anthropic/events.ts";
-import { MessageAccumulator } from "../../../edge/anthropic/render-json.ts";
-import { ApiError } from "../../../edge/errors.ts";
+import { ApiError } from "../../../edge/core/errors.ts";
+import { TurnAssembler } from "../../../edge/protocols/messages/response/assembler.ts";
+import type { AnthropicStreamEvent } from "../../../edge/protocols/messages/response/events.ts";
+import { MessageAccumulator } from "../../../edge/protocols/messages/response/render-json.ts";
 import {
   CacheDecision,
   GenerateEventSchema,

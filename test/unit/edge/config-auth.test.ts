@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { authenticate, sha256Hex } from "../../../edge/auth.ts";
-import { parseConfig } from "../../../edge/config.ts";
-import { ConfigError } from "../../../edge/config-values.ts";
-import { ApiError } from "../../../edge/errors.ts";
+import { parseConfig } from "../../../edge/config/config.ts";
+import { ConfigError } from "../../../edge/core/config-values.ts";
+import { ApiError } from "../../../edge/core/errors.ts";
+import { authenticate, sha256Hex } from "../../../edge/tenancy/auth.ts";
 
 const LOCAL_HASH = "c383444890ea30a3256c522f6be0b5afb155931118fb6a399ef4c61c5a89784a";
 const vars = {

@@ -6,11 +6,11 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { ownBlobsFor, resolveOwnBlocks } from "../../../edge/anthropic/foreign-history.ts";
-import { toConversation } from "../../../edge/anthropic/normalize.ts";
-import type { MessagesRequest } from "../../../edge/anthropic/types.ts";
-import { validateMessagesRequest } from "../../../edge/anthropic/validate.ts";
-import { ValidationError } from "../../../edge/check.ts";
+import { ValidationError } from "../../../edge/core/check.ts";
+import { ownBlobsFor, resolveOwnBlocks } from "../../../edge/protocols/messages/request/foreign-history.ts";
+import { toConversation } from "../../../edge/protocols/messages/request/normalize.ts";
+import type { MessagesRequest } from "../../../edge/protocols/messages/request/types.ts";
+import { validateMessagesRequest } from "../../../edge/protocols/messages/request/validate.ts";
 import { sealHit } from "../../../edge/server-tools/sealed-hit.ts";
 import { CHAT_FAMILIES } from "../../../gpu-worker/chat/family-names.ts";
 import { createChatFormat } from "../../../gpu-worker/chat/select-format.ts";

@@ -1,5 +1,5 @@
 /**
- * The edge's gRPC-Web stream reader (edge/grpc-web-stream.ts) against scripted fetch responses: frames
+ * The edge's gRPC-Web stream reader (edge/worker/grpc-web-stream.ts) against scripted fetch responses: frames
  * cut across any chunking, and each way a call can fail mapped to the ConnectError the edge's error
  * handling (worker-errors.ts) expects.
  */
@@ -7,8 +7,8 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { GrpcWebStream } from "../../../edge/grpc-web-stream.ts";
-import { TRANSPORT_LOST } from "../../../edge/worker-client.ts";
+import { GrpcWebStream } from "../../../edge/worker/grpc-web-stream.ts";
+import { TRANSPORT_LOST } from "../../../edge/worker/worker-client.ts";
 import {
   type GenerateEvent,
   GenerateEventSchema,

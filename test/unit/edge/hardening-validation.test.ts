@@ -1,9 +1,9 @@
 /** Issue 14: bodies that reached the worker as 500s are 400s at the edge. */
 import { describe, expect, it } from "vitest";
-import { validateMessagesRequest } from "../../../edge/anthropic/validate.ts";
-import { ValidationError } from "../../../edge/check.ts";
-import { jsonDepth } from "../../../edge/http.ts";
-import { validateResponsesRequest } from "../../../edge/openai/validate.ts";
+import { ValidationError } from "../../../edge/core/check.ts";
+import { jsonDepth } from "../../../edge/http/body.ts";
+import { validateMessagesRequest } from "../../../edge/protocols/messages/request/validate.ts";
+import { validateResponsesRequest } from "../../../edge/protocols/responses/request/validate.ts";
 
 describe("jsonDepth", () => {
   it("counts object and array nesting, ignoring brackets inside strings", () => {

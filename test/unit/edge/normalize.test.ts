@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { flattenToolResult, toGenerateRequest } from "../../../edge/anthropic/normalize.ts";
-import { validateMessagesRequest } from "../../../edge/anthropic/validate.ts";
+import { flattenToolResult, toGenerateRequest } from "../../../edge/protocols/messages/request/normalize.ts";
+import { validateMessagesRequest } from "../../../edge/protocols/messages/request/validate.ts";
 import { Role, ThinkingMode, ToolChoiceMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
 describe("normalize", () => {

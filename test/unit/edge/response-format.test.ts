@@ -3,11 +3,11 @@
  * worker builds its answer grammar from; the response object echoes text.format.
  */
 import { describe, expect, it } from "vitest";
-import { validateChatRequest } from "../../../edge/chat/validate.ts";
-import { toGenerateRequest } from "../../../edge/openai/normalize.ts";
-import { newResponseObject } from "../../../edge/openai/response-object.ts";
-import { validateResponsesRequest } from "../../../edge/openai/validate.ts";
-import { toResponseFormat } from "../../../edge/response-format.ts";
+import { validateChatRequest } from "../../../edge/protocols/chat/validate.ts";
+import { toResponseFormat } from "../../../edge/protocols/openai/response-format.ts";
+import { toGenerateRequest } from "../../../edge/protocols/responses/request/normalize.ts";
+import { validateResponsesRequest } from "../../../edge/protocols/responses/request/validate.ts";
+import { newResponseObject } from "../../../edge/protocols/responses/response/response-object.ts";
 import { ResponseFormatType } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
 const base = { model: "m", messages: [{ role: "user", content: "hi" }] };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { collectRoutingIds } from "../../../edge/anthropic/routing-ids.ts";
-import type { InputMessage } from "../../../edge/anthropic/types.ts";
+import { collectRoutingIds } from "../../../edge/protocols/messages/request/routing-ids.ts";
+import type { InputMessage } from "../../../edge/protocols/messages/request/types.ts";
 import {
   cleanHint,
   hintDecision,
@@ -9,7 +9,7 @@ import {
   pickWorker,
   requestHint,
   verifyRoutingIds,
-} from "../../../edge/routing.ts";
+} from "../../../edge/session/routing.ts";
 import { mintId, newSessionId } from "../../../shared/ids.ts";
 
 const SECRET = "test-secret-0123456789";

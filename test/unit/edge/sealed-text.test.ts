@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { openText, sealText } from "../../../edge/sealed-text.ts";
+import { openText, sealText } from "../../../edge/core/sealed-text.ts";
 import { fetchResultText, searchResultText, serverToolErrorText } from "../../../shared/server-tool-text.ts";
 
 const SECRET = "s".repeat(32);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../../edge/config.ts";
-import { ConfigError } from "../../../edge/config-values.ts";
-import { workerUrlAllowed } from "../../../edge/pool/registration.ts";
+import { parseConfig } from "../../../edge/config/config.ts";
+import { workerUrlAllowed } from "../../../edge/config/registration.ts";
+import { ConfigError } from "../../../edge/core/config-values.ts";
 import { DEV_DIGESTS, DEV_ID_SECRET, DEV_WORKER_TOKEN } from "../../../shared/dev-secrets.ts";
 
 const deployed = {

@@ -4,11 +4,11 @@
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ownBlobsFor, resolveOwnBlocks } from "../../../edge/anthropic/foreign-history.ts";
-import { toConversation } from "../../../edge/anthropic/normalize.ts";
-import { AnthropicTurn } from "../../../edge/anthropic/turn.ts";
-import { validateMessagesRequest } from "../../../edge/anthropic/validate.ts";
-import { ValidationError } from "../../../edge/check.ts";
+import { ValidationError } from "../../../edge/core/check.ts";
+import { ownBlobsFor, resolveOwnBlocks } from "../../../edge/protocols/messages/request/foreign-history.ts";
+import { toConversation } from "../../../edge/protocols/messages/request/normalize.ts";
+import { validateMessagesRequest } from "../../../edge/protocols/messages/request/validate.ts";
+import { AnthropicTurn } from "../../../edge/protocols/messages/response/turn.ts";
 import { openHit, sealHit } from "../../../edge/server-tools/sealed-hit.ts";
 import {
   CacheDecision,

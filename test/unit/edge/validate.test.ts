@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { validateMessagesRequest } from "../../../edge/anthropic/validate.ts";
-import { ValidationError } from "../../../edge/check.ts";
+import { ValidationError } from "../../../edge/core/check.ts";
+import { validateMessagesRequest } from "../../../edge/protocols/messages/request/validate.ts";
 
 const base = { model: "frontier-test", max_tokens: 64, messages: [{ role: "user", content: "hi" }] };
 

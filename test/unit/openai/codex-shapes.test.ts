@@ -5,12 +5,16 @@
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { openReasoning, sealReasoning, unsealReasoningItems } from "../../../edge/openai/encrypted-reasoning.ts";
-import { toConversation } from "../../../edge/openai/normalize.ts";
-import { outputAsInput } from "../../../edge/openai/response-object.ts";
-import { ResponsesTurn } from "../../../edge/openai/stream.ts";
-import type { OutputItem } from "../../../edge/openai/types.ts";
-import { validateResponsesRequest } from "../../../edge/openai/validate.ts";
+import {
+  openReasoning,
+  sealReasoning,
+  unsealReasoningItems,
+} from "../../../edge/protocols/responses/request/encrypted-reasoning.ts";
+import { toConversation } from "../../../edge/protocols/responses/request/normalize.ts";
+import type { OutputItem } from "../../../edge/protocols/responses/request/types.ts";
+import { validateResponsesRequest } from "../../../edge/protocols/responses/request/validate.ts";
+import { outputAsInput } from "../../../edge/protocols/responses/response/response-object.ts";
+import { ResponsesTurn } from "../../../edge/protocols/responses/response/stream.ts";
 import { GenerateEventSchema, StopReason } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { newSessionId } from "../../../shared/ids.ts";
 import { APPLY_PATCH_LARK } from "../chat/codex-apply-patch.ts";

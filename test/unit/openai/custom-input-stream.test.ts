@@ -4,8 +4,8 @@
  * the final input, and nothing is emitted for arguments that are not the wrapper.
  */
 import { describe, expect, it } from "vitest";
-import { CustomInputStream } from "../../../edge/openai/custom-input-stream.ts";
-import { customInput } from "../../../edge/openai/tools.ts";
+import { customInput } from "../../../edge/protocols/responses/request/tools.ts";
+import { CustomInputStream } from "../../../edge/protocols/responses/response/custom-input-stream.ts";
 
 const PATCH = '*** Begin Patch\n*** Add File: a "q".txt\n+tab\there \\ é \u2028 ✓\n*** End Patch\n';
 

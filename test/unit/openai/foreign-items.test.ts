@@ -1,10 +1,10 @@
 /** Responses items Frontier did not make: web_search_call and foreign encrypted reasoning, as readable context. */
 import { describe, expect, it } from "vitest";
-import { ValidationError } from "../../../edge/check.ts";
-import { sealReasoning, unsealReasoningItems } from "../../../edge/openai/encrypted-reasoning.ts";
-import { toConversation } from "../../../edge/openai/normalize.ts";
-import { collectResponsesRoutingIds } from "../../../edge/openai/routing-ids.ts";
-import { validateResponsesRequest } from "../../../edge/openai/validate.ts";
+import { ValidationError } from "../../../edge/core/check.ts";
+import { sealReasoning, unsealReasoningItems } from "../../../edge/protocols/responses/request/encrypted-reasoning.ts";
+import { toConversation } from "../../../edge/protocols/responses/request/normalize.ts";
+import { collectResponsesRoutingIds } from "../../../edge/protocols/responses/request/routing-ids.ts";
+import { validateResponsesRequest } from "../../../edge/protocols/responses/request/validate.ts";
 import { CHAT_FAMILIES } from "../../../gpu-worker/chat/family-names.ts";
 import { createChatFormat } from "../../../gpu-worker/chat/select-format.ts";
 import { Role } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";

@@ -1,9 +1,9 @@
 /** Responses input → proto conversation, routing IDs, and request validation. */
 import { describe, expect, it } from "vitest";
-import { ValidationError } from "../../../edge/check.ts";
-import { toConversation } from "../../../edge/openai/normalize.ts";
-import { collectResponsesRoutingIds } from "../../../edge/openai/routing-ids.ts";
-import { validateResponsesRequest } from "../../../edge/openai/validate.ts";
+import { ValidationError } from "../../../edge/core/check.ts";
+import { toConversation } from "../../../edge/protocols/responses/request/normalize.ts";
+import { collectResponsesRoutingIds } from "../../../edge/protocols/responses/request/routing-ids.ts";
+import { validateResponsesRequest } from "../../../edge/protocols/responses/request/validate.ts";
 import { Role, ThinkingMode, ToolChoiceMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
 const tools = [{ type: "function", name: "lookup", parameters: { type: "object" } }];

@@ -6,9 +6,9 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { accumulateResponse } from "openai/lib/responses/ResponseAccumulator";
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../../edge/errors.ts";
-import { ResponsesTurn } from "../../../edge/openai/stream.ts";
-import { validateResponsesRequest } from "../../../edge/openai/validate.ts";
+import { ApiError } from "../../../edge/core/errors.ts";
+import { validateResponsesRequest } from "../../../edge/protocols/responses/request/validate.ts";
+import { ResponsesTurn } from "../../../edge/protocols/responses/response/stream.ts";
 import {
   CacheDecision,
   GenerateEventSchema,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../../../edge/config.ts";
-import { ConfigError } from "../../../edge/config-values.ts";
+import { parseConfig } from "../../../edge/config/config.ts";
+import { ConfigError } from "../../../edge/core/config-values.ts";
 
 const base = {
   FRONTIER_DEV: "1",

@@ -1,0 +1,34 @@
+/** GET /healthz (no auth): asks every pool member not known to be down for Health. 200 when at least one is ready. */
+
+import { jsonResponse } from "../http/body.ts";
+import type { RequestContext } from "../http/context.ts";
+import { poolView } from "../pool/pool-client.ts";
+import { workerClient } from "../worker/worker-client.ts";
+import { rpcErrorToApiError } from "../worker/worker-errors.ts";
+
+const HEALTH_TIMEOUT_MS = 2000;
+
+export async function handleHealth(rc: RequestContext): Promise<Response> {
+  const members = (await poolView(rc.env, rc.config)).filter((w) => w.state !== "down").map((w) => w.url);
+  const workers = await Promise.all(
+    members.map(async (url, index) => {
+      try {
+        const health = await workerClient(url, rc.config.workerToken).health({}, { timeoutMs: HEALTH_TIMEOUT_MS });
+        return {
+          index,
+          ready: health.ready,
+          worker_id: health.workerId,
+          model: health.modelName,
+          context_size: health.contextSize,
+          engine: health.engineBuild,
+        };
+      } catch (error) {
+        return { index, ready: false, error: rpcErrorToApiError(error).message };
+      }
+    }),
+  );
+  const ready = workers.filter((w) => w.ready).length;
+  // No worker up (none listed, or none ready) is "unavailable", never "ok" with a 503.
+  const status = ready === 0 ? "unavailable" : ready === workers.length ? "ok" : "degraded";
+  return jsonResponse({ status, workers }, { status: ready > 0 ? 200 : 503 });
+}

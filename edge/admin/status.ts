@@ -1,0 +1,29 @@
+/**
+ * GET /admin/status       the status page (HTML; admin token as Bearer or as the Basic password)
+ * GET /admin/status.json  its data
+ */
+
+import { jsonResponse } from "../http/body.ts";
+import type { RequestContext } from "../http/context.ts";
+import { requireAdmin } from "./bearer.ts";
+import { statusData } from "./status-data.ts";
+import { STATUS_PAGE_HTML } from "./status-page.ts";
+
+const PAGE_HEADERS = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  "content-security-policy":
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
+export async function handleStatusPage(request: Request, rc: RequestContext): Promise<Response> {
+  await requireAdmin(request, rc);
+  return new Response(STATUS_PAGE_HTML, { headers: PAGE_HEADERS });
+}
+
+export async function handleStatusData(request: Request, rc: RequestContext): Promise<Response> {
+  await requireAdmin(request, rc);
+  return jsonResponse(await statusData(rc), { headers: { "cache-control": "no-store" } });
+}

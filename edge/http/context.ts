@@ -1,0 +1,21 @@
+/** What every route handler receives besides the request. */
+import type { EdgeConfig } from "../config/config.ts";
+import type { ResponseSent } from "../core/response-sent.ts";
+import type { EdgeTiming } from "../core/timing.ts";
+import type { Env } from "../env.ts";
+
+export interface RequestContext {
+  env: Env;
+  config: EdgeConfig;
+  requestId: string;
+  waitUntil: (promise: Promise<unknown>) => void;
+  /** The request's steps so far (a turn's `server-timing` header). */
+  timing: EdgeTiming;
+  /** When the client has the whole response; `after` queues the bookkeeping that waits for it. */
+  sent: ResponseSent;
+  /**
+   * On a tenant-limited route: settles once the tenant's limiter answered (rejects with its 429).
+   * Asked alongside parsing and session lookup; a handler waits for it before it calls a worker.
+   */
+  admitted?: Promise<void>;
+}

@@ -1,0 +1,39 @@
+/** POST /v1/messages/count_tokens: the worker renders and tokenizes the conversation. */
+import { create } from "@bufbuild/protobuf";
+import { CountTokensRequestSchema } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { LIMITS } from "../../../shared/limits.ts";
+import { ApiError } from "../../core/errors.ts";
+import { jsonResponse, readJsonBody } from "../../http/body.ts";
+import type { RequestContext } from "../../http/context.ts";
+import { poolView, routableUrls } from "../../pool/pool-client.ts";
+import { pickWorker } from "../../session/routing.ts";
+import { authenticate } from "../../tenancy/auth.ts";
+import { workerClient } from "../../worker/worker-client.ts";
+import { rpcErrorToApiError } from "../../worker/worker-errors.ts";
+import { ownBlobsFor, resolveOwnBlocks } from "./request/foreign-history.ts";
+import { toConversation } from "./request/normalize.ts";
+import { validateMessagesRequest } from "./request/validate.ts";
+
+const COUNT_TIMEOUT_MS = 30_000;
+
+export async function handleCountTokens(request: Request, rc: RequestContext): Promise<Response> {
+  const tenant = await authenticate(request.headers, rc.config.apiKeys);
+  const parsed = validateMessagesRequest(await readJsonBody(request, LIMITS.maxBodyBytes), { requireMaxTokens: false });
+  const own = ownBlobsFor(rc.config.idSecret, tenant);
+  const body = { ...parsed, messages: await resolveOwnBlocks(parsed.messages, own) };
+  const message = create(CountTokensRequestSchema, {
+    requestId: rc.requestId,
+    tenantId: tenant,
+    conversation: toConversation(body),
+  });
+  await rc.admitted;
+  const urls = routableUrls(await poolView(rc.env, rc.config), rc.config);
+  if (urls.length === 0) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
+  const client = workerClient(pickWorker(tenant, urls), rc.config.workerToken);
+  try {
+    const counted = await client.countTokens(message, { signal: request.signal, timeoutMs: COUNT_TIMEOUT_MS });
+    return jsonResponse({ input_tokens: counted.inputTokens });
+  } catch (error) {
+    throw rpcErrorToApiError(error);
+  }
+}

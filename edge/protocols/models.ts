@@ -1,0 +1,40 @@
+/** GET /v1/models and GET /v1/models/:id, from the configured MODEL_IDS. */
+
+import { ApiError } from "../core/errors.ts";
+import { jsonResponse } from "../http/body.ts";
+import type { RequestContext } from "../http/context.ts";
+import { authenticate } from "../tenancy/auth.ts";
+
+/** A fixed timestamp: the models are whatever the workers serve, not dated releases. */
+const CREATED_AT = "2026-01-01T00:00:00Z";
+
+/** Anthropic's model shape plus OpenAI's fields (`object`, `created`, `owned_by`), so both SDKs read it. */
+function model(id: string) {
+  return {
+    type: "model",
+    id,
+    display_name: id,
+    created_at: CREATED_AT,
+    object: "model",
+    created: Date.parse(CREATED_AT) / 1000,
+    owned_by: "frontier",
+  };
+}
+
+export async function handleListModels(request: Request, rc: RequestContext): Promise<Response> {
+  await authenticate(request.headers, rc.config.apiKeys);
+  const ids = rc.config.modelIds;
+  return jsonResponse({
+    object: "list",
+    data: ids.map(model),
+    has_more: false,
+    first_id: ids[0] ?? null,
+    last_id: ids.at(-1) ?? null,
+  });
+}
+
+export async function handleGetModel(request: Request, rc: RequestContext, id: string): Promise<Response> {
+  await authenticate(request.headers, rc.config.apiKeys);
+  if (!rc.config.modelIds.includes(id)) throw ApiError.notFound(`model: ${id}`);
+  return jsonResponse(model(id));
+}

@@ -1,0 +1,45 @@
+/** GET and DELETE /v1/responses/{id}: stored records, found through the session the ID names. */
+import { verifyId } from "../../../shared/ids.ts";
+import { ApiError } from "../../core/errors.ts";
+import { jsonResponse } from "../../http/body.ts";
+import type { RequestContext } from "../../http/context.ts";
+import { authenticate } from "../../tenancy/auth.ts";
+
+export async function handleGetResponse(request: Request, rc: RequestContext, id: string): Promise<Response> {
+  const { store, tenant } = await locate(request, rc, id);
+  const response = store ? await store.get(tenant, id) : null;
+  if (!response) throw notFound(id);
+  return jsonResponse(response, { headers: { "x-request-id": rc.requestId } });
+}
+
+export async function handleDeleteResponse(request: Request, rc: RequestContext, id: string): Promise<Response> {
+  const { store, tenant } = await locate(request, rc, id);
+  if (!store || !(await store.delete(tenant, id))) throw notFound(id);
+  return jsonResponse({ id, object: "response", deleted: true }, { headers: { "x-request-id": rc.requestId } });
+}
+
+async function locate(request: Request, rc: RequestContext, id: string) {
+  const tenant = await authenticate(request.headers, rc.config.apiKeys);
+  const decoded = await verifyId(rc.config.idSecret, id, tenant);
+  const store = decoded?.kind === "resp" ? rc.env.RESPONSES.getByName(decoded.session) : undefined;
+  return { store, tenant };
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError("not_found_error", `Response with id '${id}' not found.`, { param: "response_id" });
+}
+
+/**
+ * POST /v1/responses/compact: not served. Codex calls it only for OpenAI's own providers (any other
+ * `model_provider` compacts locally, through an ordinary /v1/responses turn, which Frontier
+ * serves); a client that does call it gets a clear, non-retryable 404 in OpenAI's shape instead of
+ * the path being read as a response id.
+ */
+export async function handleCompact(request: Request, rc: RequestContext): Promise<Response> {
+  await authenticate(request.headers, rc.config.apiKeys);
+  throw new ApiError(
+    "not_found_error",
+    "Remote compaction (POST /v1/responses/compact) is not supported by this server; compact locally (Codex does with any model_provider other than OpenAI's).",
+    { code: "unsupported_endpoint" },
+  );
+}

@@ -1,0 +1,239 @@
+/** Resolve a request to a SessionDO and its sticky worker (the pure ranking lives in routing.ts). */
+import type { PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { newSessionId } from "../../shared/ids.ts";
+import type { EdgeConfig } from "../config/config.ts";
+import type { RegionConfig } from "../config/pool-config.ts";
+import { ApiError } from "../core/errors.ts";
+import type { Env } from "../env.ts";
+import type { PlacementReason } from "../pool/placement.ts";
+import {
+  countPlacement,
+  forcedPlacement,
+  placeNewSession,
+  poolView,
+  type RegionPlacement,
+  routableUrls,
+  unroutableUrls,
+} from "../pool/pool-client.ts";
+import { decisionWord, missWord } from "../worker/cache-decision.ts";
+import {
+  cleanHint,
+  hintSessionId,
+  type IdCandidate,
+  idCandidates,
+  type RouteSource,
+  type RoutingIds,
+  verifyRoutingIds,
+} from "./routing.ts";
+import type { OpenArgs } from "./session-do.ts";
+
+export interface ResolvedSession {
+  sessionId: string;
+  workerUrl: string;
+  epoch: number;
+  source: RouteSource;
+  /** For a session placed by this request: why its worker was chosen. */
+  placement?: PlacementReason;
+  /** The lease id this request holds, when not its request id (after a failover). */
+  leaseId?: string;
+  /**
+   * A session this request creates (a fresh random id: nothing else can name it yet). Its SessionDO
+   * is written alongside the turn (`beginCreation`), not before the worker is called.
+   */
+  create?: NewSession;
+  /** That creation, once begun: true when it was written (never rejects); every later SessionDO call waits for it. */
+  creating?: Promise<boolean>;
+}
+
+export interface NewSession {
+  args: OpenArgs;
+  region?: RegionConfig | undefined;
+  /** A placement the edge made from its view (forcedPlacement): the pool counts it alongside. */
+  counted?: RegionPlacement;
+}
+
+export interface RouteRequest {
+  tenant: string;
+  requestId: string;
+  /** The IDs the request carries (see collectRoutingIds and its Responses counterpart). */
+  ids: RoutingIds;
+  /** A session the request names outright (a verified `previous_response_id`); tried first. */
+  pinned?: IdCandidate;
+  /** A client's conversation key (`x-claude-code-session-id`, `prompt_cache_key`). */
+  hint: string | null;
+  /** Fingerprint of the request's system + tools (shared/prefix-fingerprint.ts): placement prefers its holder. */
+  prefix?: string;
+  /**
+   * The tenant limiter's answer (RequestContext.admitted). Opening the sessions the request's signed
+   * IDs name runs alongside it; anything that could create a session or count a placement waits.
+   */
+  admitted?: Promise<void> | undefined;
+}
+
+export async function resolveSession(env: Env, config: EdgeConfig, request: RouteRequest): Promise<ResolvedSession> {
+  const { ids } = request;
+  let [verified, pool] = await Promise.all([
+    verifyRoutingIds(config.idSecret, request.tenant, ids),
+    poolView(env, config),
+  ]);
+  if (routableUrls(pool, config).length === 0) pool = await poolView(env, config, true);
+  const workerUrls = routableUrls(pool, config);
+  if (workerUrls.length === 0) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
+  const base = { tenant: request.tenant, requestId: request.requestId, workerUrls, unroutable: unroutableUrls(pool) };
+  const home = config.regions[0];
+  const candidates = idCandidates(verified);
+  if (request.pinned) candidates.unshift(request.pinned);
+  const prefix = request.prefix;
+  // A request whose system + tools differ from the session its replay or hint names is another
+  // conversation reusing it (a title request, a memory subagent): it branches to its own session on
+  // the same worker (stable per main session and prefix), never replacing the main one's live KV.
+  let branchOf: { sessionId: string; workerUrl: string } | undefined;
+  let preferredWorker: string | undefined;
+  for (const candidate of candidates) {
+    const branchOnPrefix = candidate.source === "replay";
+    const opened = await open(env, {
+      ...base,
+      sessionId: candidate.sessionId,
+      mode: "existing",
+      prefix,
+      branchOnPrefix,
+    });
+    if (opened.status === "ok") return { ...opened, source: candidate.source };
+    if (opened.status === "branch") {
+      branchOf ??= { sessionId: candidate.sessionId, workerUrl: opened.workerUrl };
+    }
+  }
+  const hint = cleanHint(request.hint);
+  if (hint !== undefined && branchOf === undefined) {
+    const sessionId = await hintSessionId(request.tenant, hint);
+    const hinted = { ...base, sessionId, mode: "hint" as const, firstTurn: ids.firstTurn, prefix };
+    // An existing hinted session is opened alongside the limiter, like one a signed ID names (its
+    // lease is released if the request is refused); only creating it waits for the limiter.
+    let opened = await open(env, { ...hinted, noCreate: true }, home);
+    if (opened.status === "not_found") {
+      await request.admitted;
+      opened = await open(env, hinted, home);
+    }
+    if (opened.status === "ok") return { ...opened, source: "hint" };
+    if (opened.status === "branch") {
+      if (opened.reason === "prefix") branchOf = { sessionId, workerUrl: opened.workerUrl };
+      else if (workerUrls.includes(opened.workerUrl)) preferredWorker = opened.workerUrl;
+    }
+  }
+  await request.admitted;
+  if (branchOf !== undefined && prefix !== undefined) {
+    const sideId = await hintSessionId(request.tenant, `${branchOf.sessionId}\u0000${prefix}`);
+    const preferred = workerUrls.includes(branchOf.workerUrl) ? branchOf.workerUrl : undefined;
+    const side = { ...base, sessionId: sideId, mode: "hint" as const, firstTurn: ids.firstTurn, prefix };
+    const opened = await open(env, { ...side, preferredWorker: preferred }, home);
+    if (opened.status === "ok") return { ...opened, source: "branch" };
+    preferredWorker = preferred;
+  }
+  const sessionId = newSessionId();
+  if (preferredWorker !== undefined) {
+    const args = { ...base, sessionId, mode: "claim" as const, preferredWorker, prefix };
+    return newSession(args, preferredWorker, "branch", { args, region: home });
+  }
+  const forced = forcedPlacement(pool, config, prefix);
+  const placed = forced ?? (await placeNewSession(env, config, { prefix }));
+  if (!placed) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
+  const url = placed.worker.url;
+  const args = { ...base, workerUrls: [url], sessionId, mode: "claim" as const, prefix, preferredWorker: url };
+  const session = newSession(args, url, "new", { args, region: placed.region, ...(forced && { counted: forced }) });
+  return { ...session, placement: placed.reason };
+}
+
+/** A session this request creates, on `workerUrl` at epoch 1 (what `open` in claim mode answers for a fresh id). */
+function newSession(args: OpenArgs, workerUrl: string, source: RouteSource, create: NewSession): ResolvedSession {
+  return { sessionId: args.sessionId, workerUrl, epoch: 1, source, create };
+}
+
+/**
+ * Start writing a new session's SessionDO (and counting an edge-made placement) alongside its first
+ * turn. A failure is logged: recordTurn then creates the session itself.
+ */
+export function beginCreation(env: Env, config: EdgeConfig, session: ResolvedSession): ResolvedSession {
+  const create = session.create;
+  if (!create || session.creating) return session;
+  const created = open(env, create.args, create.region).then((opened) => {
+    if (opened.status !== "ok" || opened.workerUrl !== session.workerUrl || opened.epoch !== 1) {
+      throw new Error(`unexpected open result ${opened.status}`);
+    }
+  });
+  const counted = create.counted ? countPlacement(env, config, create.counted, create.args.prefix) : undefined;
+  const creating = Promise.allSettled([created, counted]).then(([c, p]) => {
+    const short = session.sessionId.slice(0, 8);
+    if (c.status === "rejected") console.error("session create failed", { session: short, error: String(c.reason) });
+    if (p.status === "rejected") console.error("placement count failed", { session: short, error: String(p.reason) });
+    return c.status === "fulfilled";
+  });
+  return { ...session, creating };
+}
+
+/** A new SessionDO is created near its pool (the location hint only matters at creation). */
+function open(env: Env, args: OpenArgs, region?: RegionConfig) {
+  const options = region?.locationHint ? { locationHint: region.locationHint } : {};
+  return env.SESSIONS.getByName(args.sessionId, options).open(args);
+}
+
+/** Record a finished turn (releases the lease). Failures are logged, never surfaced to the client. */
+export async function recordTurn(
+  env: Env,
+  session: ResolvedSession,
+  turn: { tenant: string; requestId: string; messageId: string; toolUseIds: string[] },
+): Promise<void> {
+  await session.creating;
+  const create = session.create && {
+    sessionId: session.sessionId,
+    workerUrl: session.workerUrl,
+    prefix: session.create.args.prefix,
+  };
+  try {
+    await env.SESSIONS.getByName(session.sessionId).recordTurn({
+      ...turn,
+      requestId: session.leaseId ?? turn.requestId,
+      epoch: session.epoch,
+      ...(create && { create }),
+    });
+  } catch (error) {
+    console.error("session record failed", { session: session.sessionId.slice(0, 8), error: String(error) });
+  }
+}
+
+export async function releaseSession(
+  env: Env,
+  session: ResolvedSession,
+  tenant: string,
+  requestId: string,
+): Promise<void> {
+  // A new session whose creation never began has no SessionDO to release (and must not get one).
+  if (session.create && !session.creating) return;
+  await session.creating;
+  try {
+    await env.SESSIONS.getByName(session.sessionId).release({ tenant, requestId: session.leaseId ?? requestId });
+  } catch (error) {
+    console.error("session release failed", { session: session.sessionId.slice(0, 8), error: String(error) });
+  }
+}
+
+/** The `x-frontier-route` header: how the request found its session and worker. */
+export function routeHeader(session: ResolvedSession): string {
+  const route = [session.source, `epoch=${session.epoch}`];
+  if (session.placement) route.push(`placement=${session.placement}`);
+  if (session.leaseId) route.push("failover");
+  return route.join("; ");
+}
+
+/** The fields every turn's log line shares, whichever the protocol. */
+export function turnLogFields(session: ResolvedSession, requestId: string, prompt: PromptProcessed | undefined) {
+  return {
+    request: requestId,
+    session: session.sessionId.slice(0, 8),
+    route: session.source,
+    epoch: session.epoch,
+    decision: prompt ? decisionWord(prompt.decision) : undefined,
+    miss: prompt?.missReason ? missWord(prompt.missReason) : undefined,
+    cached: prompt?.cachedTokens,
+    prompt: prompt?.promptTokens,
+  };
+}

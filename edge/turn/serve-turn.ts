@@ -1,0 +1,150 @@
+/**
+ * One turn on the session's worker, whatever the protocol: call Generate, render the events through
+ * the protocol's TurnRenderer (JSON or SSE), log one line, and tell the SessionDO how the turn ended
+ * (record the frontier when it stopped, else release the lease). Failover before the first byte is
+ * transparent (pool/serve-with-failover.ts).
+ */
+import type { GenerateRequest, PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { log } from "../core/log.ts";
+import type { RequestContext } from "../http/context.ts";
+import type { RecentTurn } from "../metrics/edge-metrics-do.ts";
+import { recordFailover, recordTurn as recordTurnMetrics } from "../metrics/record.ts";
+import { NOT_OFFERED_HEADER, notOfferedTools } from "../server-tools/not-offered.ts";
+import {
+  beginCreation,
+  type ResolvedSession,
+  recordTurn,
+  releaseSession,
+  routeHeader,
+  turnLogFields,
+} from "../session/session-route.ts";
+import { keyIdOf } from "../tenancy/auth.ts";
+import { recordUsage, turnUsage } from "../tenancy/record-usage.ts";
+import { decisionWord, missWord } from "../worker/cache-decision.ts";
+import { GenerateCall } from "../worker/generate-call.ts";
+import type { FailoverReason } from "../worker/worker-errors.ts";
+import { serveWithFailover } from "./serve-with-failover.ts";
+import { respondJson, respondStream, type TurnOptions, type TurnRenderer } from "./turn-driver.ts";
+
+export interface ServeTurnOptions<R extends TurnRenderer> {
+  /** The log line's name: `${protocol} turn`. */
+  protocol: string;
+  tenant: string;
+  /** The request to send; its session fields are set per attempt. */
+  generate: GenerateRequest;
+  stream: boolean;
+  /** Fingerprint of system + tools (placement on failover). */
+  prefix: string | undefined;
+  /** A renderer for one attempt on `session`. */
+  renderer: (session: ResolvedSession) => R;
+  /** Headers besides `x-frontier-route` and `x-frontier-cache`. */
+  headers?: Record<string, string>;
+  /** When a turn stopped, what must land before the client's final event (e.g. store the Responses record). */
+  beforeFinal?: (session: ResolvedSession, renderer: R) => Promise<void>;
+}
+
+export async function serveTurn<R extends TurnRenderer>(
+  request: Request,
+  rc: RequestContext,
+  routed: ResolvedSession,
+  options: ServeTurnOptions<R>,
+): Promise<Response> {
+  const { env, config, requestId } = rc;
+  const { tenant, generate } = options;
+  rc.timing.mark("route");
+  try {
+    await rc.admitted; // the tenant's limiter, asked while the session was resolved
+  } catch (error) {
+    await releaseSession(env, routed, tenant, requestId);
+    throw error;
+  }
+  rc.timing.mark("admit");
+  // A new session's SessionDO is written while the worker runs the turn (recordTurn waits for it).
+  const resolved = beginCreation(env, config, routed);
+  const attempt = (session: ResolvedSession): Promise<Response> => {
+    generate.sessionId = session.sessionId;
+    generate.epoch = BigInt(session.epoch);
+    const worker = { baseUrl: session.workerUrl, token: config.workerToken };
+    const call = new GenerateCall(worker, generate, request.signal);
+    const started = Date.now();
+    const turn: TurnOptions<R> = {
+      requestId,
+      keepAliveMs: config.keepAliveMs,
+      headerWaitMs: config.headerWaitMs,
+      headers: { ...options.headers, "x-frontier-route": routeHeader(session) },
+      timing: rc.timing,
+      sent: rc.sent,
+      waitUntil: rc.waitUntil,
+      onDone: async (renderer) => {
+        const prompt = renderer.prompt;
+        log(`${options.protocol} turn`, {
+          ...turnLogFields(session, requestId, prompt),
+          stream: options.stream,
+          ...notOfferedLogField(options.headers?.[NOT_OFFERED_HEADER], prompt),
+          ...renderer.logFields(),
+          ms: Date.now() - started,
+        });
+        if (prompt) {
+          const summary = turnSummary(options.protocol, session, resolved, prompt);
+          const seconds = (Date.now() - started) / 1000;
+          rc.sent.after(() => recordTurnMetrics(env, summary, seconds));
+        }
+        if (!renderer.stopped || !prompt) {
+          await releaseSession(env, session, tenant, requestId);
+          return;
+        }
+        const stop = call.stop;
+        rc.sent.after(() =>
+          keyIdOf(request.headers).then((keyId) => recordUsage(env, tenant, turnUsage(requestId, keyId, prompt, stop))),
+        );
+        // The session's frontier is recorded after the client has the response, not before its final
+        // event: a next request that names the session by a signed ID does not need the record, and
+        // a hinted one that finds the lease still held waits for it (SessionDO HINT_LEASE_WAIT_MS).
+        // What must exist before the final event: the session itself (a new one's creation, or the
+        // record that creates it when that failed) and (Responses) the stored record a next request names.
+        const record = () =>
+          recordTurn(env, session, {
+            tenant,
+            requestId,
+            messageId: prompt.messageId,
+            toolUseIds: [...renderer.toolCallIds],
+          });
+        const exists = async () => {
+          if (session.creating && !(await session.creating)) await record();
+          else rc.sent.after(record);
+        };
+        await Promise.all([exists(), options.beforeFinal?.(session, renderer)]);
+      },
+    };
+    const renderer = options.renderer(session);
+    return options.stream ? respondStream(call, renderer, turn) : respondJson(call, renderer, turn);
+  };
+  const onFailover = (reason: FailoverReason) => rc.waitUntil(recordFailover(env, reason));
+  return serveWithFailover(env, config, resolved, { tenant, requestId, prefix: options.prefix, onFailover }, attempt);
+}
+
+/** The turn log line names every declared tool the model was not offered. */
+function notOfferedLogField(edgeList: string | undefined, prompt: PromptProcessed | undefined) {
+  const tools = notOfferedTools(edgeList, prompt);
+  return tools.length > 0 ? { not_offered: tools.join(",") } : {};
+}
+
+/** A finished turn for the edge metrics and the status page's latest turns. */
+function turnSummary(
+  protocol: string,
+  session: ResolvedSession,
+  resolved: ResolvedSession,
+  prompt: PromptProcessed,
+): RecentTurn {
+  return {
+    at: Date.now(),
+    protocol,
+    session: session.sessionId.slice(0, 8),
+    decision: decisionWord(prompt.decision),
+    miss: missWord(prompt.missReason),
+    cached: prompt.cachedTokens,
+    prompt: prompt.promptTokens,
+    placement: resolved.placement ?? "none",
+    failover: session.leaseId !== undefined,
+  };
+}

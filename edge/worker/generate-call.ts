@@ -1,0 +1,91 @@
+/**
+ * One server-streaming Generate call (read by grpc-web-stream.ts). Cancellation flows down: the
+ * client's disconnect (or an explicit cancel) aborts the gRPC-Web fetch, which the worker sees as a
+ * cancelled call.
+ */
+import {
+  type GenerateEvent,
+  type GenerateRequest,
+  type Stop,
+  WorkerService,
+} from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { GrpcWebStream } from "./grpc-web-stream.ts";
+import { rpcErrorToApiError } from "./worker-errors.ts";
+
+/** The worker a call goes to: its gRPC-Web base URL and the shared worker token. */
+export interface WorkerTarget {
+  baseUrl: string;
+  token: string;
+}
+
+export class GenerateCall {
+  readonly #abort = new AbortController();
+  readonly #stream: Promise<GrpcWebStream<typeof WorkerService.method.generate.output>>;
+  #pending: Promise<GenerateEvent | undefined> | undefined;
+  #stop: Stop | undefined;
+
+  constructor(worker: WorkerTarget, request: GenerateRequest, clientSignal?: AbortSignal) {
+    if (clientSignal?.aborted) this.#abort.abort();
+    clientSignal?.addEventListener("abort", () => this.cancel(), { once: true });
+    this.#stream = GrpcWebStream.open(WorkerService.method.generate, request, {
+      ...worker,
+      signal: this.#abort.signal,
+    });
+    this.#stream.catch(() => undefined); // read (and rethrown) by next()
+  }
+
+  /** The worker's stop event (with the turn's usage), once it arrived. */
+  get stop(): Stop | undefined {
+    return this.#stop;
+  }
+
+  get cancelled(): boolean {
+    return this.#abort.signal.aborted;
+  }
+
+  cancel(): void {
+    if (this.#abort.signal.aborted) return;
+    this.#abort.abort();
+    this.#stream.then(
+      (stream) => stream.cancel(),
+      () => undefined,
+    );
+  }
+
+  /** The next event, or undefined at the end of the stream. RPC failures become ApiErrors. */
+  async next(): Promise<GenerateEvent | undefined> {
+    const pending = this.#pending ?? this.#read();
+    this.#pending = undefined;
+    try {
+      const event = await pending;
+      if (event?.event.case === "stop") this.#stop = event.event.value;
+      return event;
+    } catch (error) {
+      throw rpcErrorToApiError(error);
+    }
+  }
+
+  /** Like next(), but gives up after `ms` with "timeout"; the read stays pending for the next call. */
+  async nextWithin(ms: number): Promise<GenerateEvent | undefined | "timeout"> {
+    const pending = this.#pending ?? this.#read();
+    this.#pending = pending;
+    pending.catch(() => undefined);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), Math.max(0, ms));
+    });
+    try {
+      const winner = await Promise.race([pending.then(() => "ready" as const), timeout]);
+      if (winner === "timeout") return "timeout";
+    } catch {
+      // the read failed: next() rethrows it as an ApiError
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
+    return this.next();
+  }
+
+  async #read(): Promise<GenerateEvent | undefined> {
+    return (await this.#stream).next();
+  }
+}

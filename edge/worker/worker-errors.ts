@@ -1,0 +1,91 @@
+/** Worker failures (error events and RPC errors) → Anthropic API errors, decided by code only. */
+import { Code, ConnectError } from "@connectrpc/connect";
+import { type WorkerError, WorkerErrorCode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { checkNever } from "../../shared/check-never.ts";
+import { ApiError } from "../core/errors.ts";
+import { TRANSPORT_LOST } from "./worker-client.ts";
+
+/** Structured codes on the ApiErrors that mean "this worker cannot serve the session: move it". */
+export const FAILOVER_CODES = { unreachable: "worker_unavailable", draining: "worker_draining" } as const;
+
+export type FailoverReason = keyof typeof FAILOVER_CODES;
+
+/** The structured code of "the worker died while running this request" (never failed over). */
+export const WORKER_LOST_CODE = "worker_lost";
+
+/** True when the worker's connection dropped mid-request: mark it down, answer the client, never retry. */
+export function isWorkerLost(error: unknown): boolean {
+  return error instanceof ApiError && error.options.code === WORKER_LOST_CODE;
+}
+
+/** Why the session should move, when the error says its worker cannot serve it; else undefined. */
+export function failoverReason(error: unknown): FailoverReason | undefined {
+  if (!(error instanceof ApiError)) return undefined;
+  if (error.options.code === FAILOVER_CODES.unreachable) return "unreachable";
+  if (error.options.code === FAILOVER_CODES.draining) return "draining";
+  return undefined;
+}
+
+export function workerErrorToApiError(error: WorkerError): ApiError {
+  const named = error.param === "" || error.message.startsWith(error.param);
+  const message = named ? error.message : `${error.param}: ${error.message}`;
+  switch (error.code) {
+    case WorkerErrorCode.UNKNOWN_TOOL_USE_ID:
+      return ApiError.invalid(
+        `${message}. This tool_use id has no live or saved state on the server; send the full conversation history, ` +
+          "including the assistant message that made this tool call, to continue.",
+      );
+    case WorkerErrorCode.INVALID_REQUEST:
+      return error.param === ""
+        ? ApiError.invalid(message)
+        : new ApiError("invalid_request_error", message, { param: error.param });
+    case WorkerErrorCode.CONTEXT_TOO_LONG:
+      return ApiError.invalid(message);
+    case WorkerErrorCode.OVERLOADED:
+      return ApiError.overloaded(message || "Overloaded");
+    case WorkerErrorCode.DRAINING:
+      return new ApiError("overloaded_error", "The GPU worker is draining; retry", {
+        retryAfter: 1,
+        code: FAILOVER_CODES.draining,
+      });
+    case WorkerErrorCode.STALE_EPOCH:
+      return ApiError.busy("This conversation moved to another GPU worker while the request was in flight; retry");
+    case WorkerErrorCode.SESSION_BUSY:
+      return ApiError.busy(message || "Another request on this conversation is still running; retry when it finishes");
+    case WorkerErrorCode.UNSPECIFIED:
+    case WorkerErrorCode.INTERNAL:
+      return ApiError.internal(message || "Internal error in the GPU worker");
+    default:
+      return checkNever(error.code, "worker error code");
+  }
+}
+
+/** An error thrown by a worker RPC (transport failure, non-OK gRPC status). */
+export function rpcErrorToApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const connect = ConnectError.from(error);
+  switch (connect.code) {
+    case Code.Unavailable:
+      if (connect.metadata.get(TRANSPORT_LOST.header) === TRANSPORT_LOST.value) {
+        return new ApiError(
+          "api_error",
+          "The GPU worker stopped while running this request; it was not retried, since the request itself may have caused it",
+          { code: WORKER_LOST_CODE, shouldRetry: false },
+        );
+      }
+      return new ApiError("overloaded_error", "The GPU worker is unavailable; retry shortly", {
+        retryAfter: 1,
+        code: FAILOVER_CODES.unreachable,
+      });
+    case Code.ResourceExhausted:
+    case Code.DeadlineExceeded:
+    case Code.Aborted:
+      return ApiError.overloaded("The GPU worker is unavailable or overloaded; retry shortly");
+    case Code.InvalidArgument:
+    case Code.FailedPrecondition:
+    case Code.OutOfRange:
+      return ApiError.invalid(connect.rawMessage);
+    default:
+      return ApiError.internal("The GPU worker failed to process the request");
+  }
+}
