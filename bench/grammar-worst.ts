@@ -6,8 +6,8 @@
  */
 
 import { parseArgs } from "node:util";
-import { ChatMlFormat } from "../gpu-worker/chat/chatml.ts";
-import { JSON_GRAMMAR_LIMITS, SchemaGrammarError } from "../gpu-worker/chat/json-schema-grammar.ts";
+import { ChatMlFormat } from "../gpu-worker/chat/families/chatml.ts";
+import { JSON_GRAMMAR_LIMITS, SchemaGrammarError } from "../gpu-worker/chat/grammar/json-schema-grammar.ts";
 import type { GrammarTool } from "../gpu-worker/chat/types.ts";
 import { createEngine } from "../native/engine.ts";
 import { ensureTestModel } from "../native/model/gguf-writer.ts";

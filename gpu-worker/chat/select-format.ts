@@ -3,14 +3,14 @@
  * from the GGUF's chat template and architecture. A template that matches no known family is a
  * startup error: serving a prompt the model was not trained on would be silent garbage.
  */
-import { ChatMlFormat } from "./chatml.ts";
-import { DeepSeekFormat } from "./deepseek.ts";
-import { DeepSeekV31Format } from "./deepseek-v31.ts";
+import { ChatMlFormat } from "./families/chatml.ts";
+import { DeepSeekFormat } from "./families/deepseek.ts";
+import { DeepSeekV31Format } from "./families/deepseek-v31.ts";
+import { GlmFormat } from "./families/glm.ts";
+import { HarmonyFormat, type HarmonyOptions } from "./families/harmony.ts";
+import { Qwen3Format } from "./families/qwen3.ts";
+import { Qwen3CoderFormat } from "./families/qwen3-coder.ts";
 import { CHAT_FAMILIES, type ChatFamily, type ChatFormatName } from "./family-names.ts";
-import { GlmFormat } from "./glm.ts";
-import { HarmonyFormat, type HarmonyOptions } from "./harmony.ts";
-import { Qwen3Format } from "./qwen3.ts";
-import { Qwen3CoderFormat } from "./qwen3-coder.ts";
 import type { ChatFormat } from "./types.ts";
 
 export interface ModelTemplateInfo {

@@ -7,7 +7,7 @@ import {
   MessageSchema,
   Role,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { segmentsFrom } from "../chat/prompt-builder.ts";
+import { segmentsFrom } from "../chat/engine/prompt-builder.ts";
 import type { ChatFormat, PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { WorkerFailure } from "../errors.ts";
 import { headerDigest, messageDigest, sameIdSet, toolResultIds, toolUseIds } from "./digest.ts";

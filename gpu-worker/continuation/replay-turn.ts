@@ -12,7 +12,7 @@
  * Nothing is dropped and no run is given to a guessed owner; what is lost is only cache exactness.
  */
 import type { ContentBlock, Conversation, Message } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { contextText } from "../chat/content.ts";
+import { contextText } from "../chat/engine/content.ts";
 import type { RawTurnAfterContext } from "../chat/types.ts";
 import { blocksDigest, isForeignBlock, sameIdSet, toolUseIds, visibleText } from "./digest.ts";
 import { type RememberedTurn, type TurnMemory, visibleTextKey } from "./turn-memory.ts";

@@ -6,7 +6,7 @@ import {
   Role,
   ToolChoiceMode,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { SchemaGrammarError } from "../chat/json-schema-grammar.ts";
+import { SchemaGrammarError } from "../chat/grammar/json-schema-grammar.ts";
 import { tryParseJson } from "../chat/json-text.ts";
 import type { ChatFormat, FixedToolCall } from "../chat/types.ts";
 import type { TestPolicyName } from "../config.ts";

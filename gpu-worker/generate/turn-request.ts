@@ -11,8 +11,8 @@ import {
   Role,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type IdKind, isIdKind } from "../../shared/ids.ts";
-import { bindControlTokens } from "../chat/grammar-control-tokens.ts";
-import { SchemaGrammarError } from "../chat/json-schema-grammar.ts";
+import { bindControlTokens } from "../chat/grammar/grammar-control-tokens.ts";
+import { SchemaGrammarError } from "../chat/grammar/json-schema-grammar.ts";
 import type { ChatFormat } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
 import { WorkerFailure } from "../errors.ts";

@@ -1,6 +1,6 @@
 import type { EngineSequence, Token } from "../../native/engine-types.ts";
 import { Role } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { segmentsFrom } from "../chat/prompt-builder.ts";
+import { segmentsFrom } from "../chat/engine/prompt-builder.ts";
 import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import type { CheckpointStorage } from "../checkpoints/checkpoint-storage.ts";
 import { type CheckpointPayload, type CheckpointReason, CorruptCheckpointError } from "../checkpoints/types.ts";

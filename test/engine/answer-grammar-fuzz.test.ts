@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { getLlama, type Llama } from "node-llama-cpp";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { CHAT_FAMILIES } from "../../gpu-worker/chat/family-names.ts";
-import { SchemaGrammarError } from "../../gpu-worker/chat/json-schema-grammar.ts";
+import { SchemaGrammarError } from "../../gpu-worker/chat/grammar/json-schema-grammar.ts";
 import { createChatFormat } from "../../gpu-worker/chat/select-format.ts";
 import { schema } from "../fuzz/arbitraries.ts";
 import { CUSTOM_SCHEMA } from "../unit/chat/codex-apply-patch.ts";

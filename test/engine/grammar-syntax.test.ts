@@ -6,7 +6,7 @@
 import { getLlama, type Llama, LlamaGrammarEvaluationState, type LlamaModel, type Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHAT_FAMILIES } from "../../gpu-worker/chat/family-names.ts";
-import { jsonSchemaToGbnf } from "../../gpu-worker/chat/json-schema-grammar.ts";
+import { jsonSchemaToGbnf } from "../../gpu-worker/chat/grammar/json-schema-grammar.ts";
 import { createChatFormat } from "../../gpu-worker/chat/select-format.ts";
 import type { ChatFormat, OutputEvent } from "../../gpu-worker/chat/types.ts";
 import { ensureTestModel } from "../../native/model/gguf-writer.ts";

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { decisionWord, missWord } from "../../edge/worker/cache-decision.ts";
-import { ChatMlFormat } from "../../gpu-worker/chat/chatml.ts";
+import { ChatMlFormat } from "../../gpu-worker/chat/families/chatml.ts";
 import type { ChatFormat } from "../../gpu-worker/chat/types.ts";
 import type { CheckpointStorage } from "../../gpu-worker/checkpoints/checkpoint-storage.ts";
 import { CheckpointStore } from "../../gpu-worker/checkpoints/checkpoint-store.ts";

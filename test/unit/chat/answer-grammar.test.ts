@@ -5,16 +5,16 @@
  */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
-import { DeepSeekFormat } from "../../../gpu-worker/chat/deepseek.ts";
-import { DeepSeekV31Format } from "../../../gpu-worker/chat/deepseek-v31.ts";
-import type { FamilyFormat } from "../../../gpu-worker/chat/family.ts";
-import { GlmFormat } from "../../../gpu-worker/chat/glm.ts";
-import { HarmonyFormat } from "../../../gpu-worker/chat/harmony.ts";
-import { SchemaGrammarError } from "../../../gpu-worker/chat/json-schema-grammar.ts";
-import { Qwen3Format } from "../../../gpu-worker/chat/qwen3.ts";
-import { Qwen3CoderFormat } from "../../../gpu-worker/chat/qwen3-coder.ts";
-import { toolCallsText } from "../../../gpu-worker/chat/tool-grammar.ts";
+import type { FamilyFormat } from "../../../gpu-worker/chat/engine/family.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
+import { DeepSeekFormat } from "../../../gpu-worker/chat/families/deepseek.ts";
+import { DeepSeekV31Format } from "../../../gpu-worker/chat/families/deepseek-v31.ts";
+import { GlmFormat } from "../../../gpu-worker/chat/families/glm.ts";
+import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony.ts";
+import { Qwen3Format } from "../../../gpu-worker/chat/families/qwen3.ts";
+import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen3-coder.ts";
+import { SchemaGrammarError } from "../../../gpu-worker/chat/grammar/json-schema-grammar.ts";
+import { toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
 import { grammarForTurn } from "../../../gpu-worker/generate/sampling-policy.ts";
 import {
   ConversationSchema,

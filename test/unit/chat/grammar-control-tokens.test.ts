@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { bindControlTokens } from "../../../gpu-worker/chat/grammar-control-tokens.ts";
-import { ControlTokenSplitter } from "../../../gpu-worker/chat/prompt-builder.ts";
+import { ControlTokenSplitter } from "../../../gpu-worker/chat/engine/prompt-builder.ts";
+import { bindControlTokens } from "../../../gpu-worker/chat/grammar/grammar-control-tokens.ts";
 
 const splitter = new ControlTokenSplitter(["<tool_call>", "</tool_call>", "<|channel|>"]);
 const ids = new Map([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { scanJsonObject } from "../../../gpu-worker/chat/json-prefix.ts";
+import { scanJsonObject } from "../../../gpu-worker/chat/parse/json-prefix.ts";
 
 const FULL = '{"command": "echo é 😀 \\"x\\" \\u00e9", "n": -1.5e3, "a": [1, {"b": null}, []], "t": true, "o": {}}';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { JsonSchemaGrammar, jsonSchemaToGbnf } from "../../../gpu-worker/chat/json-schema-grammar.ts";
+import { JsonSchemaGrammar, jsonSchemaToGbnf } from "../../../gpu-worker/chat/grammar/json-schema-grammar.ts";
 import { canonicalJson } from "../../../gpu-worker/chat/json-text.ts";
 import { gbnfMatches, parseGbnf, undefinedRules } from "./gbnf-check.ts";
 

@@ -3,11 +3,11 @@
  * SchemaGrammarError (the worker's 400 naming the tool), and schema literals cannot spell markup.
  */
 import { describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
-import { DeepSeekFormat } from "../../../gpu-worker/chat/deepseek.ts";
-import type { FamilyFormat } from "../../../gpu-worker/chat/family.ts";
-import { SchemaGrammarError } from "../../../gpu-worker/chat/json-schema-grammar.ts";
-import { type ToolCallMarkup, toolCallsText } from "../../../gpu-worker/chat/tool-grammar.ts";
+import type { FamilyFormat } from "../../../gpu-worker/chat/engine/family.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
+import { DeepSeekFormat } from "../../../gpu-worker/chat/families/deepseek.ts";
+import { SchemaGrammarError } from "../../../gpu-worker/chat/grammar/json-schema-grammar.ts";
+import { type ToolCallMarkup, toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
 import type { ChatFormat, OutputEvent } from "../../../gpu-worker/chat/types.ts";
 import { gbnfMatches } from "./gbnf-check.ts";
 

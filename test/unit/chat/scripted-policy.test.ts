@@ -1,8 +1,8 @@
 /** The test-only scripted policy drives each client's own shell tool with the fixed harmless commands. */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../../gpu-worker/chat/chatml.ts";
-import { toolCallsText } from "../../../gpu-worker/chat/tool-grammar.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
+import { toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
 import {
   grammarForTurn,
   SCRIPTED_BASH_COMMANDS,

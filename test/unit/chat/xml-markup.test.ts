@@ -5,11 +5,11 @@
  * strings exclude `<`, so the parser reads exactly one call with the client's values back.
  */
 import { describe, expect, it } from "vitest";
-import type { FamilyFormat } from "../../../gpu-worker/chat/family.ts";
-import { GlmFormat } from "../../../gpu-worker/chat/glm.ts";
-import { SchemaGrammarError } from "../../../gpu-worker/chat/json-schema-grammar.ts";
-import { Qwen3CoderFormat } from "../../../gpu-worker/chat/qwen3-coder.ts";
-import { toolCallsText } from "../../../gpu-worker/chat/tool-grammar.ts";
+import type { FamilyFormat } from "../../../gpu-worker/chat/engine/family.ts";
+import { GlmFormat } from "../../../gpu-worker/chat/families/glm.ts";
+import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen3-coder.ts";
+import { SchemaGrammarError } from "../../../gpu-worker/chat/grammar/json-schema-grammar.ts";
+import { toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
 import type { OutputEvent } from "../../../gpu-worker/chat/types.ts";
 import { gbnfMatches } from "./gbnf-check.ts";
 

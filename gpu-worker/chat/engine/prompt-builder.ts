@@ -1,5 +1,5 @@
 /** Accumulates prompt segments: control tokens special, everything else plain text. */
-import type { PromptSegment } from "./types.ts";
+import type { PromptSegment } from "../types.ts";
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 

@@ -4,8 +4,9 @@
  * it has arrived and says which calls it holds so far. `CallStream` turns successive readings into
  * `tool_call_start` / `tool_call_args` / `tool_call_end` events.
  */
+
+import type { GrammarTool, OutputEvent, ToolCallStatus } from "../types.ts";
 import { scanJsonObject } from "./json-prefix.ts";
-import type { GrammarTool, OutputEvent, ToolCallStatus } from "./types.ts";
 
 /** One call of a span, as far as it has been read. Reported only once its name is complete. */
 export interface SpanCall {

@@ -9,9 +9,9 @@
  *   <|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}
  * A message to any other recipient (built-in browser/python tools) is dropped, never shown.
  */
-import { CallStream, jsonArgumentsCall, type ToolSchemas, toolSchemas } from "./call-stream.ts";
-import { safeCut } from "./tagged-parser.ts";
-import type { OutputEvent, OutputParser, OutputParserOptions } from "./types.ts";
+import { CallStream, jsonArgumentsCall, type ToolSchemas, toolSchemas } from "../parse/call-stream.ts";
+import { safeCut } from "../parse/tagged-parser.ts";
+import type { OutputEvent, OutputParser, OutputParserOptions } from "../types.ts";
 
 const MESSAGE = "<|message|>";
 /** Tags that end a message body (`<|call|>` and `<|return|>` only appear as text in tests). */

@@ -4,8 +4,9 @@
  * string parameter's value is the raw text, any other value is JSON (raw text when it does not
  * parse). A string value streams as it arrives; other values join when complete.
  */
+
+import { canonicalJson, isPlainObject, tryParseJson } from "../json-text.ts";
 import type { SpanCall, ToolSchemas } from "./call-stream.ts";
-import { canonicalJson, isPlainObject, tryParseJson } from "./json-text.ts";
 import { safeCut } from "./tagged-parser.ts";
 
 export interface XmlParameter {

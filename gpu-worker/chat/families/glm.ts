@@ -10,16 +10,16 @@
  * `<|observation|>`). Argument values are raw text for string parameters, JSON otherwise. The
  * template drops the reasoning of turns before the last user message; Frontier keeps it.
  */
-import type { Conversation, Message } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { SpanReading, ToolSchemas } from "./call-stream.ts";
-import { contextText, type Part, systemMessageText, toolInputText, toolResultText } from "./content.ts";
-import { FamilyFormat, type FamilySpec } from "./family.ts";
+import type { Conversation, Message } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { contextText, type Part, systemMessageText, toolInputText, toolResultText } from "../engine/content.ts";
+import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
+import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "../grammar/tool-grammar.ts";
+import { type XmlParameterMarkup, xmlArgumentsGrammar, xmlArgumentsText } from "../grammar/xml-grammar.ts";
+import { isPlainObject, tryParseJson } from "../json-text.ts";
+import type { SpanReading, ToolSchemas } from "../parse/call-stream.ts";
+import { TaggedOutputParser } from "../parse/tagged-parser.ts";
+import { parameterValueText, type XmlParameter, xmlArgumentsCall } from "../parse/xml-arguments.ts";
 import { hermesToolJson } from "./hermes.ts";
-import { isPlainObject, tryParseJson } from "./json-text.ts";
-import { TaggedOutputParser } from "./tagged-parser.ts";
-import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "./tool-grammar.ts";
-import { parameterValueText, type XmlParameter, xmlArgumentsCall } from "./xml-arguments.ts";
-import { type XmlParameterMarkup, xmlArgumentsGrammar, xmlArgumentsText } from "./xml-grammar.ts";
 
 const USER = "<|user|>";
 const OBSERVATION = "<|observation|>";

@@ -4,9 +4,10 @@
  * arrays, a depth limit. Spacing is fixed (", " and ": ", nothing else), so the output is
  * canonical JSON and the grammar never allows trailing whitespace.
  */
+
+import { canonicalJson, isPlainObject, tryParseJson } from "../json-text.ts";
 import { GbnfRules, gbnfLiteral } from "./gbnf.ts";
 import { mergeAll, nonNegative, resolveRef } from "./json-schema-parts.ts";
-import { canonicalJson, isPlainObject, tryParseJson } from "./json-text.ts";
 
 export const JSON_GRAMMAR_LIMITS = {
   maxStringChars: 32,

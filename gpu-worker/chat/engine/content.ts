@@ -1,7 +1,7 @@
 /** Block-level rendering shared by the formats. */
 
-import type { ContentBlock, Message, ToolResultBlock } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { checkNever } from "../../shared/check-never.ts";
+import type { ContentBlock, Message, ToolResultBlock } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { checkNever } from "../../../shared/check-never.ts";
 import type { PromptBuilder } from "./prompt-builder.ts";
 
 /** A rendered piece: template text (its control tokens parsed) or client text (never parsed). */

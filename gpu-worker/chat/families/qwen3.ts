@@ -6,9 +6,9 @@
  * Where the template rewrites history, Frontier's exact transcript wins: the template drops the
  * reasoning of turns before the last user query; Frontier keeps it (the live KV holds it).
  */
-import { FamilyFormat, type FamilySpec } from "./family.ts";
+import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
+import { TaggedOutputParser } from "../parse/tagged-parser.ts";
 import { CHATML_HERMES_TURNS, IM_START, readHermesSpan } from "./hermes.ts";
-import { TaggedOutputParser } from "./tagged-parser.ts";
 
 const QWEN3: FamilySpec = {
   name: "qwen3",

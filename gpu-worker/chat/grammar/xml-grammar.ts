@@ -10,13 +10,13 @@
  * refused (SchemaGrammarError: the client's 400 naming the tool). JSON values need no refusal:
  * their `<` is written `\u003c` and their free strings exclude `<`.
  */
-import { FREEFORM_INPUT_PROPERTY } from "../../shared/lark-grammar.ts";
+import { FREEFORM_INPUT_PROPERTY } from "../../../shared/lark-grammar.ts";
+import { isPlainObject, tryParseJson } from "../json-text.ts";
+import { parameterValueText } from "../parse/xml-arguments.ts";
+import type { GrammarTool } from "../types.ts";
 import { freeformInput } from "./freeform-grammar.ts";
 import { gbnfLiteral } from "./gbnf.ts";
 import { type JsonSchemaGrammar, SchemaGrammarError } from "./json-schema-grammar.ts";
-import { isPlainObject, tryParseJson } from "./json-text.ts";
-import type { GrammarTool } from "./types.ts";
-import { parameterValueText } from "./xml-arguments.ts";
 
 export interface XmlParameterMarkup {
   /** The family's name, for refusals. */

@@ -14,12 +14,12 @@
  * ignores later system messages; Frontier keeps the analysis, names each result's own tool and
  * renders a later system message in place as a developer message.
  */
-import type { Conversation, Message } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { contextText, type Part, systemMessageText, toolInputText } from "./content.ts";
-import { FamilyFormat, type FamilySpec, type RenderContext } from "./family.ts";
+import type { Conversation, Message } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { contextText, type Part, systemMessageText, toolInputText } from "../engine/content.ts";
+import { FamilyFormat, type FamilySpec, type RenderContext } from "../engine/family.ts";
+import type { ToolCallMarkup } from "../grammar/tool-grammar.ts";
 import { HarmonyOutputParser } from "./harmony-parser.ts";
 import { harmonyToolNamespace } from "./harmony-tools.ts";
-import type { ToolCallMarkup } from "./tool-grammar.ts";
 
 export interface HarmonyOptions {
   modelIdentity: string;

@@ -8,13 +8,13 @@
  * reasoning of earlier turns (`</think>` only) and hoists role:system messages into the opening
  * system prompt; Frontier keeps reasoning and renders a later system message in place.
  */
-import type { Conversation, Message } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { contextText, type Part, systemMessageText, toolInputText, toolResultText } from "./content.ts";
+import type { Conversation, Message } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { contextText, type Part, systemMessageText, toolInputText, toolResultText } from "../engine/content.ts";
+import { FamilyFormat, type FamilySpec, type RenderContext } from "../engine/family.ts";
+import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "../grammar/tool-grammar.ts";
+import { canonicalJson, tryParseJson } from "../json-text.ts";
+import { TaggedOutputParser } from "../parse/tagged-parser.ts";
 import { CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, readDeepSeekBlock, TOOL_SEP } from "./deepseek-calls.ts";
-import { FamilyFormat, type FamilySpec, type RenderContext } from "./family.ts";
-import { canonicalJson, tryParseJson } from "./json-text.ts";
-import { TaggedOutputParser } from "./tagged-parser.ts";
-import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "./tool-grammar.ts";
 
 const BOS = "<｜begin▁of▁sentence｜>";
 const EOS = "<｜end▁of▁sentence｜>";

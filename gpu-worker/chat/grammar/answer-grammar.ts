@@ -5,11 +5,12 @@
  * is closed empty first, as for a forced call. With `calls` (tool_choice auto and tools), the turn
  * may make calls instead: the grammar allows the calls or the JSON answer.
  */
+
+import type { AnswerGrammarOptions } from "../types.ts";
 import { GbnfRules, gbnfLiteral } from "./gbnf.ts";
 import { JsonSchemaGrammar, SchemaGrammarError } from "./json-schema-grammar.ts";
 import { checkStrictSchema } from "./strict-schema.ts";
 import { MAX_PARALLEL_CALLS, type ToolCallMarkup, toolCallsExpression, withThinkingClose } from "./tool-grammar.ts";
-import type { AnswerGrammarOptions } from "./types.ts";
 
 export function answerGrammar(
   markup: ToolCallMarkup,

@@ -7,16 +7,16 @@
  * as JSON (the template prints them with Python's `str`; JSON is what the model reads back the
  * same way). Thinking is offered only when the model's template knows `<think>` (Qwen3.5+).
  */
-import type { Conversation, Message, ToolDefinition } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { SpanReading, ToolSchemas } from "./call-stream.ts";
-import { contextText, type Part, toolInputText, toolResultText } from "./content.ts";
-import { FamilyFormat, type FamilySpec } from "./family.ts";
+import type { Conversation, Message, ToolDefinition } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { contextText, type Part, toolInputText, toolResultText } from "../engine/content.ts";
+import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
+import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "../grammar/tool-grammar.ts";
+import { type XmlParameterMarkup, xmlArgumentsGrammar, xmlArgumentsText } from "../grammar/xml-grammar.ts";
+import { canonicalJson, isPlainObject, tryParseJson } from "../json-text.ts";
+import type { SpanReading, ToolSchemas } from "../parse/call-stream.ts";
+import { TaggedOutputParser } from "../parse/tagged-parser.ts";
+import { parameterValueText, type XmlParameter, xmlArgumentsCall } from "../parse/xml-arguments.ts";
 import { CHATML_CONTROL_TOKENS, chatMlSystem, IM_END, IM_START } from "./hermes.ts";
-import { canonicalJson, isPlainObject, tryParseJson } from "./json-text.ts";
-import { TaggedOutputParser } from "./tagged-parser.ts";
-import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "./tool-grammar.ts";
-import { parameterValueText, type XmlParameter, xmlArgumentsCall } from "./xml-arguments.ts";
-import { type XmlParameterMarkup, xmlArgumentsGrammar, xmlArgumentsText } from "./xml-grammar.ts";
 
 const DEFAULT_SYSTEM = "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks.";
 const TOOLS_OUTRO =

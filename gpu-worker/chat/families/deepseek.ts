@@ -8,7 +8,7 @@
  * An assistant turn without thinking renders "</think>" first, as V3.1 does. A role:system message
  * renders in place as "\n\n{text}" (DeepSeek has no system turn marker). Thinking is kept.
  */
-import type { Message, ToolDefinition } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { Message, ToolDefinition } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import {
   contextText,
   defaultSeparator,
@@ -19,12 +19,12 @@ import {
   toolInputText,
   toolResultText,
   userItems,
-} from "./content.ts";
+} from "../engine/content.ts";
+import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
+import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "../grammar/tool-grammar.ts";
+import { canonicalJson, tryParseJson } from "../json-text.ts";
+import { TaggedOutputParser } from "../parse/tagged-parser.ts";
 import { CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, readDeepSeekBlock, TOOL_SEP } from "./deepseek-calls.ts";
-import { FamilyFormat, type FamilySpec } from "./family.ts";
-import { canonicalJson, tryParseJson } from "./json-text.ts";
-import { TaggedOutputParser } from "./tagged-parser.ts";
-import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "./tool-grammar.ts";
 
 const BOS = "<｜begin▁of▁sentence｜>";
 const EOS = "<｜end▁of▁sentence｜>";

@@ -4,12 +4,15 @@
  * output parses and how its tool calls look to a grammar. `FamilyFormat` does the rest: the
  * message loop, exact-turn replay, continuing a trailing assistant message, offsets, grammars.
  */
-import { type Conversation, type Message, Role, ThinkingMode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { answerGrammar } from "./answer-grammar.ts";
-import { emitParts, type Part } from "./content.ts";
-import { ControlTokenSplitter, PromptBuilder } from "./prompt-builder.ts";
-import type { ToolCallMarkup } from "./tool-grammar.ts";
-import * as grammars from "./tool-grammar.ts";
+import {
+  type Conversation,
+  type Message,
+  Role,
+  ThinkingMode,
+} from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { answerGrammar } from "../grammar/answer-grammar.ts";
+import type { ToolCallMarkup } from "../grammar/tool-grammar.ts";
+import * as grammars from "../grammar/tool-grammar.ts";
 import type {
   AnswerGrammarOptions,
   ChatFormat,
@@ -20,7 +23,9 @@ import type {
   RenderedPrompt,
   RenderOptions,
   ToolCallGrammarOptions,
-} from "./types.ts";
+} from "../types.ts";
+import { emitParts, type Part } from "./content.ts";
+import { ControlTokenSplitter, PromptBuilder } from "./prompt-builder.ts";
 
 /** What a family may look at while rendering one message. */
 export interface RenderContext {

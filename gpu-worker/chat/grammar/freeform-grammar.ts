@@ -15,10 +15,10 @@ import {
   type LarkGrammar,
   LarkGrammarError,
   parseLark,
-} from "../../shared/lark-grammar.ts";
+} from "../../../shared/lark-grammar.ts";
+import type { GrammarTool } from "../types.ts";
 import { type GbnfRules, gbnfLiteral } from "./gbnf.ts";
 import { SchemaGrammarError } from "./json-schema-grammar.ts";
-import type { GrammarTool } from "./types.ts";
 
 export type FreeformEncoding = "json" | "xml";
 

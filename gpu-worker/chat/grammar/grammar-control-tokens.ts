@@ -4,8 +4,9 @@
  * `<|channel|>` as several plain-text tokens (`<t`, `ool`, `_ca`, …): the KV then holds markup the
  * model never reads as markup, and a replay (which renders the control token) cannot match it.
  */
+
+import type { PromptSegment } from "../types.ts";
 import { gbnfLiteral } from "./gbnf.ts";
-import type { PromptSegment } from "./types.ts";
 
 /**
  * Rewrite every string literal of `grammar`: the parts `split` marks special become `<[id]>` where

@@ -5,8 +5,9 @@
  * without `properties` is refused instead of ignored. Without `strict`, such keywords are best
  * effort: the answer is valid JSON of the schema's shape but may not honour them.
  */
+
+import { isPlainObject } from "../json-text.ts";
 import { JSON_GRAMMAR_LIMITS as L, SchemaGrammarError } from "./json-schema-grammar.ts";
-import { isPlainObject } from "./json-text.ts";
 
 /** Keywords the grammar enforces, or that constrain nothing (annotations). */
 const ENFORCED = new Set([

@@ -9,8 +9,9 @@
  * newlines before the close tag are dropped; text drops leading newlines (at its start and after
  * thinking or a tool call) and trailing newlines before a tool call or at the end.
  */
+
+import type { OutputEvent, OutputParser, OutputParserOptions } from "../types.ts";
 import { CallStream, type SpanParser, type ToolSchemas, toolSchemas } from "./call-stream.ts";
-import type { OutputEvent, OutputParser, OutputParserOptions } from "./types.ts";
 
 export interface TagMarkup {
   /** Opens thinking when it is the first thing sampled (after newlines); absent: never. */

@@ -6,8 +6,7 @@
  *   <|im_start|>assistant\n<think>\n{thinking}\n</think>\n\n{text}\n<tool_call>\n{"name": "X", "arguments": {...}}\n</tool_call><|im_end|>\n
  *   <|im_start|>user\n<tool_response>\n{result}\n</tool_response>\n<tool_response>\n...\n</tool_response><|im_end|>\n
  */
-import type { Conversation, Message, ToolDefinition } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { jsonArgumentsCall, type SpanCall, type SpanReading } from "./call-stream.ts";
+import type { Conversation, Message, ToolDefinition } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import {
   contextText,
   defaultSeparator,
@@ -18,11 +17,12 @@ import {
   toolInputText,
   toolResultText,
   userItems,
-} from "./content.ts";
-import type { FamilySpec } from "./family.ts";
-import { canonicalJson, isPlainObject, tryParseJson } from "./json-text.ts";
-import { safeCut } from "./tagged-parser.ts";
-import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "./tool-grammar.ts";
+} from "../engine/content.ts";
+import type { FamilySpec } from "../engine/family.ts";
+import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "../grammar/tool-grammar.ts";
+import { canonicalJson, isPlainObject, tryParseJson } from "../json-text.ts";
+import { jsonArgumentsCall, type SpanCall, type SpanReading } from "../parse/call-stream.ts";
+import { safeCut } from "../parse/tagged-parser.ts";
 
 export const IM_START = "<|im_start|>";
 export const IM_END = "<|im_end|>";

@@ -2,10 +2,11 @@
  * Grammar builders shared by the formats. Each format describes its tool-call markup once
  * (`ToolCallMarkup`); rendering, grammars and parsing all use that one description.
  */
+
+import type { FixedToolCall, GrammarTool, ToolCallGrammarOptions } from "../types.ts";
 import { freeformInput, freeformJsonArguments } from "./freeform-grammar.ts";
 import { GbnfRules, gbnfLiteral } from "./gbnf.ts";
 import { JsonSchemaGrammar } from "./json-schema-grammar.ts";
-import type { FixedToolCall, GrammarTool, ToolCallGrammarOptions } from "./types.ts";
 
 export interface ToolCallMarkup {
   /** Sampled after an open thinking block to close it with empty reasoning. */

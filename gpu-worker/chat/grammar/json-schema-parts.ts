@@ -1,5 +1,5 @@
 /** Pure JSON Schema helpers of the grammar converter (json-schema-grammar.ts). */
-import { isPlainObject } from "./json-text.ts";
+import { isPlainObject } from "../json-text.ts";
 
 type Schema = Record<string, unknown>;
 

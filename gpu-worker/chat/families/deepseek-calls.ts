@@ -3,7 +3,7 @@
  * `deepseek-v3.1` (bare JSON):
  *   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{head}<｜tool▁sep｜>...{args}...<｜tool▁call▁end｜>...<｜tool▁calls▁end｜>
  */
-import { jsonArgumentsCall, type SpanCall, type SpanReading } from "./call-stream.ts";
+import { jsonArgumentsCall, type SpanCall, type SpanReading } from "../parse/call-stream.ts";
 
 export const CALLS_BEGIN = "<｜tool▁calls▁begin｜>";
 export const CALLS_END = "<｜tool▁calls▁end｜>";
