@@ -1,22 +1,21 @@
-/** The Worker's bindings (wrangler.toml). */
+/**
+ * The Worker's bindings (wrangler.toml), the one place that names every Durable Object class. Each
+ * room declares the binding it owns (`SessionBindings` beside SessionDO, …) and its code takes only
+ * those, so nothing below the router imports this file and no Durable Object imports `Env`.
+ */
 import type { EdgeVars } from "./config/config.ts";
-import type { EdgeMetricsDO } from "./metrics/edge-metrics-do.ts";
-import type { PoolDO } from "./pool/pool-do.ts";
-import type { ResponseStoreDO } from "./protocols/responses/response-store-do.ts";
-import type { SessionDO } from "./session/session-do.ts";
-import type { TenantLimiterDO } from "./tenancy/tenant-limiter-do.ts";
-import type { UsageDO } from "./tenancy/usage-do.ts";
+import type { MetricsBindings } from "./metrics/edge-metrics-do.ts";
+import type { PoolBindings } from "./pool/pool-do.ts";
+import type { ResponseStoreBindings } from "./protocols/responses/response-store-do.ts";
+import type { SessionBindings } from "./session/session-do.ts";
+import type { TenantLimiterBindings } from "./tenancy/tenant-limiter-do.ts";
+import type { UsageBindings } from "./tenancy/usage-do.ts";
 
-export interface Env extends EdgeVars {
-  SESSIONS: DurableObjectNamespace<SessionDO>;
-  /** One GPU worker pool per region (`pool:<region>`). */
-  POOLS: DurableObjectNamespace<PoolDO>;
-  /** Stored Responses API records, one object per session. */
-  RESPONSES: DurableObjectNamespace<ResponseStoreDO>;
-  /** Token usage per tenant (billing), one object per tenant. */
-  USAGE: DurableObjectNamespace<UsageDO>;
-  /** The edge's request and turn counters (one object, "edge"). */
-  METRICS: DurableObjectNamespace<EdgeMetricsDO>;
-  /** Per-tenant concurrency and rate limits, one object per tenant. */
-  TENANTS: DurableObjectNamespace<TenantLimiterDO>;
-}
+export interface Env
+  extends EdgeVars,
+    SessionBindings,
+    PoolBindings,
+    ResponseStoreBindings,
+    UsageBindings,
+    MetricsBindings,
+    TenantLimiterBindings {}

@@ -10,25 +10,27 @@ import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat } from "./adm
 import { handleStatusData, handleStatusPage } from "./admin/status.ts";
 import { handleUsage } from "./admin/usage.ts";
 import { ApiError, toApiError } from "./core/errors.ts";
+import type { Env } from "./env.ts";
 import type { RequestContext } from "./http/context.ts";
-import { handleChatCompletions } from "./protocols/chat/adapter.ts";
-import { handleMessages } from "./protocols/messages/adapter.ts";
+import { chatAdapter } from "./protocols/chat/adapter.ts";
+import { messagesAdapter } from "./protocols/messages/adapter.ts";
 import { handleCountTokens } from "./protocols/messages/count-tokens.ts";
 import { anthropicErrorResponse } from "./protocols/messages/errors.ts";
 import { handleGetModel, handleListModels } from "./protocols/models.ts";
 import { openAiErrorResponse } from "./protocols/openai/errors.ts";
-import { handleCreateResponse } from "./protocols/responses/adapter.ts";
+import { responsesAdapter } from "./protocols/responses/adapter.ts";
 import { handleCompact, handleDeleteResponse, handleGetResponse } from "./protocols/responses/records.ts";
 import { tenantLimited } from "./tenancy/tenant-admission.ts";
+import { turnRoute } from "./turn/pipeline.ts";
 
-type Args = [RequestContext];
+type Args = [RequestContext<Env>];
 
 const notAllowed = (allow: string) => () => {
   throw ApiError.methodNotAllowed(allow);
 };
 
 export const router = Router<IRequest, Args>({
-  catch: (error: unknown, request: IRequest, rc: RequestContext) =>
+  catch: (error: unknown, request: IRequest, rc: RequestContext<Env>) =>
     renderError(
       toApiError(error, { requestId: rc.requestId, path: new URL(request.url).pathname }),
       request,
@@ -70,9 +72,9 @@ router
   .all("/", notAllowed("GET, HEAD"))
   .get("/healthz", (_request, rc) => handleHealth(rc))
   .all("/healthz", notAllowed("GET"))
-  .post("/v1/messages", tenantLimited(handleMessages))
+  .post("/v1/messages", turnRoute(messagesAdapter))
   .all("/v1/messages", notAllowed("POST"))
-  .post("/v1/messages/count_tokens", tenantLimited(handleCountTokens))
+  .post("/v1/messages/count_tokens", tenantLimited<Env>(handleCountTokens))
   .all("/v1/messages/count_tokens", notAllowed("POST"))
   .get("/v1/models", (request, rc) => handleListModels(request, rc))
   .all("/v1/models", notAllowed("GET"))
@@ -92,9 +94,9 @@ router
   .all("/admin/status", notAllowed("GET"))
   .get("/admin/status.json", (request, rc) => handleStatusData(request, rc))
   .all("/admin/status.json", notAllowed("GET"))
-  .post("/v1/chat/completions", tenantLimited(handleChatCompletions))
+  .post("/v1/chat/completions", turnRoute(chatAdapter))
   .all("/v1/chat/completions", notAllowed("POST"))
-  .post("/v1/responses", tenantLimited(handleCreateResponse))
+  .post("/v1/responses", turnRoute(responsesAdapter))
   .post("/v1/responses/compact", (request, rc) => handleCompact(request, rc))
   .all("/v1/responses", notAllowed("POST"))
   .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))

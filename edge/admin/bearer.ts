@@ -12,7 +12,7 @@ import { sha256Hex } from "../tenancy/auth.ts";
  * `Authorization: Bearer <token>`, or as the password of HTTP Basic auth (any user name) so that a
  * browser can open the status page: the 401 asks for Basic credentials.
  */
-export async function requireAdmin(request: Request, rc: RequestContext): Promise<void> {
+export async function requireAdmin(request: Request, rc: RequestContext<unknown>): Promise<void> {
   const expected = rc.config.adminTokenHash;
   const basic = basicPassword(request.headers);
   const ok =

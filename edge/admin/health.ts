@@ -3,12 +3,13 @@
 import { jsonResponse } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { poolView } from "../pool/pool-client.ts";
+import type { PoolBindings } from "../pool/pool-do.ts";
 import { workerClient } from "../worker/worker-client.ts";
 import { rpcErrorToApiError } from "../worker/worker-errors.ts";
 
 const HEALTH_TIMEOUT_MS = 2000;
 
-export async function handleHealth(rc: RequestContext): Promise<Response> {
+export async function handleHealth(rc: RequestContext<PoolBindings>): Promise<Response> {
   const members = (await poolView(rc.env, rc.config)).filter((w) => w.state !== "down").map((w) => w.url);
   const workers = await Promise.all(
     members.map(async (url, index) => {

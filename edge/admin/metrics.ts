@@ -3,18 +3,18 @@
  * and failover counters, the pools' state as the PoolDOs hold it (gauges read now), and each
  * tenant's billed usage from its UsageDO (counters).
  */
-import type { RequestContext } from "../http/context.ts";
 import type { MetricSample } from "../metrics/catalog.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../metrics/prometheus.ts";
 import { metricsStub } from "../metrics/record.ts";
 import type { WorkerState } from "../pool/placement.ts";
 import { poolStub, poolView } from "../pool/pool-client.ts";
 import { requireAdmin } from "./bearer.ts";
+import type { AdminContext } from "./bindings.ts";
 import { configuredTenants, usageOf } from "./usage.ts";
 
 const STATES: readonly WorkerState[] = ["up", "draining", "drained", "down"];
 
-export async function handleMetrics(request: Request, rc: RequestContext): Promise<Response> {
+export async function handleMetrics(request: Request, rc: AdminContext): Promise<Response> {
   await requireAdmin(request, rc);
   const [counters, pool, usage] = await Promise.all([metricsStub(rc.env).samples(), poolSamples(rc), usageSamples(rc)]);
   return new Response(renderPrometheus([...counters, ...pool, ...usage]), {
@@ -22,7 +22,7 @@ export async function handleMetrics(request: Request, rc: RequestContext): Promi
   });
 }
 
-async function poolSamples(rc: RequestContext): Promise<MetricSample[]> {
+async function poolSamples(rc: AdminContext): Promise<MetricSample[]> {
   const workers = await poolView(rc.env, rc.config, true);
   const out: MetricSample[] = [];
   for (const region of rc.config.regions) {
@@ -50,7 +50,7 @@ async function poolSamples(rc: RequestContext): Promise<MetricSample[]> {
   return out;
 }
 
-async function usageSamples(rc: RequestContext): Promise<MetricSample[]> {
+async function usageSamples(rc: AdminContext): Promise<MetricSample[]> {
   const out: MetricSample[] = [];
   for (const report of await usageOf(rc, configuredTenants(rc))) {
     for (const key of report.keys) {

@@ -9,15 +9,15 @@
 import { workerUrlAllowed } from "../config/registration.ts";
 import { ApiError } from "../core/errors.ts";
 import { jsonResponse, readJsonBody } from "../http/body.ts";
-import type { RequestContext } from "../http/context.ts";
-import { drainWorker } from "../pool/drain-worker.ts";
 import { poolStub, poolView, regionNamed } from "../pool/pool-client.ts";
 import { parseWorkerReport } from "../pool/worker-report.ts";
 import { bearerMatches, requireAdmin } from "./bearer.ts";
+import type { AdminContext } from "./bindings.ts";
+import { drainWorker } from "./drain-worker.ts";
 
 const MAX_HEARTBEAT_BYTES = 64 * 1024;
 
-export async function handlePoolHeartbeat(request: Request, rc: RequestContext): Promise<Response> {
+export async function handlePoolHeartbeat(request: Request, rc: AdminContext): Promise<Response> {
   const { env, config } = rc;
   const unauthenticated = () =>
     new ApiError(
@@ -42,7 +42,7 @@ export async function handlePoolHeartbeat(request: Request, rc: RequestContext):
   return jsonResponse({ state });
 }
 
-export async function handleListWorkers(request: Request, rc: RequestContext): Promise<Response> {
+export async function handleListWorkers(request: Request, rc: AdminContext): Promise<Response> {
   await requireAdmin(request, rc);
   const workers = await poolView(rc.env, rc.config, true);
   const regions = await Promise.all(
@@ -57,7 +57,7 @@ export async function handleListWorkers(request: Request, rc: RequestContext): P
   return jsonResponse({ regions });
 }
 
-export async function handleDrainWorker(request: Request, rc: RequestContext, key: string): Promise<Response> {
+export async function handleDrainWorker(request: Request, rc: AdminContext, key: string): Promise<Response> {
   await requireAdmin(request, rc);
   return jsonResponse(await drainWorker(rc.env, rc.config, decodeURIComponent(key), rc.requestId));
 }

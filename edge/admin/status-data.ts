@@ -3,7 +3,6 @@
  * each reachable worker's own Health and Stats (sessions, checkpoint store use), the cache hit rate
  * and latest turns from the EdgeMetricsDO, and today's usage per tenant.
  */
-import type { RequestContext } from "../http/context.ts";
 import type { RecentTurn } from "../metrics/edge-metrics-do.ts";
 import { metricsStub } from "../metrics/record.ts";
 import type { PoolWorker } from "../pool/placement.ts";
@@ -11,6 +10,7 @@ import { poolStub, poolView } from "../pool/pool-client.ts";
 import { dayOf } from "../tenancy/usage-do.ts";
 import { workerClient } from "../worker/worker-client.ts";
 import { rpcErrorToApiError } from "../worker/worker-errors.ts";
+import type { AdminContext } from "./bindings.ts";
 import { configuredTenants, usageOf } from "./usage.ts";
 
 const WORKER_RPC_TIMEOUT_MS = 2000;
@@ -38,7 +38,7 @@ type WorkerSelf =
     }
   | { reachable: false; error: string };
 
-export async function statusData(rc: RequestContext) {
+export async function statusData(rc: AdminContext) {
   const now = Date.now();
   const [workers, counters, recent, usage] = await Promise.all([
     poolView(rc.env, rc.config, true),
@@ -115,7 +115,7 @@ function isMiss(turn: RecentTurn): boolean {
   return turn.miss !== "none" || turn.decision === "cold";
 }
 
-async function askWorker(rc: RequestContext, worker: PoolWorker): Promise<WorkerSelf> {
+async function askWorker(rc: AdminContext, worker: PoolWorker): Promise<WorkerSelf> {
   if (worker.state === "down") return { reachable: false, error: "down" };
   const client = workerClient(worker.url, rc.config.workerToken);
   try {

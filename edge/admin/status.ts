@@ -4,8 +4,8 @@
  */
 
 import { jsonResponse } from "../http/body.ts";
-import type { RequestContext } from "../http/context.ts";
 import { requireAdmin } from "./bearer.ts";
+import type { AdminContext } from "./bindings.ts";
 import { statusData } from "./status-data.ts";
 import { STATUS_PAGE_HTML } from "./status-page.ts";
 
@@ -18,12 +18,12 @@ const PAGE_HEADERS = {
   "referrer-policy": "no-referrer",
 };
 
-export async function handleStatusPage(request: Request, rc: RequestContext): Promise<Response> {
+export async function handleStatusPage(request: Request, rc: AdminContext): Promise<Response> {
   await requireAdmin(request, rc);
   return new Response(STATUS_PAGE_HTML, { headers: PAGE_HEADERS });
 }
 
-export async function handleStatusData(request: Request, rc: RequestContext): Promise<Response> {
+export async function handleStatusData(request: Request, rc: AdminContext): Promise<Response> {
   await requireAdmin(request, rc);
   return jsonResponse(await statusData(rc), { headers: { "cache-control": "no-store" } });
 }

@@ -6,13 +6,13 @@
 
 import { ApiError } from "../core/errors.ts";
 import { jsonResponse } from "../http/body.ts";
-import type { RequestContext } from "../http/context.ts";
 import type { UsageReport } from "../tenancy/usage-do.ts";
 import { requireAdmin } from "./bearer.ts";
+import type { AdminContext } from "./bindings.ts";
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-export async function handleUsage(request: Request, rc: RequestContext): Promise<Response> {
+export async function handleUsage(request: Request, rc: AdminContext): Promise<Response> {
   await requireAdmin(request, rc);
   const query = new URL(request.url).searchParams;
   const range: { from?: string; to?: string } = {};
@@ -31,7 +31,7 @@ export async function handleUsage(request: Request, rc: RequestContext): Promise
 
 /** The usage reports of these tenants (also read by the metrics and status endpoints). */
 export async function usageOf(
-  rc: RequestContext,
+  rc: AdminContext,
   tenants: readonly string[],
   range: { from?: string; to?: string } = {},
 ): Promise<(UsageReport & { tenant: string })[]> {
@@ -40,6 +40,6 @@ export async function usageOf(
   );
 }
 
-export function configuredTenants(rc: RequestContext): string[] {
+export function configuredTenants(rc: AdminContext): string[] {
   return [...new Set(rc.config.apiKeys.values())].sort();
 }

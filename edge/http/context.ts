@@ -1,11 +1,13 @@
-/** What every route handler receives besides the request. */
+/**
+ * What every route handler receives besides the request. `E` is the bindings the route reaches
+ * (each room declares its own: `SessionBindings`, `PoolBindings`, …); the router passes the whole Env.
+ */
 import type { EdgeConfig } from "../config/config.ts";
 import type { ResponseSent } from "../core/response-sent.ts";
 import type { EdgeTiming } from "../core/timing.ts";
-import type { Env } from "../env.ts";
 
-export interface RequestContext {
-  env: Env;
+export interface RequestContext<E> {
+  env: E;
   config: EdgeConfig;
   requestId: string;
   waitUntil: (promise: Promise<unknown>) => void;

@@ -12,7 +12,6 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { WriteBehind } from "../core/write-behind.ts";
-import type { Env } from "../env.ts";
 import type { MetricIncrement, MetricSample } from "./catalog.ts";
 import { bucketFamily, cumulativeBuckets, hitsOfCumulative } from "./histogram.ts";
 
@@ -41,12 +40,18 @@ interface Pending {
 
 const nothingPending = (): Pending => ({ counters: new Map(), hits: new Map(), turns: [] });
 
-export class EdgeMetricsDO extends DurableObject<Env> {
+/** The binding this object is reached through (wrangler.toml); code that calls it takes this, not the whole Env. */
+export interface MetricsBindings {
+  /** The edge's request and turn counters (one object, "edge"). */
+  METRICS: DurableObjectNamespace<EdgeMetricsDO>;
+}
+
+export class EdgeMetricsDO extends DurableObject<unknown> {
   readonly #sql: SqlStorage;
   #pending = nothingPending();
   readonly #write = new WriteBehind(() => this.#flush());
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, labels TEXT NOT NULL,

@@ -5,10 +5,9 @@
  */
 
 import { log } from "../core/log.ts";
-import type { Env } from "../env.ts";
 import type { FailoverReason } from "../worker/worker-errors.ts";
 import type { MetricIncrement } from "./catalog.ts";
-import type { RecentTurn } from "./edge-metrics-do.ts";
+import type { MetricsBindings, RecentTurn } from "./edge-metrics-do.ts";
 import { observation } from "./histogram.ts";
 
 /** The route templates requests are counted under (a fixed set: no path values in labels). */
@@ -36,7 +35,7 @@ export function routeOf(pathname: string): string {
   return "other";
 }
 
-export function recordRequest(env: Env, request: Request, status: number, seconds: number): Promise<void> {
+export function recordRequest(env: MetricsBindings, request: Request, status: number, seconds: number): Promise<void> {
   const route = routeOf(new URL(request.url).pathname);
   const method = METHODS.has(request.method) ? request.method : "other";
   return send(env, [
@@ -45,7 +44,7 @@ export function recordRequest(env: Env, request: Request, status: number, second
   ]);
 }
 
-export function recordTurn(env: Env, turn: RecentTurn, seconds: number): Promise<void> {
+export function recordTurn(env: MetricsBindings, turn: RecentTurn, seconds: number): Promise<void> {
   const { protocol } = turn;
   const labels = { protocol, decision: turn.decision, miss_reason: turn.miss, placement: turn.placement };
   return send(
@@ -60,16 +59,16 @@ export function recordTurn(env: Env, turn: RecentTurn, seconds: number): Promise
   );
 }
 
-export function recordFailover(env: Env, reason: FailoverReason): Promise<void> {
+export function recordFailover(env: MetricsBindings, reason: FailoverReason): Promise<void> {
   return send(env, [{ name: "frontier:edge_failovers_total", labels: { reason }, value: 1 }]);
 }
 
 /** The one EdgeMetricsDO. */
-export function metricsStub(env: Env) {
+export function metricsStub(env: MetricsBindings) {
   return env.METRICS.getByName("edge");
 }
 
-async function send(env: Env, increments: MetricIncrement[], turn?: RecentTurn): Promise<void> {
+async function send(env: MetricsBindings, increments: MetricIncrement[], turn?: RecentTurn): Promise<void> {
   try {
     await metricsStub(env).add(increments, turn);
   } catch (error) {

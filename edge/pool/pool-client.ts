@@ -5,12 +5,12 @@
  */
 import type { EdgeConfig } from "../config/config.ts";
 import type { RegionConfig } from "../config/pool-config.ts";
-import type { Env } from "../env.ts";
 import { type Placement, type PoolWorker, placeSession } from "./placement.ts";
+import type { PoolBindings } from "./pool-do.ts";
 
 let cached: { at: number; key: string; workers: PoolWorker[] } | undefined;
 
-export function poolStub(env: Env, region: RegionConfig) {
+export function poolStub(env: PoolBindings, region: RegionConfig) {
   return env.POOLS.getByName(`pool:${region.name}`, region.locationHint ? { locationHint: region.locationHint } : {});
 }
 
@@ -19,7 +19,7 @@ function args(config: EdgeConfig, region: RegionConfig) {
 }
 
 /** Every region's workers, home region first; reused for `POOL_CACHE_MS` unless `fresh`. */
-export async function poolView(env: Env, config: EdgeConfig, fresh = false): Promise<PoolWorker[]> {
+export async function poolView(env: PoolBindings, config: EdgeConfig, fresh = false): Promise<PoolWorker[]> {
   const key = config.regions.map((r) => r.name).join(",");
   const now = Date.now();
   if (!fresh && cached && cached.key === key && now - cached.at < config.poolCacheMs) return cached.workers;
@@ -55,7 +55,7 @@ export interface RegionPlacement extends Placement {
 
 /** Place a session (new, or `moving` from a failed worker): the home region's pool, then the others in order. */
 export async function placeNewSession(
-  env: Env,
+  env: PoolBindings,
   config: EdgeConfig,
   request: { prefix?: string | undefined; exclude?: string[]; moving?: boolean },
 ): Promise<RegionPlacement | undefined> {
@@ -85,7 +85,7 @@ export function forcedPlacement(
 
 /** Tell the region's pool about a placement the edge made itself (forcedPlacement). */
 export function countPlacement(
-  env: Env,
+  env: PoolBindings,
   config: EdgeConfig,
   placement: RegionPlacement,
   prefix: string | undefined,
@@ -98,7 +98,7 @@ export function countPlacement(
 }
 
 /** A worker the edge could not reach: every region's pool marks it down (it is in one of them). */
-export async function markWorkerDown(env: Env, config: EdgeConfig, url: string): Promise<void> {
+export async function markWorkerDown(env: PoolBindings, config: EdgeConfig, url: string): Promise<void> {
   invalidatePoolView();
   await Promise.all(config.regions.map((region) => poolStub(env, region).markDown(url)));
 }

@@ -8,7 +8,6 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { WorkerReport } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { Env } from "../env.ts";
 import { type Placement, type PlacementRequest, type PoolWorker, placeSession, type WorkerState } from "./placement.ts";
 import { MAX_PREFIXES } from "./worker-report.ts";
 
@@ -52,10 +51,16 @@ const STATIC_DOWN_MS = 30_000;
 const FORGET_MS = 24 * 3600_000;
 const FOREVER = Number.MAX_SAFE_INTEGER;
 
-export class PoolDO extends DurableObject<Env> {
+/** The binding this object is reached through (wrangler.toml); code that calls it takes this, not the whole Env. */
+export interface PoolBindings {
+  /** One GPU worker pool per region (`pool:<region>`). */
+  POOLS: DurableObjectNamespace<PoolDO>;
+}
+
+export class PoolDO extends DurableObject<unknown> {
   readonly #sql: SqlStorage;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS workers (

@@ -21,7 +21,7 @@ function model(id: string) {
   };
 }
 
-export async function handleListModels(request: Request, rc: RequestContext): Promise<Response> {
+export async function handleListModels(request: Request, rc: RequestContext<unknown>): Promise<Response> {
   await authenticate(request.headers, rc.config.apiKeys);
   const ids = rc.config.modelIds;
   return jsonResponse({
@@ -33,7 +33,7 @@ export async function handleListModels(request: Request, rc: RequestContext): Pr
   });
 }
 
-export async function handleGetModel(request: Request, rc: RequestContext, id: string): Promise<Response> {
+export async function handleGetModel(request: Request, rc: RequestContext<unknown>, id: string): Promise<Response> {
   await authenticate(request.headers, rc.config.apiKeys);
   if (!rc.config.modelIds.includes(id)) throw ApiError.notFound(`model: ${id}`);
   return jsonResponse(model(id));

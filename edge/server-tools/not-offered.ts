@@ -8,17 +8,18 @@ import type { PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_
 export const NOT_OFFERED_HEADER = "x-frontier-tools-not-offered";
 
 /** The header's tool types: the edge's list, then the worker's, without repeats. */
-export function notOfferedTools(edgeList: string | undefined, prompt: PromptProcessed | undefined): string[] {
-  const all = [...(edgeList ? edgeList.split(", ") : []), ...(prompt?.serverToolsNotOffered ?? [])];
+export function notOfferedTools(edgeList: readonly string[], prompt: PromptProcessed | undefined): string[] {
+  const all = [...edgeList, ...(prompt?.serverToolsNotOffered ?? [])];
   return all.filter((type, i) => type !== "" && all.indexOf(type) === i);
 }
 
-/** Headers with the not-offered list completed from the worker's decision. */
+/** Headers with the not-offered list (the edge's and the worker's decision's), when there is one. */
 export function withNotOffered(
   headers: Record<string, string>,
+  edgeList: readonly string[],
   prompt: PromptProcessed | undefined,
 ): Record<string, string> {
-  const tools = notOfferedTools(headers[NOT_OFFERED_HEADER], prompt);
+  const tools = notOfferedTools(edgeList, prompt);
   if (tools.length === 0) return headers;
   return { ...headers, [NOT_OFFERED_HEADER]: tools.join(", ") };
 }

@@ -12,7 +12,6 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { WriteBehind } from "../core/write-behind.ts";
-import type { Env } from "../env.ts";
 import { hintDecision, pickWorker } from "./routing.ts";
 
 /** A lease older than this is stale (its edge request died without releasing it). */
@@ -117,7 +116,13 @@ function leaseHeld(row: SessionRow, now: number): boolean {
   return row.lease_until !== null && row.lease_until > now;
 }
 
-export class SessionDO extends DurableObject<Env> {
+/** The binding this object is reached through (wrangler.toml); code that calls it takes this, not the whole Env. */
+export interface SessionBindings {
+  /** One object per conversation: owner, sticky worker, epoch, frontier ids, lease. */
+  SESSIONS: DurableObjectNamespace<SessionDO>;
+}
+
+export class SessionDO extends DurableObject<unknown> {
   readonly #sql: SqlStorage;
   /** Hinted opens waiting for the lease (HINT_LEASE_WAIT_MS); called when a lease is released. */
   readonly #leaseWaiters = new Set<() => void>();
@@ -125,7 +130,7 @@ export class SessionDO extends DurableObject<Env> {
   #soft: SoftColumns | undefined;
   readonly #softWrite = new WriteBehind(() => this.#writeSoft());
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS session (

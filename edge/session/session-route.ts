@@ -4,7 +4,6 @@ import { newSessionId } from "../../shared/ids.ts";
 import type { EdgeConfig } from "../config/config.ts";
 import type { RegionConfig } from "../config/pool-config.ts";
 import { ApiError } from "../core/errors.ts";
-import type { Env } from "../env.ts";
 import type { PlacementReason } from "../pool/placement.ts";
 import {
   countPlacement,
@@ -15,6 +14,7 @@ import {
   routableUrls,
   unroutableUrls,
 } from "../pool/pool-client.ts";
+import type { PoolBindings } from "../pool/pool-do.ts";
 import { decisionWord, missWord } from "../worker/cache-decision.ts";
 import {
   cleanHint,
@@ -25,7 +25,10 @@ import {
   type RoutingIds,
   verifyRoutingIds,
 } from "./routing.ts";
-import type { OpenArgs } from "./session-do.ts";
+import type { OpenArgs, SessionBindings } from "./session-do.ts";
+
+/** What finding a session reaches: the SessionDOs and the pools. */
+export type RouteBindings = SessionBindings & PoolBindings;
 
 export interface ResolvedSession {
   sessionId: string;
@@ -70,7 +73,11 @@ export interface RouteRequest {
   admitted?: Promise<void> | undefined;
 }
 
-export async function resolveSession(env: Env, config: EdgeConfig, request: RouteRequest): Promise<ResolvedSession> {
+export async function resolveSession(
+  env: RouteBindings,
+  config: EdgeConfig,
+  request: RouteRequest,
+): Promise<ResolvedSession> {
   const { ids } = request;
   let [verified, pool] = await Promise.all([
     verifyRoutingIds(config.idSecret, request.tenant, ids),
@@ -152,7 +159,7 @@ function newSession(args: OpenArgs, workerUrl: string, source: RouteSource, crea
  * Start writing a new session's SessionDO (and counting an edge-made placement) alongside its first
  * turn. A failure is logged: recordTurn then creates the session itself.
  */
-export function beginCreation(env: Env, config: EdgeConfig, session: ResolvedSession): ResolvedSession {
+export function beginCreation(env: RouteBindings, config: EdgeConfig, session: ResolvedSession): ResolvedSession {
   const create = session.create;
   if (!create || session.creating) return session;
   const created = open(env, create.args, create.region).then((opened) => {
@@ -171,14 +178,14 @@ export function beginCreation(env: Env, config: EdgeConfig, session: ResolvedSes
 }
 
 /** A new SessionDO is created near its pool (the location hint only matters at creation). */
-function open(env: Env, args: OpenArgs, region?: RegionConfig) {
+function open(env: RouteBindings, args: OpenArgs, region?: RegionConfig) {
   const options = region?.locationHint ? { locationHint: region.locationHint } : {};
   return env.SESSIONS.getByName(args.sessionId, options).open(args);
 }
 
 /** Record a finished turn (releases the lease). Failures are logged, never surfaced to the client. */
 export async function recordTurn(
-  env: Env,
+  env: RouteBindings,
   session: ResolvedSession,
   turn: { tenant: string; requestId: string; messageId: string; toolUseIds: string[] },
 ): Promise<void> {
@@ -201,7 +208,7 @@ export async function recordTurn(
 }
 
 export async function releaseSession(
-  env: Env,
+  env: RouteBindings,
   session: ResolvedSession,
   tenant: string,
   requestId: string,

@@ -5,19 +5,27 @@
 import { toHex } from "../../shared/ids.ts";
 import { ApiError } from "../core/errors.ts";
 
-export async function authenticate(headers: Headers, keys: ReadonlyMap<string, string>): Promise<string> {
+/** Who is calling: the tenant the key belongs to and the key's short id (usage records). */
+export interface Caller {
+  tenant: string;
+  /** The presented key's SHA-256, first 16 hex characters. */
+  keyId: string;
+}
+
+export async function authenticateCaller(headers: Headers, keys: ReadonlyMap<string, string>): Promise<Caller> {
   const key = presentedKey(headers);
   if (key === undefined) {
     throw new ApiError("authentication_error", "x-api-key header is required (or Authorization: Bearer <key>)");
   }
-  const tenant = keys.get(await sha256Hex(key));
+  const digest = await sha256Hex(key);
+  const tenant = keys.get(digest);
   if (tenant === undefined) throw new ApiError("authentication_error", "invalid x-api-key");
-  return tenant;
+  return { tenant, keyId: digest.slice(0, 16) };
 }
 
-/** A short id of the presented key for usage records: its SHA-256, first 16 hex characters. */
-export async function keyIdOf(headers: Headers): Promise<string> {
-  return (await sha256Hex(presentedKey(headers) ?? "")).slice(0, 16);
+/** The tenant of the presented key (401 without a known one). */
+export async function authenticate(headers: Headers, keys: ReadonlyMap<string, string>): Promise<string> {
+  return (await authenticateCaller(headers, keys)).tenant;
 }
 
 function presentedKey(headers: Headers): string | undefined {

@@ -1,8 +1,7 @@
 /** Reporting a finished turn's token usage to the tenant's UsageDO, off the response's path. */
 import type { PromptProcessed, Stop } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { log } from "../core/log.ts";
-import type { Env } from "../env.ts";
-import type { TurnUsage } from "./usage-do.ts";
+import type { TurnUsage, UsageBindings } from "./usage-do.ts";
 
 /** The usage of a finished turn from the worker's prompt and stop events. */
 export function turnUsage(
@@ -25,7 +24,7 @@ export function turnUsage(
 }
 
 /** Count the turn in its tenant's UsageDO; a failure is logged, never the client's problem. */
-export async function recordUsage(env: Env, tenant: string, usage: TurnUsage): Promise<void> {
+export async function recordUsage(env: UsageBindings, tenant: string, usage: TurnUsage): Promise<void> {
   try {
     await env.USAGE.getByName(tenant).record(usage);
   } catch (error) {

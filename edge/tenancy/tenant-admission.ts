@@ -4,26 +4,27 @@
  * until the client has the whole response (a stream: its last byte, or the client going away;
  * `rc.sent`).
  */
-
 import type { TenantLimits } from "../config/tenant-limits.ts";
 import { ApiError } from "../core/errors.ts";
 import type { RequestContext } from "../http/context.ts";
-import { authenticate } from "./auth.ts";
-import type { Admission } from "./tenant-limiter-do.ts";
+import { authenticateCaller, type Caller } from "./auth.ts";
+import type { Admission, TenantLimiterBindings } from "./tenant-limiter-do.ts";
 
-type Handler = (request: Request, rc: RequestContext) => Promise<Response>;
+type Handler<E> = (request: Request, rc: RequestContext<E>) => Promise<Response>;
+type CallerHandler<E> = (request: Request, rc: RequestContext<E>, caller: Caller) => Promise<Response>;
 
 /**
- * Run `handler` inside one of the tenant's slots (429 when none is free or its rate is spent). The
- * limiter is asked at once and answers alongside the handler's own work (`rc.admitted`): the handler
- * waits for it before it calls a worker, and a refused request answers 429 whatever it became.
+ * Authenticate (from headers, before any body is read), then run `handler` inside one of the
+ * tenant's slots (429 when none is free or its rate is spent). The limiter is asked at once and
+ * answers alongside the handler's own work (`rc.admitted`): the handler waits for it before it calls
+ * a worker, and a refused request answers 429 whatever it became.
  */
-export function tenantLimited(handler: Handler): Handler {
+export function tenantLimited<E extends TenantLimiterBindings>(handler: CallerHandler<E>): Handler<E> {
   return async (request, rc) => {
-    const tenant = await authenticate(request.headers, rc.config.apiKeys);
-    const limits = rc.config.tenantLimits.overrides.get(tenant) ?? rc.config.tenantLimits.defaults;
-    if (limits.concurrent === 0 && limits.perMinute === 0) return handler(request, rc);
-    const limiter = rc.env.TENANTS.getByName(tenant);
+    const caller = await authenticateCaller(request.headers, rc.config.apiKeys);
+    const limits = rc.config.tenantLimits.overrides.get(caller.tenant) ?? rc.config.tenantLimits.defaults;
+    if (limits.concurrent === 0 && limits.perMinute === 0) return handler(request, rc, caller);
+    const limiter = rc.env.TENANTS.getByName(caller.tenant);
     const acquired = limiter.acquire(rc.requestId, limits);
     const admitted = acquired.then((admission) => {
       if (!admission.ok) throw refusal(limits, admission);
@@ -31,7 +32,7 @@ export function tenantLimited(handler: Handler): Handler {
     });
     admitted.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled
     try {
-      const response = await handler(request, { ...rc, admitted });
+      const response = await handler(request, { ...rc, admitted }, caller);
       await admitted;
       return response;
     } catch (error) {

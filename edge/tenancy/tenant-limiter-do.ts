@@ -11,7 +11,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { TenantLimits } from "../config/tenant-limits.ts";
 import { WriteBehind } from "../core/write-behind.ts";
-import type { Env } from "../env.ts";
 
 /** A lease older than this is stale (its edge request died without releasing it). */
 const LEASE_MS = 15 * 60_000;
@@ -23,7 +22,13 @@ interface Bucket {
   at: number;
 }
 
-export class TenantLimiterDO extends DurableObject<Env> {
+/** The binding this object is reached through (wrangler.toml); code that calls it takes this, not the whole Env. */
+export interface TenantLimiterBindings {
+  /** Per-tenant concurrency and rate limits, one object per tenant. */
+  TENANTS: DurableObjectNamespace<TenantLimiterDO>;
+}
+
+export class TenantLimiterDO extends DurableObject<unknown> {
   readonly #sql: SqlStorage;
   /** Requests in flight: request id → when its lease expires. */
   readonly #leases = new Map<string, number>();
@@ -33,7 +38,7 @@ export class TenantLimiterDO extends DurableObject<Env> {
   #bucketChanged = false;
   readonly #write = new WriteBehind(() => this.#writeState());
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#sql.exec("CREATE TABLE IF NOT EXISTS leases (request_id TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)");

@@ -6,7 +6,6 @@
  * Turn rows are kept `TURN_RETENTION_DAYS` for that de-duplication; the buckets are kept.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env.ts";
 
 /** One finished turn as the edge reports it. */
 export interface TurnUsage {
@@ -45,10 +44,16 @@ export interface UsageReport {
 const TURN_RETENTION_DAYS = 35;
 const DAY_MS = 86_400_000;
 
-export class UsageDO extends DurableObject<Env> {
+/** The binding this object is reached through (wrangler.toml); code that calls it takes this, not the whole Env. */
+export interface UsageBindings {
+  /** Token usage per tenant (billing), one object per tenant. */
+  USAGE: DurableObjectNamespace<UsageDO>;
+}
+
+export class UsageDO extends DurableObject<unknown> {
   readonly #sql: SqlStorage;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS turns (request_id TEXT PRIMARY KEY, at INTEGER NOT NULL)`);

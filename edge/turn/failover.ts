@@ -7,9 +7,8 @@
  */
 import type { EdgeConfig } from "../config/config.ts";
 import { log } from "../core/log.ts";
-import type { Env } from "../env.ts";
 import { markWorkerDown, placeNewSession } from "../pool/pool-client.ts";
-import type { ResolvedSession } from "../session/session-route.ts";
+import type { ResolvedSession, RouteBindings } from "../session/session-route.ts";
 import type { FailoverReason } from "../worker/worker-errors.ts";
 
 export interface FailoverRequest {
@@ -22,7 +21,7 @@ export interface FailoverRequest {
 
 /** The session on its new worker (holding a lease for this request), or undefined when no worker is left. */
 export async function failover(
-  env: Env,
+  env: RouteBindings,
   config: EdgeConfig,
   session: ResolvedSession,
   request: FailoverRequest,

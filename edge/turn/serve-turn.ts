@@ -2,14 +2,14 @@
  * One turn on the session's worker, whatever the protocol: call Generate, render the events through
  * the protocol's TurnRenderer (JSON or SSE), log one line, and tell the SessionDO how the turn ended
  * (record the frontier when it stopped, else release the lease). Failover before the first byte is
- * transparent (pool/serve-with-failover.ts).
+ * transparent (serve-with-failover.ts). pipeline.ts is what calls it.
  */
-import type { GenerateRequest, PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { log } from "../core/log.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { RecentTurn } from "../metrics/edge-metrics-do.ts";
 import { recordFailover, recordTurn as recordTurnMetrics } from "../metrics/record.ts";
-import { NOT_OFFERED_HEADER, notOfferedTools } from "../server-tools/not-offered.ts";
+import { notOfferedTools } from "../server-tools/not-offered.ts";
 import {
   beginCreation,
   type ResolvedSession,
@@ -18,39 +18,43 @@ import {
   routeHeader,
   turnLogFields,
 } from "../session/session-route.ts";
-import { keyIdOf } from "../tenancy/auth.ts";
+import type { Caller } from "../tenancy/auth.ts";
 import { recordUsage, turnUsage } from "../tenancy/record-usage.ts";
 import { decisionWord, missWord } from "../worker/cache-decision.ts";
 import { GenerateCall } from "../worker/generate-call.ts";
+import { generateRequestFor, type WorkerTurn } from "../worker/generate-request.ts";
 import type { FailoverReason } from "../worker/worker-errors.ts";
+import type { TurnBindings } from "./bindings.ts";
 import { serveWithFailover } from "./serve-with-failover.ts";
 import { respondJson, respondStream, type TurnOptions, type TurnRenderer } from "./turn-driver.ts";
 
 export interface ServeTurnOptions<R extends TurnRenderer> {
   /** The log line's name: `${protocol} turn`. */
   protocol: string;
-  tenant: string;
-  /** The request to send; its session fields are set per attempt. */
-  generate: GenerateRequest;
+  caller: Caller;
+  /** What the worker runs; joined with the session of each attempt. */
+  turn: WorkerTurn;
   stream: boolean;
   /** Fingerprint of system + tools (placement on failover). */
   prefix: string | undefined;
   /** A renderer for one attempt on `session`. */
   renderer: (session: ResolvedSession) => R;
-  /** Headers besides `x-frontier-route` and `x-frontier-cache`. */
-  headers?: Record<string, string>;
+  /** Headers besides `x-frontier-route`, `x-frontier-cache` and `x-frontier-tools-not-offered`. */
+  headers?: Record<string, string> | undefined;
+  /** Declared tools the edge did not offer the model (the worker adds its own to the header). */
+  toolsNotOffered: readonly string[];
   /** When a turn stopped, what must land before the client's final event (e.g. store the Responses record). */
-  beforeFinal?: (session: ResolvedSession, renderer: R) => Promise<void>;
+  beforeFinal?: ((session: ResolvedSession, renderer: R) => Promise<void>) | undefined;
 }
 
 export async function serveTurn<R extends TurnRenderer>(
   request: Request,
-  rc: RequestContext,
+  rc: RequestContext<TurnBindings>,
   routed: ResolvedSession,
   options: ServeTurnOptions<R>,
 ): Promise<Response> {
   const { env, config, requestId } = rc;
-  const { tenant, generate } = options;
+  const { tenant } = options.caller;
   rc.timing.mark("route");
   try {
     await rc.admitted; // the tenant's limiter, asked while the session was resolved
@@ -62,59 +66,20 @@ export async function serveTurn<R extends TurnRenderer>(
   // A new session's SessionDO is written while the worker runs the turn (recordTurn waits for it).
   const resolved = beginCreation(env, config, routed);
   const attempt = (session: ResolvedSession): Promise<Response> => {
-    generate.sessionId = session.sessionId;
-    generate.epoch = BigInt(session.epoch);
+    const target = { requestId, tenantId: tenant, sessionId: session.sessionId, epoch: session.epoch };
     const worker = { baseUrl: session.workerUrl, token: config.workerToken };
-    const call = new GenerateCall(worker, generate, request.signal);
+    const call = new GenerateCall(worker, generateRequestFor(target, options.turn), request.signal);
     const started = Date.now();
     const turn: TurnOptions<R> = {
       requestId,
       keepAliveMs: config.keepAliveMs,
       headerWaitMs: config.headerWaitMs,
       headers: { ...options.headers, "x-frontier-route": routeHeader(session) },
+      toolsNotOffered: options.toolsNotOffered,
       timing: rc.timing,
       sent: rc.sent,
       waitUntil: rc.waitUntil,
-      onDone: async (renderer) => {
-        const prompt = renderer.prompt;
-        log(`${options.protocol} turn`, {
-          ...turnLogFields(session, requestId, prompt),
-          stream: options.stream,
-          ...notOfferedLogField(options.headers?.[NOT_OFFERED_HEADER], prompt),
-          ...renderer.logFields(),
-          ms: Date.now() - started,
-        });
-        if (prompt) {
-          const summary = turnSummary(options.protocol, session, resolved, prompt);
-          const seconds = (Date.now() - started) / 1000;
-          rc.sent.after(() => recordTurnMetrics(env, summary, seconds));
-        }
-        if (!renderer.stopped || !prompt) {
-          await releaseSession(env, session, tenant, requestId);
-          return;
-        }
-        const stop = call.stop;
-        rc.sent.after(() =>
-          keyIdOf(request.headers).then((keyId) => recordUsage(env, tenant, turnUsage(requestId, keyId, prompt, stop))),
-        );
-        // The session's frontier is recorded after the client has the response, not before its final
-        // event: a next request that names the session by a signed ID does not need the record, and
-        // a hinted one that finds the lease still held waits for it (SessionDO HINT_LEASE_WAIT_MS).
-        // What must exist before the final event: the session itself (a new one's creation, or the
-        // record that creates it when that failed) and (Responses) the stored record a next request names.
-        const record = () =>
-          recordTurn(env, session, {
-            tenant,
-            requestId,
-            messageId: prompt.messageId,
-            toolUseIds: [...renderer.toolCallIds],
-          });
-        const exists = async () => {
-          if (session.creating && !(await session.creating)) await record();
-          else rc.sent.after(record);
-        };
-        await Promise.all([exists(), options.beforeFinal?.(session, renderer)]);
-      },
+      onDone: (renderer) => finishTurn(rc, options, { session, resolved, call, renderer, started }),
     };
     const renderer = options.renderer(session);
     return options.stream ? respondStream(call, renderer, turn) : respondJson(call, renderer, turn);
@@ -123,10 +88,59 @@ export async function serveTurn<R extends TurnRenderer>(
   return serveWithFailover(env, config, resolved, { tenant, requestId, prefix: options.prefix, onFailover }, attempt);
 }
 
-/** The turn log line names every declared tool the model was not offered. */
-function notOfferedLogField(edgeList: string | undefined, prompt: PromptProcessed | undefined) {
-  const tools = notOfferedTools(edgeList, prompt);
-  return tools.length > 0 ? { not_offered: tools.join(",") } : {};
+interface FinishedAttempt<R extends TurnRenderer> {
+  session: ResolvedSession;
+  /** The session as routing found it (its placement reason). */
+  resolved: ResolvedSession;
+  call: GenerateCall;
+  renderer: R;
+  started: number;
+}
+
+/**
+ * The call is over: log the turn, queue its metrics and usage, and record the session's frontier (a
+ * turn that did not stop releases the lease instead). Runs before the client's final event.
+ */
+async function finishTurn<R extends TurnRenderer>(
+  rc: RequestContext<TurnBindings>,
+  options: ServeTurnOptions<R>,
+  attempt: FinishedAttempt<R>,
+): Promise<void> {
+  const { env, requestId } = rc;
+  const { session, renderer, call } = attempt;
+  const { tenant, keyId } = options.caller;
+  const prompt = renderer.prompt;
+  const notOffered = notOfferedTools(options.toolsNotOffered, prompt);
+  log(`${options.protocol} turn`, {
+    ...turnLogFields(session, requestId, prompt),
+    stream: options.stream,
+    ...(notOffered.length > 0 ? { not_offered: notOffered.join(",") } : {}),
+    ...renderer.logFields(),
+    ms: Date.now() - attempt.started,
+  });
+  if (prompt) {
+    const summary = turnSummary(options.protocol, session, attempt.resolved, prompt);
+    const seconds = (Date.now() - attempt.started) / 1000;
+    rc.sent.after(() => recordTurnMetrics(env, summary, seconds));
+  }
+  if (!renderer.stopped || !prompt) {
+    await releaseSession(env, session, tenant, requestId);
+    return;
+  }
+  const stop = call.stop;
+  rc.sent.after(() => recordUsage(env, tenant, turnUsage(requestId, keyId, prompt, stop)));
+  // The session's frontier is recorded after the client has the response, not before its final
+  // event: a next request that names the session by a signed ID does not need the record, and
+  // a hinted one that finds the lease still held waits for it (SessionDO HINT_LEASE_WAIT_MS).
+  // What must exist before the final event: the session itself (a new one's creation, or the
+  // record that creates it when that failed) and (Responses) the stored record a next request names.
+  const record = () =>
+    recordTurn(env, session, { tenant, requestId, messageId: prompt.messageId, toolUseIds: [...renderer.toolCallIds] });
+  const exists = async () => {
+    if (session.creating && !(await session.creating)) await record();
+    else rc.sent.after(record);
+  };
+  await Promise.all([exists(), options.beforeFinal?.(session, renderer)]);
 }
 
 /** A finished turn for the edge metrics and the status page's latest turns. */

@@ -8,14 +8,13 @@
  */
 import type { EdgeConfig } from "../config/config.ts";
 import { log } from "../core/log.ts";
-import type { Env } from "../env.ts";
 import { markWorkerDown } from "../pool/pool-client.ts";
-import type { ResolvedSession } from "../session/session-route.ts";
+import type { ResolvedSession, RouteBindings } from "../session/session-route.ts";
 import { failoverReason, isWorkerLost } from "../worker/worker-errors.ts";
 import { type FailoverRequest, failover } from "./failover.ts";
 
 export async function serveWithFailover(
-  env: Env,
+  env: RouteBindings,
   config: EdgeConfig,
   first: ResolvedSession,
   request: FailoverRequest,

@@ -47,6 +47,8 @@ export interface TurnOptions<R extends TurnRenderer> {
   keepAliveMs: number;
   headerWaitMs: number;
   headers: Record<string, string>;
+  /** Declared tools the edge did not offer (x-frontier-tools-not-offered, with the worker's). */
+  toolsNotOffered: readonly string[];
   /** Marked at the cache decision (and, for JSON, after the record); sent as `server-timing`. */
   timing: EdgeTiming;
   waitUntil: (promise: Promise<unknown>) => void;
@@ -84,7 +86,7 @@ export async function respondJson<R extends TurnRenderer>(
     }
     renderer.finish();
     options.timing.mark("worker");
-    const headers = withNotOffered(options.headers, renderer.prompt);
+    const headers = withNotOffered(options.headers, options.toolsNotOffered, renderer.prompt);
     if (renderer.prompt) headers["x-frontier-cache"] = cacheHeader(renderer.prompt);
     // What the client's next request (which may follow at once) needs is in place first (onDone).
     done = true;
@@ -122,7 +124,7 @@ export async function respondStream<R extends TurnRenderer>(
   }
   options.timing.mark("worker");
   const headers: Record<string, string> = {
-    ...withNotOffered(options.headers, renderer.prompt),
+    ...withNotOffered(options.headers, options.toolsNotOffered, renderer.prompt),
     ...SSE_HEADERS,
     "server-timing": options.timing.header(),
   };

@@ -1,4 +1,8 @@
-/** The GenerateRequest every protocol sends: the neutral conversation plus the session it runs in. */
+/**
+ * The GenerateRequest every protocol sends: a protocol's canonical turn (`WorkerTurn`: the neutral
+ * conversation, sampling, the ID kinds to mint) plus the session it runs in, joined once routing has
+ * found the session (a failover builds a new request for the new session).
+ */
 import { create } from "@bufbuild/protobuf";
 import {
   type Conversation,
@@ -9,7 +13,7 @@ import {
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { IdKind } from "../../shared/ids.ts";
 
-/** Where a turn runs (the session fields are filled in once routing has found the session). */
+/** Where a turn runs. */
 export interface SessionTarget {
   requestId: string;
   tenantId: string;
@@ -25,21 +29,24 @@ export interface TurnIdKinds {
   serverToolCall: IdKind;
 }
 
-export function generateRequestFor(
-  target: SessionTarget,
-  idKinds: TurnIdKinds,
-  conversation: Conversation,
-  sampling: SamplingParams,
-  responseFormat?: ResponseFormat,
-): GenerateRequest {
+/** What a protocol adapter decodes a request into for the worker, whatever the protocol. */
+export interface WorkerTurn {
+  idKinds: TurnIdKinds;
+  conversation: Conversation;
+  sampling: SamplingParams;
+  responseFormat?: ResponseFormat | undefined;
+}
+
+export function generateRequestFor(target: SessionTarget, turn: WorkerTurn): GenerateRequest {
+  const { idKinds } = turn;
   return create(GenerateRequestSchema, {
     requestId: target.requestId,
     tenantId: target.tenantId,
     sessionId: target.sessionId,
     epoch: BigInt(target.epoch),
     idKinds: { message: idKinds.message, toolCall: idKinds.toolCall, serverToolCall: idKinds.serverToolCall },
-    conversation,
-    sampling,
-    responseFormat,
+    conversation: turn.conversation,
+    sampling: turn.sampling,
+    responseFormat: turn.responseFormat,
   });
 }

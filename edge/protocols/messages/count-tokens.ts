@@ -6,8 +6,9 @@ import { ApiError } from "../../core/errors.ts";
 import { jsonResponse, readJsonBody } from "../../http/body.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { poolView, routableUrls } from "../../pool/pool-client.ts";
+import type { PoolBindings } from "../../pool/pool-do.ts";
 import { pickWorker } from "../../session/routing.ts";
-import { authenticate } from "../../tenancy/auth.ts";
+import type { Caller } from "../../tenancy/auth.ts";
 import { workerClient } from "../../worker/worker-client.ts";
 import { rpcErrorToApiError } from "../../worker/worker-errors.ts";
 import { ownBlobsFor, resolveOwnBlocks } from "./request/foreign-history.ts";
@@ -16,8 +17,12 @@ import { validateMessagesRequest } from "./request/validate.ts";
 
 const COUNT_TIMEOUT_MS = 30_000;
 
-export async function handleCountTokens(request: Request, rc: RequestContext): Promise<Response> {
-  const tenant = await authenticate(request.headers, rc.config.apiKeys);
+/** Behind `tenantLimited`, which authenticated the caller from headers before the body is read. */
+export async function handleCountTokens(
+  request: Request,
+  rc: RequestContext<PoolBindings>,
+  { tenant }: Caller,
+): Promise<Response> {
   const parsed = validateMessagesRequest(await readJsonBody(request, LIMITS.maxBodyBytes), { requireMaxTokens: false });
   const own = ownBlobsFor(rc.config.idSecret, tenant);
   const body = { ...parsed, messages: await resolveOwnBlocks(parsed.messages, own) };

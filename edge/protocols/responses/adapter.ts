@@ -1,88 +1,78 @@
 /**
- * POST /v1/responses: authenticate, validate, rebuild the conversation from `previous_response_id`
+ * POST /v1/responses as a protocol adapter: validate, rebuild the conversation from `previous_response_id`
  * (stored records) plus the new input, find the session (the previous response's, else by the IDs
- * the input replays, else the `prompt_cache_key` hint, else new), forward to its worker, render in
- * the Responses shape, and store the record (unless `store: false`).
+ * the input replays, else the `prompt_cache_key` hint, else new), render in the Responses shape, and
+ * store the record (unless `store: false`) before the final event. The pipeline does the rest.
  */
 import { verifyId } from "../../../shared/ids.ts";
-import { LIMITS } from "../../../shared/limits.ts";
-import { prefixFingerprint } from "../../../shared/prefix-fingerprint.ts";
 import { ApiError } from "../../core/errors.ts";
 import { log } from "../../core/log.ts";
-import { readJsonBody } from "../../http/body.ts";
 import type { RequestContext } from "../../http/context.ts";
-import { NOT_OFFERED_HEADER } from "../../server-tools/not-offered.ts";
 import { type IdCandidate, requestHint } from "../../session/routing.ts";
-import { resolveSession } from "../../session/session-route.ts";
-import { authenticate } from "../../tenancy/auth.ts";
-import { serveTurn } from "../../turn/serve-turn.ts";
+import type { TurnBindings } from "../../turn/bindings.ts";
+import type { DecodeContext, ProtocolAdapter } from "../../turn/pipeline.ts";
 import { unsealReasoningItems } from "./request/encrypted-reasoning.ts";
-import { toGenerateRequest } from "./request/normalize.ts";
+import { toWorkerTurn } from "./request/normalize.ts";
 import { collectResponsesRoutingIds } from "./request/routing-ids.ts";
 import type { InputItem } from "./request/types.ts";
 import { validateResponsesRequest } from "./request/validate.ts";
 import { resolveWebSearchCalls } from "./request/web-search-calls.ts";
 import { ResponsesTurn } from "./response/stream.ts";
-import type { StoredResponse } from "./response-store-do.ts";
+import type { ResponseStoreBindings, StoredResponse } from "./response-store-do.ts";
 
-export async function handleCreateResponse(request: Request, rc: RequestContext): Promise<Response> {
-  const { env, config, requestId } = rc;
-  const tenant = await authenticate(request.headers, config.apiKeys);
-  const body = validateResponsesRequest(await readJsonBody(request, LIMITS.maxBodyBytes));
-  let history: InputItem[] = [];
-  let pinned: IdCandidate | undefined;
-  if (body.previous_response_id !== undefined) {
-    const previous = await previousResponse(rc, tenant, body.previous_response_id);
-    history = previous.items;
-    pinned = { sessionId: previous.sessionId, source: "previous-response" };
-  }
-  const input = await unsealReasoningItems(config.idSecret, tenant, body.input);
-  const keys = { secret: config.idSecret, tenant };
-  const items = await resolveWebSearchCalls([...history, ...input], keys);
-  const generate = toGenerateRequest(body, items, { requestId, tenantId: tenant, sessionId: "", epoch: 0 });
-  const prefix = generate.conversation ? await prefixFingerprint(tenant, generate.conversation) : undefined;
-  const resolved = await resolveSession(env, config, {
-    tenant,
-    requestId,
-    ids: collectResponsesRoutingIds(items),
-    pinned,
-    hint: requestHint(request.headers, body.prompt_cache_key),
-    prefix,
-    admitted: rc.admitted,
-  });
-  return serveTurn(request, rc, resolved, {
-    protocol: "responses",
-    tenant,
-    generate,
-    stream: body.stream,
-    prefix,
-    headers: {
-      "x-request-id": requestId,
-      ...(body.tools_not_offered.length > 0 ? { [NOT_OFFERED_HEADER]: body.tools_not_offered.join(", ") } : {}),
-    },
-    renderer: (session) =>
-      new ResponsesTurn(body, {
-        idSecret: config.idSecret,
-        tenant,
-        sessionId: session.sessionId,
-        createdAt: Math.floor(Date.now() / 1000),
-      }),
-    beforeFinal: async (session, done) => {
-      if (!body.store) return;
-      // A record continues its parent's chain only inside one session; a branch stores its whole history.
-      const sameSession = pinned !== undefined && pinned.sessionId === session.sessionId;
-      await storeResponse(rc, session.sessionId, tenant, {
-        response: done.response,
-        input: sameSession ? input : items,
-        parentId: sameSession ? (body.previous_response_id ?? null) : null,
-      });
-    },
-  });
-}
+type ResponsesContext = RequestContext<ResponsesBindings>;
+
+/** What a Responses turn reaches: the turn's bindings and the stored response records. */
+export type ResponsesBindings = TurnBindings & ResponseStoreBindings;
+
+export const responsesAdapter: ProtocolAdapter<ResponsesBindings, ResponsesTurn> = {
+  protocol: "responses",
+  async decode(json: unknown, { request, rc, caller }: DecodeContext<ResponsesBindings>) {
+    const { config, requestId } = rc;
+    const { tenant } = caller;
+    const body = validateResponsesRequest(json);
+    let history: InputItem[] = [];
+    let pinned: IdCandidate | undefined;
+    if (body.previous_response_id !== undefined) {
+      const previous = await previousResponse(rc, tenant, body.previous_response_id);
+      history = previous.items;
+      pinned = { sessionId: previous.sessionId, source: "previous-response" };
+    }
+    const input = await unsealReasoningItems(config.idSecret, tenant, body.input);
+    const keys = { secret: config.idSecret, tenant };
+    const items = await resolveWebSearchCalls([...history, ...input], keys);
+    return {
+      turn: toWorkerTurn(body, items),
+      ids: collectResponsesRoutingIds(items),
+      pinned,
+      hint: requestHint(request.headers, body.prompt_cache_key),
+      stream: body.stream,
+      toolsNotOffered: body.tools_not_offered,
+      headers: { "x-request-id": requestId },
+      renderer: (session) =>
+        new ResponsesTurn(body, {
+          idSecret: config.idSecret,
+          tenant,
+          sessionId: session.sessionId,
+          createdAt: Math.floor(Date.now() / 1000),
+        }),
+      beforeFinal: async (session, done) => {
+        if (!body.store) return;
+        // A record continues its parent's chain only inside one session; a branch stores its whole history.
+        const sameSession = pinned !== undefined && pinned.sessionId === session.sessionId;
+        await storeResponse(rc, session.sessionId, tenant, {
+          response: done.response,
+          input: sameSession ? input : items,
+          parentId: sameSession ? (body.previous_response_id ?? null) : null,
+        });
+      },
+    };
+  },
+};
 
 /** The stored conversation up to `id`, or a 404 naming it (unknown, forged, another tenant's, expired). */
 async function previousResponse(
-  rc: RequestContext,
+  rc: ResponsesContext,
   tenant: string,
   id: string,
 ): Promise<{ sessionId: string; items: InputItem[] }> {
@@ -102,7 +92,7 @@ async function previousResponse(
 }
 
 async function storeResponse(
-  rc: RequestContext,
+  rc: ResponsesContext,
   sessionId: string,
   tenant: string,
   record: StoredResponse,

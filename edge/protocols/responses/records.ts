@@ -4,21 +4,30 @@ import { ApiError } from "../../core/errors.ts";
 import { jsonResponse } from "../../http/body.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { authenticate } from "../../tenancy/auth.ts";
+import type { ResponseStoreBindings } from "./response-store-do.ts";
 
-export async function handleGetResponse(request: Request, rc: RequestContext, id: string): Promise<Response> {
+export async function handleGetResponse(
+  request: Request,
+  rc: RequestContext<ResponseStoreBindings>,
+  id: string,
+): Promise<Response> {
   const { store, tenant } = await locate(request, rc, id);
   const response = store ? await store.get(tenant, id) : null;
   if (!response) throw notFound(id);
   return jsonResponse(response, { headers: { "x-request-id": rc.requestId } });
 }
 
-export async function handleDeleteResponse(request: Request, rc: RequestContext, id: string): Promise<Response> {
+export async function handleDeleteResponse(
+  request: Request,
+  rc: RequestContext<ResponseStoreBindings>,
+  id: string,
+): Promise<Response> {
   const { store, tenant } = await locate(request, rc, id);
   if (!store || !(await store.delete(tenant, id))) throw notFound(id);
   return jsonResponse({ id, object: "response", deleted: true }, { headers: { "x-request-id": rc.requestId } });
 }
 
-async function locate(request: Request, rc: RequestContext, id: string) {
+async function locate(request: Request, rc: RequestContext<ResponseStoreBindings>, id: string) {
   const tenant = await authenticate(request.headers, rc.config.apiKeys);
   const decoded = await verifyId(rc.config.idSecret, id, tenant);
   const store = decoded?.kind === "resp" ? rc.env.RESPONSES.getByName(decoded.session) : undefined;
@@ -35,7 +44,7 @@ function notFound(id: string): ApiError {
  * serves); a client that does call it gets a clear, non-retryable 404 in OpenAI's shape instead of
  * the path being read as a response id.
  */
-export async function handleCompact(request: Request, rc: RequestContext): Promise<Response> {
+export async function handleCompact(request: Request, rc: RequestContext<ResponseStoreBindings>): Promise<Response> {
   await authenticate(request.headers, rc.config.apiKeys);
   throw new ApiError(
     "not_found_error",

@@ -7,7 +7,6 @@
  * Records are JSON split into chunks below SQLite's row limit. Another tenant sees nothing.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../env.ts";
 import type { InputItem, ResponseObject } from "./request/types.ts";
 import { outputAsInput } from "./response/response-object.ts";
 
@@ -28,10 +27,16 @@ export type HistoryResult = { status: "ok"; items: InputItem[] } | { status: "mi
 
 type RecordRow = { id: string; tenant: string; parent_id: string | null; expires_at: number; bytes: number };
 
-export class ResponseStoreDO extends DurableObject<Env> {
+/** The binding this object is reached through (wrangler.toml); code that calls it takes this, not the whole Env. */
+export interface ResponseStoreBindings {
+  /** Stored Responses API records, one object per session. */
+  RESPONSES: DurableObjectNamespace<ResponseStoreDO>;
+}
+
+export class ResponseStoreDO extends DurableObject<unknown> {
   readonly #sql: SqlStorage;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS responses (

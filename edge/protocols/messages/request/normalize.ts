@@ -16,7 +16,12 @@ import {
   ToolChoiceSchema,
   ToolDefinitionSchema,
 } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { generateRequestFor, type SessionTarget, type TurnIdKinds } from "../../../worker/generate-request.ts";
+import {
+  generateRequestFor,
+  type SessionTarget,
+  type TurnIdKinds,
+  type WorkerTurn,
+} from "../../../worker/generate-request.ts";
 import { foreignThinkingBlock, serverToolBlock } from "./server-tool-blocks.ts";
 import type {
   InputBlock,
@@ -30,8 +35,13 @@ import type {
 /** Anthropic messages and tool calls: `msg_…` / `toolu_…`. */
 export const ANTHROPIC_ID_KINDS: TurnIdKinds = { message: "msg", toolCall: "toolu", serverToolCall: "srvtoolu" };
 
+export function toWorkerTurn(request: MessagesRequest): WorkerTurn {
+  return { idKinds: ANTHROPIC_ID_KINDS, conversation: toConversation(request), sampling: toSampling(request) };
+}
+
+/** The whole GenerateRequest for a known session (count_tokens, tests, benches). */
 export function toGenerateRequest(request: MessagesRequest, target: SessionTarget): GenerateRequest {
-  return generateRequestFor(target, ANTHROPIC_ID_KINDS, toConversation(request), toSampling(request));
+  return generateRequestFor(target, toWorkerTurn(request));
 }
 
 export function toConversation(request: MessagesRequest): Conversation {

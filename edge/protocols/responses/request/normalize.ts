@@ -21,7 +21,12 @@ import {
   ToolChoiceSchema,
   ToolDefinitionSchema,
 } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { generateRequestFor, type SessionTarget, type TurnIdKinds } from "../../../worker/generate-request.ts";
+import {
+  generateRequestFor,
+  type SessionTarget,
+  type TurnIdKinds,
+  type WorkerTurn,
+} from "../../../worker/generate-request.ts";
 import { toResponseFormat } from "../../openai/response-format.ts";
 import type { InputItem, ResponsesRequest, ToolChoice } from "./types.ts";
 import { foreignReasoningBlock, webSearchCallBlocks } from "./web-search-blocks.ts";
@@ -32,23 +37,27 @@ export const RESPONSES_ID_KINDS: TurnIdKinds = { message: "resp", toolCall: "cal
 const THINKING_BUDGETS: Record<string, number> = { low: 1024, medium: 4096, high: 16_384, xhigh: 32_768 };
 
 /** `items` is the whole conversation: the stored history of previous responses plus this input. */
-export function toGenerateRequest(
-  request: ResponsesRequest,
-  items: readonly InputItem[],
-  target: SessionTarget,
-): GenerateRequest {
+export function toWorkerTurn(request: ResponsesRequest, items: readonly InputItem[]): WorkerTurn {
   const sampling = create(SamplingParamsSchema, {
     maxTokens: request.max_output_tokens ?? 0,
     temperature: request.temperature,
     topP: request.top_p,
   });
-  return generateRequestFor(
-    target,
-    RESPONSES_ID_KINDS,
-    toConversation(request, items),
+  return {
+    idKinds: RESPONSES_ID_KINDS,
+    conversation: toConversation(request, items),
     sampling,
-    toResponseFormat(request.text_format, "text.format.schema"),
-  );
+    responseFormat: toResponseFormat(request.text_format, "text.format.schema"),
+  };
+}
+
+/** The whole GenerateRequest for a known session (tests and benches; the pipeline joins per attempt). */
+export function toGenerateRequest(
+  request: ResponsesRequest,
+  items: readonly InputItem[],
+  target: SessionTarget,
+): GenerateRequest {
+  return generateRequestFor(target, toWorkerTurn(request, items));
 }
 
 export function toConversation(request: ResponsesRequest, items: readonly InputItem[]): Conversation {

@@ -9,10 +9,10 @@
 import type { EdgeConfig } from "../config/config.ts";
 import { ApiError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
-import type { Env } from "../env.ts";
+import { invalidatePoolView, placeNewSession, poolStub, poolView, regionNamed } from "../pool/pool-client.ts";
+import type { RouteBindings } from "../session/session-route.ts";
 import { workerClient } from "../worker/worker-client.ts";
 import { rpcErrorToApiError } from "../worker/worker-errors.ts";
-import { invalidatePoolView, placeNewSession, poolStub, poolView, regionNamed } from "./pool-client.ts";
 
 export interface DrainReport {
   worker: { id: string; url: string; region: string };
@@ -30,7 +30,12 @@ export interface DrainReport {
 /** Drain can wait for long turns in flight. */
 const DRAIN_TIMEOUT_MS = 15 * 60_000;
 
-export async function drainWorker(env: Env, config: EdgeConfig, key: string, requestId: string): Promise<DrainReport> {
+export async function drainWorker(
+  env: RouteBindings,
+  config: EdgeConfig,
+  key: string,
+  requestId: string,
+): Promise<DrainReport> {
   // A restarted worker keeps its id under a new URL: prefer the member that is not down.
   const matches = (await poolView(env, config, true)).filter((w) => w.id === key || w.url === key);
   const worker = matches.find((w) => w.state !== "down") ?? matches[0];

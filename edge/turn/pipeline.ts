@@ -1,0 +1,76 @@
+/**
+ * The one turn pipeline under every protocol (Messages, Responses, Chat Completions). A protocol is
+ * a `ProtocolAdapter`: it decodes a request body into the canonical turn (what the worker runs, the
+ * IDs it carries, how to render the answer) and nothing else. The pipeline does the rest, in order:
+ * authenticate (headers only, before the body is read) and ask the tenant's limiter, read the
+ * bounded body, decode, fingerprint the prefix (once, here), find the session, and serve the turn on
+ * its worker (serve-turn.ts: failover, rendering, usage, records, metrics). A transport (HTTP/SSE
+ * here) calls `turnRoute`'s handler; the adapters never see it.
+ */
+import { LIMITS } from "../../shared/limits.ts";
+import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
+import { readJsonBody } from "../http/body.ts";
+import type { RequestContext } from "../http/context.ts";
+import type { IdCandidate, RoutingIds } from "../session/routing.ts";
+import { type ResolvedSession, resolveSession } from "../session/session-route.ts";
+import type { Caller } from "../tenancy/auth.ts";
+import { tenantLimited } from "../tenancy/tenant-admission.ts";
+import type { WorkerTurn } from "../worker/generate-request.ts";
+import type { TurnBindings } from "./bindings.ts";
+import { serveTurn } from "./serve-turn.ts";
+import type { TurnRenderer } from "./turn-driver.ts";
+
+/** The log line's and the metrics' name of a protocol. */
+export type TurnProtocol = "anthropic" | "responses" | "chat";
+
+/** What an adapter may look at while it decodes. */
+export interface DecodeContext<E> {
+  request: Request;
+  rc: RequestContext<E>;
+  caller: Caller;
+}
+
+/** One request in canonical form: what the pipeline needs from a protocol. */
+export interface DecodedTurn<R extends TurnRenderer> {
+  turn: WorkerTurn;
+  /** The IDs the request carries (tool results, replayed calls), for routing. */
+  ids: RoutingIds;
+  /** A session the request names outright (a verified `previous_response_id`). */
+  pinned?: IdCandidate | undefined;
+  /** The client's placement hint (`prompt_cache_key`, a session header). */
+  hint: string | null;
+  stream: boolean;
+  /** Declared tools the edge will not offer the model (`x-frontier-tools-not-offered`). */
+  toolsNotOffered: readonly string[];
+  /** The protocol's own response headers (e.g. `x-request-id`). */
+  headers?: Record<string, string>;
+  /** The renderer of one attempt on `session` (a failover renders afresh). */
+  renderer: (session: ResolvedSession) => R;
+  /** What must land before the client's final event when the turn stopped. */
+  beforeFinal?: (session: ResolvedSession, renderer: R) => Promise<void>;
+}
+
+export interface ProtocolAdapter<E extends TurnBindings, R extends TurnRenderer> {
+  readonly protocol: TurnProtocol;
+  /** A validated, decoded turn, or an `ApiError` (400 naming the field, 404 for an unknown ID). */
+  decode(body: unknown, context: DecodeContext<E>): Promise<DecodedTurn<R>>;
+}
+
+/** The route handler that runs `adapter`'s protocol through the pipeline. */
+export function turnRoute<E extends TurnBindings, R extends TurnRenderer>(adapter: ProtocolAdapter<E, R>) {
+  return tenantLimited<E>(async (request, rc, caller) => {
+    const body = await readJsonBody(request, LIMITS.maxBodyBytes);
+    const decoded = await adapter.decode(body, { request, rc, caller });
+    const prefix = await prefixFingerprint(caller.tenant, decoded.turn.conversation);
+    const routed = await resolveSession(rc.env, rc.config, {
+      tenant: caller.tenant,
+      requestId: rc.requestId,
+      ids: decoded.ids,
+      pinned: decoded.pinned,
+      hint: decoded.hint,
+      prefix,
+      admitted: rc.admitted,
+    });
+    return serveTurn(request, rc, routed, { ...decoded, protocol: adapter.protocol, caller, prefix });
+  });
+}
