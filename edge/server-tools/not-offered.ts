@@ -5,7 +5,7 @@
  */
 import type { PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
-export const NOT_OFFERED_HEADER = "x-frontier-tools-not-offered";
+const NOT_OFFERED_HEADER = "x-frontier-tools-not-offered";
 
 /** The header's tool types: the edge's list, then the worker's, without repeats. */
 export function notOfferedTools(edgeList: readonly string[], prompt: PromptProcessed | undefined): string[] {
