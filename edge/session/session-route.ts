@@ -1,5 +1,6 @@
 /** Resolve a request to a SessionDO and its sticky worker (the pure ranking lives in routing.ts). */
 import type { PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { decisionWord, missWord } from "../../shared/cache-decision.ts";
 import { newSessionId } from "../../shared/ids.ts";
 import type { EdgeConfig } from "../config/config.ts";
 import type { RegionConfig } from "../config/pool-config.ts";
@@ -15,7 +16,6 @@ import {
   unroutableUrls,
 } from "../pool/pool-client.ts";
 import type { PoolBindings } from "../pool/pool-do.ts";
-import { decisionWord, missWord } from "../worker/cache-decision.ts";
 import {
   cleanHint,
   hintSessionId,

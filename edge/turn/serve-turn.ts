@@ -5,6 +5,7 @@
  * transparent (serve-with-failover.ts). pipeline.ts is what calls it.
  */
 import type { PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { decisionWord, missWord } from "../../shared/cache-decision.ts";
 import { log } from "../core/log.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { RecentTurn } from "../metrics/edge-metrics-do.ts";
@@ -20,7 +21,6 @@ import {
 } from "../session/session-route.ts";
 import type { Caller } from "../tenancy/auth.ts";
 import { recordUsage, turnUsage } from "../tenancy/record-usage.ts";
-import { decisionWord, missWord } from "../worker/cache-decision.ts";
 import { GenerateCall } from "../worker/generate-call.ts";
 import { generateRequestFor, type WorkerTurn } from "../worker/generate-request.ts";
 import type { FailoverReason } from "../worker/worker-errors.ts";

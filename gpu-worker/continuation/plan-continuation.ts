@@ -7,6 +7,7 @@ import {
   MessageSchema,
   Role,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { DecisionWord, MissWord } from "../../shared/cache-decision.ts";
 import { segmentsFrom } from "../chat/engine/prompt-builder.ts";
 import type { ChatFormat, PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { WorkerFailure } from "../errors.ts";
@@ -15,17 +16,11 @@ import { type Frontier, specialSpans } from "./frontier.ts";
 import { anchorCounts, replayTurn } from "./replay-turn.ts";
 import type { TurnMemory } from "./turn-memory.ts";
 
-export type Decision = "live-tool-ids" | "live-text-prefix" | "live-token-prefix" | "checkpoint" | "cold";
+/** The ladder's rungs, in the words of the one decision table (shared/cache-decision.ts). */
+export type Decision = DecisionWord;
 
-export type MissReason =
-  | ""
-  | "no-live-state"
-  | "kv-moved"
-  | "ids-not-live"
-  | "history-edited"
-  | "text-mismatch"
-  | "token-mismatch"
-  | "checkpoint-corrupt";
+/** Why the live state missed; "" on a hit (the table's "none"). */
+export type MissReason = "" | Exclude<MissWord, "none">;
 
 export interface ContinuationPlan {
   /** The conversation to serve (a tool-results-only request is expanded to the full history). */

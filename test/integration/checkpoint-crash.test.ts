@@ -12,7 +12,6 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, describe, expect, it } from "vitest";
-import { decisionWord } from "../../edge/worker/cache-decision.ts";
 import { DEV_WORKER_TOKEN } from "../../gpu-worker/config.ts";
 import {
   type ConversationSchema,
@@ -24,6 +23,7 @@ import {
   WorkerService,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { startWorker, stopChild, type WorkerHandle } from "../../scripts/stack.ts";
+import { decisionWord } from "../../shared/cache-decision.ts";
 import { newSessionId } from "../../shared/ids.ts";
 import { LOOKUP_TOOL } from "../support/worker-harness.ts";
 

@@ -6,17 +6,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { decisionWord, missWord } from "../../edge/worker/cache-decision.ts";
 import { ChatMlFormat } from "../../gpu-worker/chat/families/chatml.ts";
 import type { ChatFormat } from "../../gpu-worker/chat/types.ts";
 import type { CheckpointStorage } from "../../gpu-worker/checkpoints/checkpoint-storage.ts";
 import { CheckpointStore } from "../../gpu-worker/checkpoints/checkpoint-store.ts";
+import { SessionCheckpoints } from "../../gpu-worker/checkpoints/session-checkpoints.ts";
 import { loadConfig } from "../../gpu-worker/config.ts";
 import { SpanTokenMemory } from "../../gpu-worker/continuation/span-token-memory.ts";
 import { TurnMemory } from "../../gpu-worker/continuation/turn-memory.ts";
-import { rememberTurn, runTurn, type TurnDeps } from "../../gpu-worker/generate/run-turn.ts";
-import { SessionCheckpoints } from "../../gpu-worker/session/session-checkpoints.ts";
 import { SessionTable } from "../../gpu-worker/session/session-table.ts";
+import { rememberTurn } from "../../gpu-worker/turn/record.ts";
+import { runTurn } from "../../gpu-worker/turn/run-turn.ts";
+import type { TurnDeps } from "../../gpu-worker/turn/turn.ts";
 import type { Engine } from "../../native/engine-types.ts";
 import {
   type ConversationSchema,
@@ -26,6 +27,7 @@ import {
   StopReason,
   ToolChoiceMode,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { decisionWord, missWord } from "../../shared/cache-decision.ts";
 import { newSessionId } from "../../shared/ids.ts";
 
 export interface TurnOutcome {
