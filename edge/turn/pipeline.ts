@@ -4,8 +4,9 @@
  * IDs it carries, how to render the answer) and nothing else. The pipeline does the rest, in order:
  * authenticate (headers only, before the body is read) and ask the tenant's limiter, read the
  * bounded body, decode, fingerprint the prefix (once, here), find the session, and serve the turn on
- * its worker (serve-turn.ts: failover, rendering, usage, records, metrics). A transport (HTTP/SSE
- * here) calls `turnRoute`'s handler; the adapters never see it.
+ * its worker (serve-turn.ts: failover, rendering, usage, records, metrics). A transport calls
+ * `runTurn` with a caller it authenticated, a parsed body and what stands for the client going away;
+ * `turnRoute` is the HTTP/SSE transport. The adapters never see which.
  */
 import { LIMITS } from "../../shared/limits.ts";
 import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
@@ -25,7 +26,8 @@ export type TurnProtocol = "anthropic" | "responses" | "chat";
 
 /** What an adapter may look at while it decodes. */
 export interface DecodeContext<E> {
-  request: Request;
+  /** The client's headers (hints: `x-claude-code-session-id`, `session-id`, …). */
+  headers: Headers;
   rc: RequestContext<E>;
   caller: Caller;
 }
@@ -56,21 +58,40 @@ export interface ProtocolAdapter<E extends TurnBindings, R extends TurnRenderer>
   decode(body: unknown, context: DecodeContext<E>): Promise<DecodedTurn<R>>;
 }
 
-/** The route handler that runs `adapter`'s protocol through the pipeline. */
+/** What a transport hands the pipeline for one turn. */
+export interface TurnRequest<E> {
+  rc: RequestContext<E>;
+  caller: Caller;
+  headers: Headers;
+  /** The parsed request body (a `response.create` event's, over a socket). */
+  body: unknown;
+  /** Aborts when the client goes away: the worker call is cancelled. */
+  signal: AbortSignal;
+}
+
+/** One turn through the pipeline, whatever carried it: the protocol's JSON or SSE response. */
+export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
+  adapter: ProtocolAdapter<E, R>,
+  { rc, caller, headers, body, signal }: TurnRequest<E>,
+): Promise<Response> {
+  const decoded = await adapter.decode(body, { headers, rc, caller });
+  const prefix = await prefixFingerprint(caller.tenant, decoded.turn.conversation);
+  const routed = await resolveSession(rc.env, rc.config, {
+    tenant: caller.tenant,
+    requestId: rc.requestId,
+    ids: decoded.ids,
+    pinned: decoded.pinned,
+    hint: decoded.hint,
+    prefix,
+    admitted: rc.admitted,
+  });
+  return serveTurn(signal, rc, routed, { ...decoded, protocol: adapter.protocol, caller, prefix });
+}
+
+/** The HTTP/SSE transport: a route handler that runs `adapter`'s protocol through the pipeline. */
 export function turnRoute<E extends TurnBindings, R extends TurnRenderer>(adapter: ProtocolAdapter<E, R>) {
   return tenantLimited<E>(async (request, rc, caller) => {
     const body = await readJsonBody(request, LIMITS.maxBodyBytes);
-    const decoded = await adapter.decode(body, { request, rc, caller });
-    const prefix = await prefixFingerprint(caller.tenant, decoded.turn.conversation);
-    const routed = await resolveSession(rc.env, rc.config, {
-      tenant: caller.tenant,
-      requestId: rc.requestId,
-      ids: decoded.ids,
-      pinned: decoded.pinned,
-      hint: decoded.hint,
-      prefix,
-      admitted: rc.admitted,
-    });
-    return serveTurn(request, rc, routed, { ...decoded, protocol: adapter.protocol, caller, prefix });
+    return runTurn(adapter, { rc, caller, headers: request.headers, body, signal: request.signal });
   });
 }

@@ -48,7 +48,8 @@ export interface ServeTurnOptions<R extends TurnRenderer> {
 }
 
 export async function serveTurn<R extends TurnRenderer>(
-  request: Request,
+  /** The client going away (a disconnect, a closed socket) cancels the call. */
+  signal: AbortSignal,
   rc: RequestContext<TurnBindings>,
   routed: ResolvedSession,
   options: ServeTurnOptions<R>,
@@ -68,7 +69,7 @@ export async function serveTurn<R extends TurnRenderer>(
   const attempt = (session: ResolvedSession): Promise<Response> => {
     const target = { requestId, tenantId: tenant, sessionId: session.sessionId, epoch: session.epoch };
     const worker = { baseUrl: session.workerUrl, token: config.workerToken };
-    const call = new GenerateCall(worker, generateRequestFor(target, options.turn), request.signal);
+    const call = new GenerateCall(worker, generateRequestFor(target, options.turn), signal);
     const started = Date.now();
     const turn: TurnOptions<R> = {
       requestId,

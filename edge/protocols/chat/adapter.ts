@@ -20,7 +20,7 @@ const CHAT_ID_KINDS: TurnIdKinds = { message: "chatcmpl", toolCall: "call", serv
 
 export const chatAdapter: ProtocolAdapter<TurnBindings, ChatTurn> = {
   protocol: "chat",
-  async decode(json: unknown, { request, rc }: DecodeContext<TurnBindings>) {
+  async decode(json: unknown, { headers, rc }: DecodeContext<TurnBindings>) {
     const body = validateChatRequest(json);
     const createdAt = Math.floor(Date.now() / 1000);
     return {
@@ -31,7 +31,7 @@ export const chatAdapter: ProtocolAdapter<TurnBindings, ChatTurn> = {
         responseFormat: toResponseFormat(body.responseFormat, "response_format.json_schema.schema"),
       },
       ids: collectChatRoutingIds(body.messages),
-      hint: requestHint(request.headers, body.promptCacheKey),
+      hint: requestHint(headers, body.promptCacheKey),
       stream: body.stream,
       toolsNotOffered: [],
       headers: { "x-request-id": rc.requestId },

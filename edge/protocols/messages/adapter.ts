@@ -15,7 +15,7 @@ import { AnthropicTurn } from "./response/turn.ts";
 
 export const messagesAdapter: ProtocolAdapter<TurnBindings, AnthropicTurn> = {
   protocol: "anthropic",
-  async decode(json: unknown, { request, rc, caller }: DecodeContext<TurnBindings>) {
+  async decode(json: unknown, { headers, rc, caller }: DecodeContext<TurnBindings>) {
     const { config, requestId } = rc;
     const { tenant } = caller;
     const parsed = validateMessagesRequest(json, { requireMaxTokens: true });
@@ -23,7 +23,7 @@ export const messagesAdapter: ProtocolAdapter<TurnBindings, AnthropicTurn> = {
     return {
       turn: toWorkerTurn(body),
       ids: collectRoutingIds(body.messages),
-      hint: requestHint(request.headers),
+      hint: requestHint(headers),
       stream: body.stream,
       toolsNotOffered: body.tools_not_offered,
       renderer: () => new AnthropicTurn(body.model, requestId, { secret: config.idSecret, tenant }),

@@ -27,7 +27,7 @@ export type ResponsesBindings = TurnBindings & ResponseStoreBindings;
 
 export const responsesAdapter: ProtocolAdapter<ResponsesBindings, ResponsesTurn> = {
   protocol: "responses",
-  async decode(json: unknown, { request, rc, caller }: DecodeContext<ResponsesBindings>) {
+  async decode(json: unknown, { headers, rc, caller }: DecodeContext<ResponsesBindings>) {
     const { config, requestId } = rc;
     const { tenant } = caller;
     const body = validateResponsesRequest(json);
@@ -45,7 +45,7 @@ export const responsesAdapter: ProtocolAdapter<ResponsesBindings, ResponsesTurn>
       turn: toWorkerTurn(body, items),
       ids: collectResponsesRoutingIds(items),
       pinned,
-      hint: requestHint(request.headers, body.prompt_cache_key),
+      hint: requestHint(headers, body.prompt_cache_key),
       stream: body.stream,
       toolsNotOffered: body.tools_not_offered,
       headers: { "x-request-id": requestId },
