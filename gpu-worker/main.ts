@@ -4,14 +4,16 @@
  * Configuration comes from FRONTIER_* environment variables (see README).
  */
 import { createEngine, inspectModel } from "../native/engine.ts";
-import { describeEngineBuild } from "../native/engine-types.ts";
+import { describeEngineBuild, type Engine } from "../native/engine-types.ts";
 import { selectChatFormat } from "./chat/select-format.ts";
+import type { ChatFormat } from "./chat/types.ts";
+import type { CheckpointReplica } from "./checkpoints/checkpoint-replica.ts";
 import { CheckpointStore } from "./checkpoints/checkpoint-store.ts";
 import { S3CheckpointReplica } from "./checkpoints/s3-replica.ts";
+import { SessionCheckpoints } from "./checkpoints/session-checkpoints.ts";
 import { loadConfig, type WorkerConfig } from "./config.ts";
 import { SpanTokenMemory } from "./continuation/span-token-memory.ts";
 import { TurnMemory } from "./continuation/turn-memory.ts";
-import { rememberTurn } from "./generate/run-turn.ts";
 import { log } from "./log.ts";
 import { workerGauges } from "./metrics/gauges.ts";
 import { MeteredCheckpointStorage, MeteredReplica } from "./metrics/metered-storage.ts";
@@ -23,26 +25,12 @@ import { PrefixSet } from "./pool/prefix-set.ts";
 import { heartbeatReport } from "./pool/report.ts";
 import { startServer } from "./server.ts";
 import { createWorkerService, workerHealth } from "./service.ts";
-import { SessionCheckpoints } from "./session/session-checkpoints.ts";
 import { SessionTable } from "./session/session-table.ts";
+import { rememberTurn } from "./turn/record.ts";
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const modelPath = config.modelPath ?? (await generatedTestModel(config.testModelSize));
-  const { chatTemplate, architecture } = await inspectModel(modelPath);
-  const harmony = config.harmonyDate === undefined ? {} : { currentDate: config.harmonyDate };
-  const format = selectChatFormat(config.chatFormat, { chatTemplate, architecture }, harmony);
-  const { contextSize, sequences, threads, gpu, flashAttention, batchSize } = config;
-  const engine = await createEngine({
-    modelPath,
-    contextSize,
-    sequences,
-    threads,
-    gpu,
-    flashAttention,
-    batchSize,
-    endOfGenerationTexts: format.endOfGenerationTexts,
-  });
+  const { engine, format } = await loadModel(config);
   const memory = new TurnMemory();
   const spans = new SpanTokenMemory();
   // Metrics are recorded only when the operations listener that exposes them is on.
@@ -52,27 +40,7 @@ async function main(): Promise<void> {
         (): WorkerGauges => workerGauges(deps),
       )
     : undefined;
-  const s3 = config.checkpointS3 ? new S3CheckpointReplica(config.checkpointS3) : undefined;
-  const replica = s3 && metrics ? new MeteredReplica(s3, metrics) : s3;
-  const store =
-    config.checkpointBudgetBytes > 0
-      ? CheckpointStore.open({
-          dir: config.checkpointDir,
-          shared: config.checkpointDirShared,
-          budgetBytes: config.checkpointBudgetBytes,
-          modelIdentity: engine.model.identity,
-          replica,
-          ...(config.checkpointScratchDir ? { scratchDir: config.checkpointScratchDir } : {}),
-        })
-      : undefined;
-  const checkpoints = store
-    ? new SessionCheckpoints(
-        metrics ? new MeteredCheckpointStorage(store, metrics) : store,
-        { anchorMinTokens: config.anchorMinTokens },
-        (tenant, turn) => rememberTurn({ memory, spans }, tenant, turn),
-        memory,
-      )
-    : undefined;
+  const { store, replica, checkpoints } = openCheckpoints(config, engine, metrics, { memory, spans });
   const sessions = new SessionTable(engine, checkpoints, {
     maxQueue: config.maxQueue,
     checkpointDelayMs: config.checkpointDelayMs,
@@ -110,12 +78,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `${JSON.stringify({ ready: true, grpcPort: server.grpcPort, httpPort: server.httpPort, opsPort: ops?.port })}\n`,
   );
-
-  let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    log("worker stopping", { signal });
+  stopOnSignals(async () => {
     await heartbeat?.stop(true);
     await server.close();
     await ops?.close();
@@ -124,6 +87,72 @@ async function main(): Promise<void> {
     sessions.close();
     store?.close();
     await engine.dispose();
+  });
+}
+
+/** The model (the configured GGUF, else the generated test model), its chat format, and the engine over it. */
+async function loadModel(config: WorkerConfig): Promise<{ engine: Engine; format: ChatFormat }> {
+  const modelPath = config.modelPath ?? (await generatedTestModel(config.testModelSize));
+  const { chatTemplate, architecture } = await inspectModel(modelPath);
+  const harmony = config.harmonyDate === undefined ? {} : { currentDate: config.harmonyDate };
+  const format = selectChatFormat(config.chatFormat, { chatTemplate, architecture }, harmony);
+  const { contextSize, sequences, threads, gpu, flashAttention, batchSize } = config;
+  const engine = await createEngine({
+    modelPath,
+    contextSize,
+    sequences,
+    threads,
+    gpu,
+    flashAttention,
+    batchSize,
+    endOfGenerationTexts: format.endOfGenerationTexts,
+  });
+  return { engine, format };
+}
+
+/** The checkpoint store (off with a zero budget), its replica, and the worker's use of them. */
+function openCheckpoints(
+  config: WorkerConfig,
+  engine: Engine,
+  metrics: WorkerMetrics | undefined,
+  memories: { memory: TurnMemory; spans: SpanTokenMemory },
+): {
+  store: CheckpointStore | undefined;
+  replica: CheckpointReplica | undefined;
+  checkpoints: SessionCheckpoints | undefined;
+} {
+  const s3 = config.checkpointS3 ? new S3CheckpointReplica(config.checkpointS3) : undefined;
+  const replica = s3 && metrics ? new MeteredReplica(s3, metrics) : s3;
+  const store =
+    config.checkpointBudgetBytes > 0
+      ? CheckpointStore.open({
+          dir: config.checkpointDir,
+          shared: config.checkpointDirShared,
+          budgetBytes: config.checkpointBudgetBytes,
+          modelIdentity: engine.model.identity,
+          replica,
+          ...(config.checkpointScratchDir ? { scratchDir: config.checkpointScratchDir } : {}),
+        })
+      : undefined;
+  const checkpoints = store
+    ? new SessionCheckpoints(
+        metrics ? new MeteredCheckpointStorage(store, metrics) : store,
+        { anchorMinTokens: config.anchorMinTokens },
+        (tenant, turn) => rememberTurn(memories, tenant, turn),
+        memories.memory,
+      )
+    : undefined;
+  return { store, replica, checkpoints };
+}
+
+/** On SIGINT or SIGTERM (once): log, run `shutdown`, exit. */
+function stopOnSignals(shutdown: () => Promise<void>): void {
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log("worker stopping", { signal });
+    await shutdown();
     process.exit(0);
   };
   process.on("SIGINT", () => void stop("SIGINT"));

@@ -4,10 +4,12 @@ import { type GenerateEvent, WorkerErrorCode, type WorkerService } from "../prot
 import { prefixFingerprint } from "../shared/prefix-fingerprint.ts";
 import { WorkerFailure } from "./errors.ts";
 import { generateEvent } from "./generate/events.ts";
-import { countPromptTokens, runTurn, type TurnDeps } from "./generate/run-turn.ts";
 import { log } from "./log.ts";
 import type { DrainState } from "./pool/drain.ts";
 import type { PrefixSet } from "./pool/prefix-set.ts";
+import { countPromptTokens } from "./turn/count-tokens.ts";
+import { runTurn } from "./turn/run-turn.ts";
+import type { TurnDeps } from "./turn/turn.ts";
 
 /** What the service needs besides the turn runner's dependencies: pool membership state. */
 export interface WorkerDeps extends TurnDeps {

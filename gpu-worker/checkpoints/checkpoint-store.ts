@@ -11,13 +11,13 @@ import { CheckpointReplication } from "./checkpoint-replication.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
 import { ChunkedState, defaultScratchDir } from "./chunked-state.ts";
 import { availableBytes, isDiskFull } from "./disk-full.ts";
+import type { CheckpointStoreOptions } from "./store-options.ts";
 import { hashText, prefixHashes } from "./text-hash.ts";
 import {
   type CheckpointMeta,
   CheckpointMismatchError,
   type CheckpointPayload,
   type CheckpointStats,
-  type CheckpointStoreOptions,
   type CheckpointWriteInput,
   CorruptCheckpointError,
   SESSION_REASONS,

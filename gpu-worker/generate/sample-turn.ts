@@ -59,83 +59,8 @@ export interface SampledToolCall {
  */
 export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<GenerateEvent, SampledTurn> {
   const decoder = new TokenTextDecoder(input.tokenBytes);
-  const stops = new StopMatcher(input.stopSequences);
-  const turn: SampledTurn = {
-    stopReason: StopReason.MAX_TOKENS,
-    stopSequence: "",
-    outputTokens: 0,
-    tokens: [],
-    rawText: "",
-    visibleText: "",
-    toolCalls: [],
-  };
-  let thinking = "";
-  let stopMatched = false;
-  /** ID minted for each started call, by call index. */
-  const ids = new Map<number, string>();
-  /** Indexes of started calls that are hosted-tool calls. */
-  const serverIndexes = new Set<number>();
-  const serverNames = input.serverTools?.names;
-  const isServer = (name: string) => serverNames?.has(name) === true;
-  const mint = (name: string) =>
-    isServer(name) && input.serverTools ? input.serverTools.mintId() : input.mintToolUseId();
-
-  const translate = async function* (events: OutputEvent[]): AsyncGenerator<GenerateEvent> {
-    for (const event of events) {
-      if (stopMatched) return;
-      switch (event.type) {
-        case "text": {
-          const { emit, matched } = stops.push(event.text);
-          turn.visibleText += emit;
-          if (emit) yield generateEvent({ case: "textDelta", value: { text: emit } });
-          if (matched !== undefined) {
-            turn.stopReason = StopReason.STOP_SEQUENCE;
-            turn.stopSequence = matched;
-            stopMatched = true;
-          }
-          break;
-        }
-        case "thinking":
-          thinking += event.text;
-          yield generateEvent({ case: "thinkingDelta", value: { text: event.text } });
-          break;
-        case "thinking_end":
-          yield generateEvent({ case: "thinkingEnd", value: { signature: await input.signThinking(thinking) } });
-          break;
-        case "tool_call_start": {
-          const held = stops.finish();
-          turn.visibleText += held;
-          if (held) yield generateEvent({ case: "textDelta", value: { text: held } });
-          const id = await mint(event.name);
-          ids.set(event.index, id);
-          if (isServer(event.name)) serverIndexes.add(event.index);
-          else yield generateEvent({ case: "toolCallStart", value: { index: event.index, id, name: event.name } });
-          break;
-        }
-        case "tool_call_args":
-          if (!serverIndexes.has(event.index))
-            yield generateEvent({ case: "toolCallDelta", value: { index: event.index, argumentsJson: event.text } });
-          break;
-        case "tool_call_end": {
-          const id = ids.get(event.index) ?? (await mint(event.name));
-          const server = isServer(event.name);
-          turn.toolCalls.push({
-            id,
-            name: event.name,
-            raw: event.raw,
-            status: event.status,
-            argumentsJson: event.argumentsJson,
-            server,
-          });
-          if (!server) yield generateEvent({ case: "toolCallEnd", value: { index: event.index } });
-          break;
-        }
-        default:
-          checkNever(event, "output event");
-      }
-    }
-  };
-
+  const events = new TurnEvents(input);
+  const turn = events.turn;
   const generator = input.sequence.generate({
     ...input.sampling,
     maxTokens: input.maxTokens,
@@ -152,21 +77,17 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
     turn.tokens.push(token);
     const text = decoder.push(token);
     turn.rawText += text;
-    yield* translate(input.parser.push(text));
-    if (stopMatched) break;
+    yield* events.translate(input.parser.push(text));
+    if (events.stopMatched) break;
     if (input.signal.aborted) break;
   }
-  if (input.signal.aborted && !stopMatched) turn.stopReason = StopReason.CANCELLED;
-  if (!stopMatched) {
+  if (input.signal.aborted && !events.stopMatched) turn.stopReason = StopReason.CANCELLED;
+  if (!events.stopMatched) {
     const tail = decoder.finish();
     turn.rawText += tail;
-    yield* translate([...input.parser.push(tail), ...input.parser.finish()]);
+    yield* events.translate([...input.parser.push(tail), ...input.parser.finish()]);
   }
-  if (!stopMatched) {
-    const held = stops.finish();
-    turn.visibleText += held;
-    if (held) yield generateEvent({ case: "textDelta", value: { text: held } });
-  }
+  if (!events.stopMatched) yield* events.releaseHeldText();
   // A turn is a tool turn only when every call it made is complete: a call cut by max_tokens keeps
   // MAX_TOKENS, and one whose markup broke ends the turn as END_TURN (the client sees the call,
   // closed, but is not asked to run it).
@@ -174,4 +95,113 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
   if (turn.stopReason === StopReason.END_TURN && turn.toolCalls.length > 0 && allComplete)
     turn.stopReason = StopReason.TOOL_USE;
   return turn;
+}
+
+/** The parser's output events of one turn, as GenerateEvents, accumulated into the sampled turn. */
+class TurnEvents {
+  readonly turn: SampledTurn = {
+    stopReason: StopReason.MAX_TOKENS,
+    stopSequence: "",
+    outputTokens: 0,
+    tokens: [],
+    rawText: "",
+    visibleText: "",
+    toolCalls: [],
+  };
+  /** A stop sequence matched: nothing after it is shown or parsed. */
+  stopMatched = false;
+  readonly #input: SampleTurnInput;
+  readonly #stops: StopMatcher;
+  #thinking = "";
+  /** ID minted for each started call, by call index. */
+  readonly #ids = new Map<number, string>();
+  /** Indexes of started calls that are hosted-tool calls. */
+  readonly #serverIndexes = new Set<number>();
+
+  constructor(input: SampleTurnInput) {
+    this.#input = input;
+    this.#stops = new StopMatcher(input.stopSequences);
+  }
+
+  async *translate(events: OutputEvent[]): AsyncGenerator<GenerateEvent> {
+    for (const event of events) {
+      if (this.stopMatched) return;
+      switch (event.type) {
+        case "text":
+          yield* this.#text(event.text);
+          break;
+        case "thinking":
+          this.#thinking += event.text;
+          yield generateEvent({ case: "thinkingDelta", value: { text: event.text } });
+          break;
+        case "thinking_end":
+          yield generateEvent({
+            case: "thinkingEnd",
+            value: { signature: await this.#input.signThinking(this.#thinking) },
+          });
+          break;
+        case "tool_call_start":
+          yield* this.#toolCallStart(event.index, event.name);
+          break;
+        case "tool_call_args":
+          if (!this.#serverIndexes.has(event.index))
+            yield generateEvent({ case: "toolCallDelta", value: { index: event.index, argumentsJson: event.text } });
+          break;
+        case "tool_call_end":
+          yield* this.#toolCallEnd(event);
+          break;
+        default:
+          checkNever(event, "output event");
+      }
+    }
+  }
+
+  /** Show the text the stop matcher still holds back (it cannot begin a stop sequence any more). */
+  async *releaseHeldText(): AsyncGenerator<GenerateEvent> {
+    const held = this.#stops.finish();
+    this.turn.visibleText += held;
+    if (held) yield generateEvent({ case: "textDelta", value: { text: held } });
+  }
+
+  async *#text(text: string): AsyncGenerator<GenerateEvent> {
+    const { emit, matched } = this.#stops.push(text);
+    this.turn.visibleText += emit;
+    if (emit) yield generateEvent({ case: "textDelta", value: { text: emit } });
+    if (matched !== undefined) {
+      this.turn.stopReason = StopReason.STOP_SEQUENCE;
+      this.turn.stopSequence = matched;
+      this.stopMatched = true;
+    }
+  }
+
+  async *#toolCallStart(index: number, name: string): AsyncGenerator<GenerateEvent> {
+    yield* this.releaseHeldText();
+    const id = await this.#mint(name);
+    this.#ids.set(index, id);
+    if (this.#isServer(name)) this.#serverIndexes.add(index);
+    else yield generateEvent({ case: "toolCallStart", value: { index, id, name } });
+  }
+
+  async *#toolCallEnd(event: Extract<OutputEvent, { type: "tool_call_end" }>): AsyncGenerator<GenerateEvent> {
+    const id = this.#ids.get(event.index) ?? (await this.#mint(event.name));
+    const server = this.#isServer(event.name);
+    this.turn.toolCalls.push({
+      id,
+      name: event.name,
+      raw: event.raw,
+      status: event.status,
+      argumentsJson: event.argumentsJson,
+      server,
+    });
+    if (!server) yield generateEvent({ case: "toolCallEnd", value: { index: event.index } });
+  }
+
+  #isServer(name: string): boolean {
+    return this.#input.serverTools?.names.has(name) === true;
+  }
+
+  #mint(name: string): Promise<string> {
+    const serverTools = this.#input.serverTools;
+    return this.#isServer(name) && serverTools ? serverTools.mintId() : this.#input.mintToolUseId();
+  }
 }

@@ -1,6 +1,6 @@
 /** The scrape-time gauges of a worker, read from the engine, the session table and the store. */
 import type { Engine } from "../../native/engine-types.ts";
-import type { SessionCheckpoints } from "../session/session-checkpoints.ts";
+import type { SessionCheckpoints } from "../checkpoints/session-checkpoints.ts";
 import type { SessionTable } from "../session/session-table.ts";
 import type { WorkerGauges } from "./worker-metrics.ts";
 

@@ -1,33 +1,9 @@
 import { type Engine, type EngineSequence, NoFreeSequenceError } from "../../native/engine-types.ts";
-import type { Frontier } from "../continuation/frontier.ts";
+import { CheckpointScheduler } from "../checkpoints/checkpoint-scheduler.ts";
+import type { SessionCheckpoints } from "../checkpoints/session-checkpoints.ts";
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
-import { CheckpointScheduler, type ScheduledWrite } from "./checkpoint-scheduler.ts";
-import type { SessionCheckpoints } from "./session-checkpoints.ts";
-
-/** A conversation resident on this worker (parked ones live only in the checkpoint store). */
-export interface LiveSession {
-  readonly tenant: string;
-  readonly sessionId: string;
-  /** The engine sequence; undefined only while it is being acquired or after parking. */
-  sequence: EngineSequence | undefined;
-  busy: boolean;
-  lastUsed: number;
-  /** Where the KV stops, recorded when a turn completes; undefined after a cancelled or failed turn. */
-  frontier: Frontier | undefined;
-  /**
-   * A checkpoint write is reading the sequence (the engine's dump of the KV: background write,
-   * parking, hand-over); a new lease waits for that step only.
-   */
-  saving: Promise<void> | undefined;
-  /** A tool-frontier checkpoint scheduled but not started; the next lease cancels it. */
-  scheduled: ScheduledWrite | undefined;
-  /** The stored checkpoint that holds exactly `frontier` (parking it then writes nothing). */
-  durable: { frontier: Frontier; checkpointId: string } | undefined;
-}
-
-/** A leased session: resident, with its sequence. */
-export type LeasedSession = LiveSession & { sequence: EngineSequence };
+import { type LeasedSession, type LiveSession, leastValuableIdle } from "./live-session.ts";
 
 export interface SessionTableOptions {
   /** Requests that may wait for a sequence; past it, OVERLOADED (529). */
@@ -121,7 +97,7 @@ export class SessionTable {
   async idle(pollMs = 25): Promise<void> {
     for (;;) {
       await this.settled();
-      if (![...this.#sessions.values()].some((s) => s.busy || s.saving || s.scheduled)) return;
+      if (![...this.#sessions.values()].some((s) => s.busy || s.saving || this.#scheduler?.isScheduled(s))) return;
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
   }
@@ -161,8 +137,6 @@ export class SessionTable {
         lastUsed: Date.now(),
         frontier: undefined,
         saving: undefined,
-        scheduled: undefined,
-        durable: undefined,
       };
       this.#sessions.set(key, session);
     }
@@ -230,8 +204,8 @@ export class SessionTable {
     for (const session of this.#sessions.values()) {
       this.#scheduler?.cancel(session);
       if (session.saving) await session.saving;
-      if (!session.sequence || session.busy || !session.frontier || !this.#checkpoints) continue;
-      if (this.#isDurable(session) || (await this.#checkpoints.save(session as LeasedSession, "shutdown"))) saved++;
+      if (!session.sequence || session.busy || !session.frontier || !this.#scheduler) continue;
+      if (await this.#scheduler.saveForShutdown(session as LeasedSession)) saved++;
     }
     return saved;
   }
@@ -243,7 +217,7 @@ export class SessionTable {
       } catch (error) {
         if (!(error instanceof NoFreeSequenceError)) throw error;
       }
-      const victim = this.#leastValuableIdle();
+      const victim = leastValuableIdle(this.#sessions.values());
       if (victim) {
         await this.#park(victim);
         continue;
@@ -274,18 +248,14 @@ export class SessionTable {
     let parked = false;
     try {
       // A session whose newest tool-frontier checkpoint holds its frontier is parked by freeing it.
-      const durable = this.#isDurable(session);
-      if (durable) {
+      const saved = (await this.#scheduler?.park(session as LeasedSession)) ?? "none";
+      if (saved === "durable") {
         this.#parkedOnToolFrontier.add(sessionKey(session.tenant, session.sessionId));
         if (this.#parkedOnToolFrontier.size > MAX_EPOCHS) {
           this.#parkedOnToolFrontier.delete(this.#parkedOnToolFrontier.values().next().value ?? "");
         }
       }
-      parked =
-        durable ||
-        (session.frontier && this.#checkpoints
-          ? (await this.#checkpoints.save(session as LeasedSession, "parked")) !== undefined
-          : false);
+      parked = saved !== "none";
       log(parked ? "session parked" : "session evicted", {
         session: session.sessionId.slice(0, 8),
         tokens: sequence.tokens.length,
@@ -298,34 +268,10 @@ export class SessionTable {
       this.#sessions.delete(sessionKey(session.tenant, session.sessionId));
       session.sequence = undefined;
       session.frontier = undefined;
-      session.durable = undefined;
       sequence.dispose();
       session.busy = false;
     }
     return parked;
-  }
-
-  /** Idle resident sessions by value: ended turns before those waiting on tool results, then LRU. */
-  #leastValuableIdle(): LiveSession | undefined {
-    let victim: LiveSession | undefined;
-    for (const s of this.#sessions.values()) {
-      if (s.busy || s.saving || !s.sequence) continue;
-      if (
-        victim === undefined ||
-        sessionValue(s) < sessionValue(victim) ||
-        (sessionValue(s) === sessionValue(victim) && s.lastUsed < victim.lastUsed)
-      ) {
-        victim = s;
-      }
-    }
-    return victim;
-  }
-
-  /** The session's frontier is held by a checkpoint still in the store. */
-  #isDurable(session: LiveSession): boolean {
-    const durable = session.durable;
-    if (!durable || durable.frontier !== session.frontier || !this.#checkpoints) return false;
-    return this.#checkpoints.store.findBySession(session.tenant, session.sessionId)?.id === durable.checkpointId;
   }
 
   #wakeOne(): void {
@@ -334,11 +280,6 @@ export class SessionTable {
 }
 
 const MAX_EPOCHS = 100_000;
-
-function sessionValue(session: LiveSession): number {
-  if (!session.frontier) return 0;
-  return session.frontier.toolUseIds.length > 0 ? 2 : 1;
-}
 
 function sessionKey(tenant: string, sessionId: string): string {
   return `${tenant}\u0000${sessionId}`;

@@ -5,12 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { CheckpointStore } from "../../../gpu-worker/checkpoints/checkpoint-store.ts";
-import type {
-  CheckpointMeta,
-  CheckpointPayload,
-  CheckpointReason,
-  CheckpointStoreOptions,
-} from "../../../gpu-worker/checkpoints/types.ts";
+import type { CheckpointStoreOptions } from "../../../gpu-worker/checkpoints/store-options.ts";
+import type { CheckpointMeta, CheckpointPayload, CheckpointReason } from "../../../gpu-worker/checkpoints/types.ts";
 
 export interface WriteSpec {
   tenant?: string;

@@ -16,7 +16,7 @@ import { SchemaGrammarError } from "../chat/grammar/json-schema-grammar.ts";
 import type { ChatFormat } from "../chat/types.ts";
 import type { WorkerConfig } from "../config.ts";
 import { WorkerFailure } from "../errors.ts";
-import { grammarForTurn } from "./sampling-policy.ts";
+import { grammarForTurn } from "../generate/sampling-policy.ts";
 
 /** The kinds of the IDs this turn mints, as the edge named them for its protocol. */
 export function idKinds(request: GenerateRequest): { message: IdKind; toolCall: IdKind; serverToolCall: IdKind } {

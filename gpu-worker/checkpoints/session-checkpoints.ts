@@ -1,14 +1,13 @@
 import type { EngineSequence, Token } from "../../native/engine-types.ts";
-import { Role } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { segmentsFrom } from "../chat/engine/prompt-builder.ts";
 import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
-import type { CheckpointStorage } from "../checkpoints/checkpoint-storage.ts";
-import { type CheckpointPayload, type CheckpointReason, CorruptCheckpointError } from "../checkpoints/types.ts";
-import { toolUseIds, visibleText } from "../continuation/digest.ts";
 import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord } from "../continuation/frontier.ts";
-import { type RememberedTurn, type TurnMemory, visibleTextKey } from "../continuation/turn-memory.ts";
+import type { TurnMemory } from "../continuation/turn-memory.ts";
 import { log } from "../log.ts";
-import type { LeasedSession, LiveSession } from "./session-table.ts";
+import type { CheckpointStorage } from "./checkpoint-storage.ts";
+import type { ResidentSession } from "./checkpointed-session.ts";
+import { earlierTurns, earlierTurnsOf } from "./earlier-turns.ts";
+import { type CheckpointPayload, type CheckpointReason, CorruptCheckpointError } from "./types.ts";
 
 export interface CheckpointPolicy {
   /** Cold prefills whose header (system + tools) is at least this many tokens save an anchor. */
@@ -26,6 +25,9 @@ export interface CheckpointPolicy {
 /** A session's replica metadata is pulled at most this often (lease and ladder of one request share one). */
 const REFRESH_EVERY_MS = 1_000;
 const MAX_REFRESHED = 10_000;
+
+/** Which session a checkpoint belongs to. */
+type SessionKey = { readonly tenant: string; readonly sessionId: string };
 
 /** A prefix of a request restored from disk: the KV now holds `keep` tokens; `append` follows. */
 export interface RestoredPrefix {
@@ -89,7 +91,7 @@ export class SessionCheckpoints {
    * before the promise resolves.
    */
   async save(
-    session: LeasedSession,
+    session: ResidentSession,
     reason: Extract<CheckpointReason, "parked" | "tool-frontier" | "shutdown">,
     onStateWritten?: () => void,
   ): Promise<{ id: string; exact: boolean } | undefined> {
@@ -112,7 +114,7 @@ export class SessionCheckpoints {
           tokens,
           extra: {
             ...(frontierToJson(frontier) as object),
-            earlierTurns: this.#earlierTurns(session.tenant, frontier),
+            earlierTurns: earlierTurns(this.memory, session.tenant, frontier),
           },
         },
         ...(base === undefined ? {} : { extends: base }),
@@ -151,7 +153,7 @@ export class SessionCheckpoints {
   }
 
   /** Load the session's newest checkpoint into `sequence`; its frontier, or undefined (cold). */
-  async restore(session: LiveSession, sequence: EngineSequence): Promise<Frontier | undefined> {
+  async restore(session: SessionKey, sequence: EngineSequence): Promise<Frontier | undefined> {
     await this.refresh(session.tenant, session.sessionId);
     const meta = this.store.findBySession(session.tenant, session.sessionId);
     if (!meta) return undefined;
@@ -250,29 +252,8 @@ export class SessionCheckpoints {
     log("checkpoint saved", { reason: "cold-anchor", tokens: meta.tokenCount, bytes: meta.bytes });
   }
 
-  /** The remembered exact bytes of the assistant turns before the frontier's last one. */
-  #earlierTurns(tenant: string, frontier: Frontier): EarlierTurn[] {
-    if (!this.memory) return [];
-    const out: EarlierTurn[] = [];
-    for (const message of frontier.messages) {
-      if (message.role !== Role.ASSISTANT) continue;
-      const ids = toolUseIds(message);
-      const keys = ids.length > 0 ? ids : [visibleTextKey(visibleText(message))];
-      const turn = this.memory.recall(tenant, keys[0] ?? "");
-      if (turn)
-        out.push({
-          keys,
-          raw: turn.raw,
-          toolUseIds: [...turn.toolUseIds],
-          lead: turn.lead,
-          serverToolUseIds: turn.serverToolUseIds,
-        });
-    }
-    return out;
-  }
-
   /** A released session's checkpoints are no longer needed. */
-  forget(session: LiveSession): void {
+  forget(session: SessionKey): void {
     for (;;) {
       const meta = this.store.findBySession(session.tenant, session.sessionId);
       if (!meta) return;
@@ -284,23 +265,6 @@ export class SessionCheckpoints {
 /** Load a checkpoint's state (all of its tokens) into `sequence`. */
 async function loadInto(sequence: EngineSequence, path: string, payload: CheckpointPayload): Promise<void> {
   await sequence.loadState(path, payload.tokens);
-}
-
-interface EarlierTurn extends RememberedTurn {
-  keys: string[];
-}
-
-function earlierTurnsOf(extra: unknown): EarlierTurn[] {
-  const turns = (extra as { earlierTurns?: unknown } | null)?.earlierTurns;
-  if (!Array.isArray(turns)) return [];
-  return turns.filter(
-    (t): t is EarlierTurn =>
-      typeof t === "object" &&
-      t !== null &&
-      Array.isArray((t as EarlierTurn).keys) &&
-      typeof (t as EarlierTurn).raw === "string" &&
-      Array.isArray((t as EarlierTurn).toolUseIds),
-  );
 }
 
 function segmentsUpTo(segments: readonly PromptSegment[], offset: number): PromptSegment[] {

@@ -1,0 +1,71 @@
+/** Step "admit": check the request, offer its hosted tools, lease its session and open the turn. */
+import type { GenerateRequest } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { isSessionId, mintId } from "../../shared/ids.ts";
+import type { PromptSegment } from "../chat/types.ts";
+import { WorkerFailure } from "../errors.ts";
+import { tokenizeSegments } from "../generate/prompt-tokens.ts";
+import { log } from "../log.ts";
+import type { TurnTrace } from "../metrics/turn-trace.ts";
+import { offerServerTools } from "../server-tools/declarations.ts";
+import { ownServerCallIds } from "../server-tools/expand.ts";
+import { checkConversation, idKinds } from "./request.ts";
+import { ServerToolUses } from "./server-tool-step.ts";
+import type { Turn, TurnDeps } from "./turn.ts";
+
+/** Default output budget when a request leaves it to the worker. */
+const DEFAULT_MAX_TOKENS = 4096;
+
+/** What admission hands the turn: the checked request and its leased session. */
+export type Admitted = Pick<Turn, "conversation" | "ids" | "offered" | "session">;
+
+/** Refuse a malformed request, then lease its session (waiting for a sequence if need be). */
+export async function admit(deps: TurnDeps, request: GenerateRequest, trace: TurnTrace): Promise<Admitted> {
+  const conversation = checkConversation(request);
+  const ids = idKinds(request);
+  if (!isSessionId(request.sessionId))
+    throw WorkerFailure.invalid("session_id must be 32 hex characters", "session_id");
+  const offered = offerServerTools(request.conversation?.serverTools ?? [], deps.config.serverTools);
+  if (offered.notOffered.length > 0)
+    log("server tools not offered", { tools: offered.notOffered.join(","), request: request.requestId });
+  const session = await trace.during("lease", () => deps.sessions.lease(request.tenantId, request.sessionId));
+  return { conversation, ids, offered, session };
+}
+
+/** The turn's shared state, from what admission found (run while the session is leased). */
+export async function openTurn(
+  deps: TurnDeps,
+  request: GenerateRequest,
+  signal: AbortSignal,
+  trace: TurnTrace,
+  admitted: Admitted,
+): Promise<Turn> {
+  const { config } = deps;
+  const { ids, offered } = admitted;
+  const tokenize = (segments: readonly PromptSegment[]) =>
+    tokenizeSegments(deps.engine, segments, (text) => deps.spans.recall(request.tenantId, text));
+  const serverTools =
+    offered.byName.size > 0
+      ? {
+          names: new Set(offered.byName.keys()),
+          mintId: () => mintId(config.idSecret, ids.serverToolCall, request.tenantId, request.sessionId),
+        }
+      : undefined;
+  return {
+    ...admitted,
+    deps,
+    request,
+    signal,
+    trace,
+    tokenize,
+    serverTools,
+    own: await ownServerCallIds(admitted.conversation, config.idSecret, request.tenantId),
+    uses: new ServerToolUses(),
+    stepBlocks: [],
+    totals: { input: 0, output: 0, cached: 0 },
+    outputBudget: request.sampling?.maxTokens || DEFAULT_MAX_TOKENS,
+    firstPlan: undefined,
+    sampled: undefined,
+    stopReason: StopReason.END_TURN,
+  };
+}

@@ -1,0 +1,41 @@
+/** Step "sample": one generation of the step under its grammar, streamed as protocol-neutral events. */
+import type { Token } from "../../native/engine-types.ts";
+import type { GenerateEvent } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { mintId } from "../../shared/ids.ts";
+import { signThinking } from "../../shared/thinking-signature.ts";
+import { type SampledTurn, sampleTurn } from "../generate/sample-turn.ts";
+import type { PlannedStep, Turn } from "./turn.ts";
+
+/** Sample the step (the request's sampling settings, the step's room and grammar). */
+export function sample(
+  turn: Turn,
+  planned: PlannedStep,
+  promptEnd: Token[],
+): AsyncGenerator<GenerateEvent, SampledTurn> {
+  const { deps, request, signal, trace } = turn;
+  const { engine, format, config } = deps;
+  const { plan, grammar } = planned;
+  const sampling = request.sampling;
+  return sampleTurn({
+    sequence: turn.session.sequence,
+    parser: format.createOutputParser({ thinkingOpen: plan.rendered.thinkingOpen, tools: plan.conversation.tools }),
+    promptEnd,
+    sampling: {
+      temperature: sampling?.temperature ?? 1,
+      topP: sampling?.topP ?? 1,
+      topK: sampling?.topK ?? 0,
+      minP: 0,
+      seed: sampling?.seed === undefined ? undefined : Number(sampling.seed),
+      grammar,
+    },
+    maxTokens: planned.room,
+    stopSequences: sampling?.stopSequences ?? [],
+    signal,
+    tokenBytes: (token) => engine.tokenBytes(token),
+    isEndOfGeneration: (token) => engine.isEndOfGeneration(token),
+    mintToolUseId: () => mintId(config.idSecret, turn.ids.toolCall, request.tenantId, request.sessionId),
+    serverTools: turn.serverTools,
+    signThinking: (text) => signThinking(config.idSecret, request.tenantId, text),
+    onToken: () => trace.token(),
+  });
+}
