@@ -1,14 +1,12 @@
-/** The report: machine description, the ratio table, each workload's section; and its copy in docs/benchmarks.md. */
+/** The report: machine description, the ratio table, each workload's section; and its rows in docs/benchmarks.md's current table. */
 import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { basename, join } from "node:path";
 import { TEST_MODEL_SPECS } from "../native/model/gguf-writer.ts";
 import { REPO_ROOT } from "../scripts/stack.ts";
+import { type CurrentRow, rowId, updateCurrentTable } from "./current-table.ts";
 import type { BenchOptions, Workload, WorkloadResult } from "./workload.ts";
-
-export const BEGIN_MARKER = "<!-- bench:begin (written by `npm run bench`; edit outside the markers) -->";
-export const END_MARKER = "<!-- bench:end -->";
 
 function readJson(path: string): Record<string, unknown> {
   try {
@@ -30,6 +28,18 @@ function gpuName(): string | undefined {
   }
 }
 
+/** CPU, cores, RAM and GPU in one line. */
+function machineSummary(): string {
+  const gpu = gpuName();
+  return `${cpus().length} × ${cpus()[0]?.model.trim() ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${gpu ? `GPU ${gpu}` : "no GPU"}`;
+}
+
+/** The model a run served, as ids and the current table name it: `mid`, `tiny`, `qwen3-mid`, or the GGUF's name. */
+function modelTag(options: BenchOptions): string {
+  if (process.env.FRONTIER_MODEL_PATH) return basename(options.modelPath).replace(/\.gguf$/, "");
+  return options.family === undefined ? options.size : `${options.family}-${options.size}`;
+}
+
 /**
  * One paragraph: CPU, cores, RAM, GPU, Node, the llama.cpp build (as the worker's Health names it:
  * prebuilt portable or a local `npm run build:engine` build), the model and the worker settings.
@@ -37,7 +47,6 @@ function gpuName(): string | undefined {
 export function machineDescription(options: BenchOptions, engineBuild: string): string {
   const nlc = readJson(join(REPO_ROOT, "node_modules/node-llama-cpp/package.json")).version ?? "?";
   const llamaTag = readJson(join(REPO_ROOT, "node_modules/node-llama-cpp/llama/llama.cpp.info.json")).tag ?? "?";
-  const gpu = gpuName();
   const spec = (TEST_MODEL_SPECS as Record<string, (typeof TEST_MODEL_SPECS)[keyof typeof TEST_MODEL_SPECS]>)[
     options.size
   ];
@@ -47,7 +56,7 @@ export function machineDescription(options: BenchOptions, engineBuild: string): 
       ? `generated \`${options.family}\` family model, \`${options.size}\` width (${spec ? `${spec.embedding} wide, ${spec.layers} layers, ` : ""}the family's real vocabulary and chat template, F16, random weights)`
       : `generated \`${options.size}\` test model (${spec ? `${spec.embedding} wide, ${spec.layers} layers, vocab ${spec.vocab}, ${spec.weightType}, ` : ""}random weights)`;
   return [
-    `- Machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${gpu ? `GPU ${gpu}` : "no GPU"}`,
+    `- Machine: ${machineSummary()}`,
     `- Software: Node ${process.version}; llama.cpp via node-llama-cpp ${nlc} (release ${llamaTag}); worker engine: ${engineBuild}; threads = ${process.env.FRONTIER_THREADS || 1}, flash attention ${process.env.FRONTIER_FLASH_ATTENTION || "off"}`,
     `- Model: ${generated}`,
     `- Stack: edge in ${options.edge === "workerd" ? "workerd without wrangler (scripts/workerd-edge.ts)" : "`wrangler dev` (workerd)"} + one GPU worker process, loopback; worker context ${options.contextSize} cells × ${options.sequences} sequences`,
@@ -91,22 +100,42 @@ export function renderReport(input: ReportInput): string {
 }
 
 /**
- * Put the report between the markers of docs/benchmarks.md (headings one level down, links to the
- * report's files made relative to docs/). Everything outside the markers is left as written.
+ * The current table's rows for what this run measured: one per summary row, keyed by rowId, with the
+ * run's command, date, machine, model and engine build.
  */
-export function recordInBenchmarksDoc(docPath: string, report: string, filesPrefix: string): void {
-  const doc = readFileSync(docPath, "utf8");
-  const begin = doc.indexOf(BEGIN_MARKER);
-  const end = doc.indexOf(END_MARKER);
-  if (begin < 0 || end < begin) throw new Error(`${docPath} has no ${BEGIN_MARKER} … ${END_MARKER} section`);
-  const body = report
-    .split("\n")
-    .map((line) => (line.startsWith("#") ? `#${line}` : line))
-    .join("\n")
-    .replace(/\]\(([\w.-]+\.(?:svg|png|md))\)/g, `](${filesPrefix}$1)`)
-    .replace(/^# Benchmark report\n*/m, "")
-    .replace(/^## Benchmark report\n*/m, "");
-  writeFileSync(docPath, `${doc.slice(0, begin + BEGIN_MARKER.length)}\n\n${body.trim()}\n\n${doc.slice(end)}`);
+export function currentRows(
+  input: Pick<ReportInput, "command" | "options" | "results">,
+  engineBuild: string | undefined,
+  date: string,
+): CurrentRow[] {
+  const model = modelTag(input.options);
+  // The worker's engine build when this run started one ("prebuilt CPU build", "local CPU build", ...).
+  const engine = engineBuild === undefined ? "" : `; ${engineBuild.split(" (")[0]}`;
+  const machine = `${machineSummary()}; \`${model}\` model${engine}`;
+  return input.results.flatMap(({ result }) =>
+    result.summary.map((r) => ({
+      id: rowId(model, r.workload, r.measure),
+      claim: `${r.workload}: ${r.measure}`,
+      value: `**${r.value}**`,
+      spread: r.spread,
+      command: `\`${input.command}\``,
+      date,
+      machine,
+      source: "that run's report (`docs/bench/report.md`, not committed)",
+    })),
+  );
+}
+
+/**
+ * Write the run's rows into docs/benchmarks.md's current table (rows of workloads it did not run, and
+ * rows measured by hand, are left as they are), then let the repository's formatter align the table.
+ */
+export function recordInBenchmarksDoc(
+  docPath: string,
+  rows: readonly CurrentRow[],
+): { updated: string[]; added: string[] } {
+  const { doc, updated, added } = updateCurrentTable(readFileSync(docPath, "utf8"), rows);
+  writeFileSync(docPath, doc);
   // The repository's formatter aligns markdown tables; keep `npm run check` green after a recording.
   spawnSync(
     process.execPath,
@@ -116,4 +145,5 @@ export function recordInBenchmarksDoc(docPath: string, report: string, filesPref
       stdio: "ignore",
     },
   );
+  return { updated, added };
 }

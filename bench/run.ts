@@ -19,8 +19,9 @@
  *   --edge wrangler|workerd   which edge the workloads call (default wrangler: `wrangler dev`, what
  *                         `npm start` runs; workerd: the same edge without wrangler, scripts/workerd-edge.ts)
  *   --edge-url URL --worker-grpc URL   use a running stack instead of starting one
- *   --out PATH            report file (default docs/bench/report.md)
- *   --no-record           do not update docs/benchmarks.md (a full default run records its tables there)
+ *   --out PATH            report file (default docs/bench/report.md); docs/benchmarks.md is then left alone
+ *   --no-record           do not update docs/benchmarks.md (otherwise a run without --quick or --out
+ *                         rewrites the rows it measured in its current table, bench/current-table.ts)
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -37,7 +38,7 @@ import { continuationWorkload } from "./continuation.ts";
 import { workerEngineBuild } from "./engine-build.ts";
 import { llamaServerWorkload } from "./peer-llama-server.ts";
 import { placementWorkload } from "./placement.ts";
-import { machineDescription, type ReportInput, recordInBenchmarksDoc, renderReport } from "./report.ts";
+import { currentRows, machineDescription, type ReportInput, recordInBenchmarksDoc, renderReport } from "./report.ts";
 import { responsesLoopWorkload } from "./responses-loop.ts";
 import { routingOverheadWorkload } from "./routing-overhead.ts";
 import { sessionsWorkload } from "./sessions.ts";
@@ -199,10 +200,19 @@ async function main(): Promise<void> {
     writeFileSync(logPath, `${workerLogs.slice(-2000).join("\n")}\n`);
     process.stdout.write(`a check failed: the worker's last log lines are in ${logPath}\n`);
   }
-  const record = !options.quick && only === undefined && values.out === undefined && !values["no-record"];
+  // Rows are keyed, so a run of some workloads (--only) rewrites only theirs; --quick (tiny sizes) and a
+  // report sent elsewhere (--out) never record.
+  const record = !options.quick && values.out === undefined && !values["no-record"];
   if (record) {
-    recordInBenchmarksDoc(join(REPO_ROOT, "docs/benchmarks.md"), report, "bench/");
-    process.stdout.write("recorded in docs/benchmarks.md\n");
+    const rows = currentRows(
+      { command, options, results },
+      benchStack?.engineBuild,
+      new Date().toISOString().slice(0, 10),
+    );
+    const { updated, added } = recordInBenchmarksDoc(join(REPO_ROOT, "docs/benchmarks.md"), rows);
+    process.stdout.write(
+      `docs/benchmarks.md current table: ${updated.length} rows updated, ${added.length} added${added.length > 0 ? ` (${added.join(", ")})` : ""}\n`,
+    );
   }
   const failed = results.flatMap(({ workload, result }) =>
     (result.violations ?? []).map((v) => `${workload.name}: ${v}`),
