@@ -1,8 +1,9 @@
 /**
- * The one skeleton every chat format runs on. A family is a `FamilySpec`: its control tokens, how
- * the header (BOS, system, tools) and each message render, what the generation prefix is, how its
- * output parses and how its tool calls look to a grammar. `FamilyFormat` does the rest: the
- * message loop, exact-turn replay, continuing a trailing assistant message, offsets, grammars.
+ * The one skeleton every chat format runs on. A family is a `FamilySpec`: its tokens and its call
+ * format described once (call-format.ts), and its template: how the header (BOS, system, tools)
+ * and each message render and what the generation prefix is. `FamilyFormat` does the rest: the
+ * message loop, exact-turn replay, continuing a trailing assistant message, offsets, and, derived
+ * from the call format, the grammars and the streaming parser.
  */
 import {
   type Conversation,
@@ -10,9 +11,12 @@ import {
   Role,
   ThinkingMode,
 } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { CallFormat, FamilyTokens } from "../call-format.ts";
 import { answerGrammar } from "../grammar/answer-grammar.ts";
 import type { ToolCallMarkup } from "../grammar/tool-grammar.ts";
 import * as grammars from "../grammar/tool-grammar.ts";
+import { tagMarkup } from "../parse/span-reader.ts";
+import { TaggedOutputParser, type TagMarkup } from "../parse/tagged-parser.ts";
 import type {
   AnswerGrammarOptions,
   ChatFormat,
@@ -24,6 +28,7 @@ import type {
   RenderOptions,
   ToolCallGrammarOptions,
 } from "../types.ts";
+import { maxCallsPerTurn, toolCallMarkup } from "./call-markup.ts";
 import { emitParts, type Part } from "./content.ts";
 import { ControlTokenSplitter, PromptBuilder } from "./prompt-builder.ts";
 
@@ -50,14 +55,9 @@ export interface GenerationPrefix {
 
 export interface FamilySpec {
   readonly name: string;
-  /** Every control-token spelling of the template: rendered template text splits on these. */
-  readonly controlTokens: readonly string[];
-  /** Control tokens the model itself samples inside its turn: a replayed turn renders them special. */
-  readonly turnControlTokens: readonly string[];
-  readonly endOfTurnText: string;
-  readonly endOfGenerationTexts: readonly string[];
-  readonly maxCallsPerTurn: number;
-  readonly markup: ToolCallMarkup;
+  readonly tokens: FamilyTokens;
+  /** How calls, thinking and visible text are spelled: grammars and the parser derive from it. */
+  readonly calls: CallFormat;
   /** Everything before the first message: BOS, system prompt, tools. */
   header(conversation: Conversation, thinking: boolean): Part[];
   system(message: Message, ctx: RenderContext): Part[];
@@ -69,7 +69,13 @@ export interface FamilySpec {
   /** What closes an assistant message in history. */
   assistantClose(message: Message, ctx: RenderContext): string;
   generation(ctx: RenderContext): GenerationPrefix;
-  parser(options: OutputParserOptions): OutputParser;
+  /** A hand-written parser, only where output is not tagged spans (harmony's channels). */
+  parser?(options: OutputParserOptions): OutputParser;
+}
+
+/** A family with what its call format derives: the markup its grammars force. */
+export interface DerivedFamilySpec extends FamilySpec {
+  readonly markup: ToolCallMarkup;
 }
 
 function toolNamesOf(conversation: Conversation): Map<string, string> {
@@ -85,16 +91,20 @@ export class FamilyFormat implements ChatFormat {
   readonly endOfTurnText: string;
   readonly endOfGenerationTexts: readonly string[];
   readonly maxCallsPerTurn: number;
+  readonly spec: DerivedFamilySpec;
   readonly #splitter: ControlTokenSplitter;
   readonly #turnSplitter: ControlTokenSplitter;
+  readonly #tags: TagMarkup | undefined;
 
-  constructor(readonly spec: FamilySpec) {
+  constructor(spec: FamilySpec) {
+    this.spec = { ...spec, markup: toolCallMarkup(spec.name, spec.calls) };
     this.name = spec.name;
-    this.endOfTurnText = spec.endOfTurnText;
-    this.endOfGenerationTexts = spec.endOfGenerationTexts;
-    this.maxCallsPerTurn = spec.maxCallsPerTurn;
-    this.#splitter = new ControlTokenSplitter(spec.controlTokens);
-    this.#turnSplitter = new ControlTokenSplitter(spec.turnControlTokens);
+    this.endOfTurnText = spec.tokens.endOfTurn;
+    this.endOfGenerationTexts = spec.tokens.endOfGeneration;
+    this.maxCallsPerTurn = maxCallsPerTurn(spec.calls);
+    this.#splitter = new ControlTokenSplitter(spec.tokens.control);
+    this.#turnSplitter = new ControlTokenSplitter(spec.tokens.turn);
+    this.#tags = spec.parser === undefined ? tagMarkup(spec.calls) : undefined;
   }
 
   render(conversation: Conversation, options: RenderOptions = {}): RenderedPrompt {
@@ -160,7 +170,8 @@ export class FamilyFormat implements ChatFormat {
   }
 
   createOutputParser(options: OutputParserOptions): OutputParser {
-    return this.spec.parser(options);
+    if (this.#tags !== undefined) return new TaggedOutputParser(this.#tags, options);
+    return (this.spec.parser as (options: OutputParserOptions) => OutputParser)(options);
   }
 
   toolCallGrammar(options: ToolCallGrammarOptions): string {

@@ -7,8 +7,7 @@
  * carry a plain ChatML template and are served with this family.
  */
 import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
-import { TaggedOutputParser } from "../parse/tagged-parser.ts";
-import { CHATML_HERMES_TURNS, IM_START, readHermesSpan } from "./hermes.ts";
+import { CHATML_HERMES_TURNS, HERMES_CALLS, IM_START } from "./hermes.ts";
 
 export { CHATML_CONTROL_TOKENS, TOOLS_INTRO, TOOLS_OUTRO } from "./hermes.ts";
 
@@ -18,13 +17,12 @@ const NO_THINKING_PREFILL = "<think>\n\n</think>\n\n";
 const CHATML: FamilySpec = {
   name: "chatml",
   ...CHATML_HERMES_TURNS,
+  calls: HERMES_CALLS,
   generation: (ctx) => ({
     header: `${IM_START}assistant\n`,
     prefill: ctx.thinking ? THINKING_PREFILL : NO_THINKING_PREFILL,
     thinkingOpen: ctx.thinking,
   }),
-  parser: (options) =>
-    new TaggedOutputParser({ thinkClose: "</think>", spanOpen: "<tool_call>", readSpan: readHermesSpan }, options),
 };
 
 export class ChatMlFormat extends FamilyFormat {

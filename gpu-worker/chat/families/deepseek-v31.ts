@@ -9,12 +9,12 @@
  * system prompt; Frontier keeps reasoning and renders a later system message in place.
  */
 import type { Conversation, Message } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { contextText, type Part, systemMessageText, toolInputText, toolResultText } from "../engine/content.ts";
+import type { CallFormat } from "../call-format.ts";
+import { callParts } from "../engine/call-markup.ts";
+import { contextText, type Part, systemMessageText, toolResultText } from "../engine/content.ts";
 import { FamilyFormat, type FamilySpec, type RenderContext } from "../engine/family.ts";
-import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "../grammar/tool-grammar.ts";
 import { canonicalJson, tryParseJson } from "../json-text.ts";
-import { TaggedOutputParser } from "../parse/tagged-parser.ts";
-import { CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, readDeepSeekBlock, TOOL_SEP } from "./deepseek-calls.ts";
+import { CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, CALLS_SECTION, TOOL_SEP } from "./deepseek-calls.ts";
 
 const BOS = "<｜begin▁of▁sentence｜>";
 const EOS = "<｜end▁of▁sentence｜>";
@@ -25,13 +25,13 @@ const OUTPUT_END = "<｜tool▁output▁end｜>";
 const TURN_CONTROL_TOKENS = [CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, TOOL_SEP, "<think>", "</think>"];
 const CONTROL_TOKENS = [BOS, EOS, USER, ASSISTANT, OUTPUT_BEGIN, OUTPUT_END, ...TURN_CONTROL_TOKENS];
 
-const V31_TOOL_MARKUP: ToolCallMarkup = {
-  thinkingClose: "</think>",
-  blockOpen: CALLS_BEGIN,
-  blockClose: CALLS_END,
+/** A block of calls back to back: `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{args}<｜tool▁call▁end｜>`. */
+const V31_CALLS: CallFormat = {
+  thinking: { open: "<think>", close: "</think>", forcedClose: "</think>", modelOpens: false },
+  section: CALLS_SECTION,
   separator: "",
-  callOpen: (name) => `${CALL_BEGIN}${name}${TOOL_SEP}`,
-  callClose: CALL_END,
+  call: { open: CALL_BEGIN, afterName: TOOL_SEP, close: CALL_END },
+  arguments: { kind: "json" },
 };
 
 const TOOLS_OUTRO =
@@ -86,33 +86,21 @@ function assistantBody(message: Message, ctx: RenderContext): Part[] {
     const b = block.block;
     if (b.case === "thinking") continue;
     if (b.case === "toolUse") {
-      if (calls++ === 0) parts.push({ template: CALLS_BEGIN });
-      parts.push(
-        { template: CALL_BEGIN },
-        { content: b.value.name },
-        { template: TOOL_SEP },
-        { content: toolInputText(b.value.inputJson) },
-        { template: CALL_END },
-      );
+      if (calls++ === 0) parts.push({ template: CALLS_SECTION.open });
+      parts.push(...callParts(V31_CALLS, b.value.name, b.value.inputJson));
     } else {
       const value = contextText(block);
       if (value !== undefined) parts.push({ content: value });
     }
   }
-  if (calls > 0) parts.push({ template: CALLS_END });
+  if (calls > 0) parts.push({ template: CALLS_SECTION.close });
   return parts;
 }
 
-const CALL_SHAPE = { head: /^<｜tool▁call▁begin｜>([^<\n]+?)<｜tool▁sep｜>/, afterArgs: "" };
-
 const DEEPSEEK_V31: FamilySpec = {
   name: "deepseek-v3.1",
-  controlTokens: CONTROL_TOKENS,
-  turnControlTokens: TURN_CONTROL_TOKENS,
-  endOfTurnText: EOS,
-  endOfGenerationTexts: [EOS],
-  maxCallsPerTurn: MAX_PARALLEL_CALLS,
-  markup: V31_TOOL_MARKUP,
+  tokens: { control: CONTROL_TOKENS, turn: TURN_CONTROL_TOKENS, endOfTurn: EOS, endOfGeneration: [EOS] },
+  calls: V31_CALLS,
   header,
   system: (message) => [{ template: "\n\n" }, { content: systemMessageText(message) }],
   user,
@@ -124,11 +112,6 @@ const DEEPSEEK_V31: FamilySpec = {
     onlyResults(ctx.previous)
       ? { header: "", prefill: "", thinkingOpen: false }
       : { header: ASSISTANT, prefill: ctx.thinking ? "<think>" : "</think>", thinkingOpen: ctx.thinking },
-  parser: (options) =>
-    new TaggedOutputParser(
-      { thinkClose: "</think>", spanOpen: CALLS_BEGIN, readSpan: (span) => readDeepSeekBlock(span, CALL_SHAPE) },
-      options,
-    ),
 };
 
 export class DeepSeekV31Format extends FamilyFormat {

@@ -9,6 +9,8 @@
  * renders in place as "\n\n{text}" (DeepSeek has no system turn marker). Thinking is kept.
  */
 import type { Message, ToolDefinition } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { anyWord, type CallFormat, optional } from "../call-format.ts";
+import { callParts } from "../engine/call-markup.ts";
 import {
   contextText,
   defaultSeparator,
@@ -16,15 +18,12 @@ import {
   joinItems,
   type Part,
   systemMessageText,
-  toolInputText,
   toolResultText,
   userItems,
 } from "../engine/content.ts";
 import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
-import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "../grammar/tool-grammar.ts";
 import { canonicalJson, tryParseJson } from "../json-text.ts";
-import { TaggedOutputParser } from "../parse/tagged-parser.ts";
-import { CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, readDeepSeekBlock, TOOL_SEP } from "./deepseek-calls.ts";
+import { CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, CALLS_SECTION, TOOL_SEP } from "./deepseek-calls.ts";
 
 const BOS = "<｜begin▁of▁sentence｜>";
 const EOS = "<｜end▁of▁sentence｜>";
@@ -35,13 +34,19 @@ const ASSISTANT = "<｜Assistant｜>";
 const TURN_CONTROL_TOKENS = [CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, TOOL_SEP];
 export const DEEPSEEK_CONTROL_TOKENS = [BOS, EOS, USER, ASSISTANT, ...TURN_CONTROL_TOKENS] as const;
 
-export const DEEPSEEK_TOOL_MARKUP: ToolCallMarkup = {
-  thinkingClose: "</think>",
-  blockOpen: CALLS_BEGIN,
-  blockClose: CALLS_END,
+/** A block of calls, one per line: `<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{args}\n```<｜tool▁call▁end｜>`. */
+const DEEPSEEK_CALLS: CallFormat = {
+  thinking: { open: "<think>", close: "</think>", forcedClose: "</think>", modelOpens: false },
+  section: CALLS_SECTION,
   separator: "\n",
-  callOpen: (name) => `${CALL_BEGIN}function${TOOL_SEP}${name}\n\`\`\`json\n`,
-  callClose: `\n\`\`\`${CALL_END}`,
+  // The model may write another type word than `function`, and a bare ``` fence.
+  call: {
+    open: CALL_BEGIN,
+    beforeName: [anyWord("function"), TOOL_SEP],
+    afterName: ["\n```", optional("json"), "\n"],
+    close: `\n\`\`\`${CALL_END}`,
+  },
+  arguments: { kind: "json" },
 };
 
 const DEEPSEEK_THINKING_PREFILL = "<think>";
@@ -73,16 +78,6 @@ function toolsSectionParts(tools: readonly ToolDefinition[], afterSystem: boolea
   return parts;
 }
 
-function callParts(name: string, inputJson: string): Part[] {
-  return [
-    { template: `${CALL_BEGIN}function${TOOL_SEP}` },
-    { content: name },
-    { template: "\n```json\n" },
-    { content: toolInputText(inputJson) },
-    { template: DEEPSEEK_TOOL_MARKUP.callClose },
-  ];
-}
-
 function assistantItems(message: Message): Item[] {
   const items: Item[] = [];
   let calls: Part[] | undefined;
@@ -90,13 +85,13 @@ function assistantItems(message: Message): Item[] {
     const b = block.block;
     if (b.case === "toolUse") {
       if (calls === undefined) {
-        calls = [{ template: CALLS_BEGIN }];
+        calls = [{ template: CALLS_SECTION.open }];
         items.push({ kind: "call", parts: calls });
-      } else calls.push({ template: DEEPSEEK_TOOL_MARKUP.separator });
-      calls.push(...callParts(b.value.name, b.value.inputJson));
+      } else calls.push({ template: DEEPSEEK_CALLS.separator });
+      calls.push(...callParts(DEEPSEEK_CALLS, b.value.name, b.value.inputJson));
       continue;
     }
-    calls?.push({ template: CALLS_END });
+    calls?.push({ template: CALLS_SECTION.close });
     calls = undefined;
     if (b.case === "thinking") {
       if (b.value.thinking !== "")
@@ -111,7 +106,7 @@ function assistantItems(message: Message): Item[] {
       if (text !== undefined) items.push({ kind: "other", parts: [{ content: text }] });
     }
   }
-  calls?.push({ template: CALLS_END });
+  calls?.push({ template: CALLS_SECTION.close });
   if (!items.some((item) => item.kind === "thinking"))
     items.unshift({ kind: "thinking", parts: [{ template: DEEPSEEK_NO_THINKING_PREFILL }] });
   return items;
@@ -124,16 +119,10 @@ function toolResultParts(result: Parameters<typeof toolResultText>[0]): Part[] {
   return [{ template: "<tool_result>" }, { content: toolResultText(result) }, { template: "</tool_result>" }];
 }
 
-const CALL_SHAPE = { head: /^<｜tool▁call▁begin｜>[^<\n]*<｜tool▁sep｜>([^\n]*)\n```(?:json)?\n/, afterArgs: "\n```" };
-
 const DEEPSEEK: FamilySpec = {
   name: "deepseek",
-  controlTokens: DEEPSEEK_CONTROL_TOKENS,
-  turnControlTokens: TURN_CONTROL_TOKENS,
-  endOfTurnText: EOS,
-  endOfGenerationTexts: [EOS],
-  maxCallsPerTurn: MAX_PARALLEL_CALLS,
-  markup: DEEPSEEK_TOOL_MARKUP,
+  tokens: { control: DEEPSEEK_CONTROL_TOKENS, turn: TURN_CONTROL_TOKENS, endOfTurn: EOS, endOfGeneration: [EOS] },
+  calls: DEEPSEEK_CALLS,
   header: (conversation) => {
     const system = conversation.system.join("\n\n");
     const parts: Part[] = [{ template: BOS }, { content: system }];
@@ -154,11 +143,6 @@ const DEEPSEEK: FamilySpec = {
     prefill: ctx.thinking ? DEEPSEEK_THINKING_PREFILL : DEEPSEEK_NO_THINKING_PREFILL,
     thinkingOpen: ctx.thinking,
   }),
-  parser: (options) =>
-    new TaggedOutputParser(
-      { thinkClose: "</think>", spanOpen: CALLS_BEGIN, readSpan: (span) => readDeepSeekBlock(span, CALL_SHAPE) },
-      options,
-    ),
 };
 
 export class DeepSeekFormat extends FamilyFormat {

@@ -11,14 +11,10 @@
  * template drops the reasoning of turns before the last user message; Frontier keeps it.
  */
 import type { Conversation, Message } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { contextText, type Part, systemMessageText, toolInputText, toolResultText } from "../engine/content.ts";
+import type { CallFormat } from "../call-format.ts";
+import { callParts } from "../engine/call-markup.ts";
+import { contextText, type Part, systemMessageText, toolResultText } from "../engine/content.ts";
 import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
-import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "../grammar/tool-grammar.ts";
-import { type XmlParameterMarkup, xmlArgumentsGrammar, xmlArgumentsText } from "../grammar/xml-grammar.ts";
-import { isPlainObject, tryParseJson } from "../json-text.ts";
-import type { SpanReading, ToolSchemas } from "../parse/call-stream.ts";
-import { TaggedOutputParser } from "../parse/tagged-parser.ts";
-import { parameterValueText, type XmlParameter, xmlArgumentsCall } from "../parse/xml-arguments.ts";
 import { hermesToolJson } from "./hermes.ts";
 
 const USER = "<|user|>";
@@ -54,23 +50,17 @@ const TOOLS_OUTRO =
   "<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n<arg_value>{arg-value-1}</arg_value>\n" +
   "<arg_key>{arg-key-2}</arg_key>\n<arg_value>{arg-value-2}</arg_value>\n...\n</tool_call>";
 
-const ARGUMENT: XmlParameterMarkup = {
-  family: "glm",
-  open: (key) => `\n<arg_key>${key}</arg_key>\n<arg_value>`,
-  close: "</arg_value>",
-  reserved: CONTROL_TOKENS,
-};
-
-const GLM_TOOL_MARKUP: ToolCallMarkup = {
-  thinkingClose: "</think>",
-  blockOpen: "",
-  blockClose: "",
+/** `\n<tool_call>NAME\n<arg_key>k</arg_key>\n<arg_value>v</arg_value>\n</tool_call>`, calls back to back. */
+const GLM_CALLS: CallFormat = {
+  thinking: { open: "<think>", close: "</think>", forcedClose: "</think>", modelOpens: true },
   separator: "",
-  callOpen: (name) => `\n<tool_call>${name}`,
-  callClose: "\n</tool_call>",
-  argumentsGrammar: (json, tool) => xmlArgumentsGrammar(ARGUMENT, json, tool),
-  stringsWithoutAngle: true,
-  argumentsText: (argumentsJson) => xmlArgumentsText(ARGUMENT, argumentsJson),
+  call: { open: "\n<tool_call>", close: "\n</tool_call>" },
+  arguments: {
+    kind: "xml",
+    key: { open: "\n<arg_key>", close: "</arg_key>\n<arg_value>" },
+    valueClose: "</arg_value>",
+    reserved: CONTROL_TOKENS,
+  },
 };
 
 function header(conversation: Conversation): Part[] {
@@ -109,21 +99,6 @@ function user(message: Message, thinking: boolean): Part[] {
   return parts;
 }
 
-function callParts(name: string, inputJson: string): Part[] {
-  const parsed = tryParseJson(toolInputText(inputJson));
-  const args = parsed !== undefined && isPlainObject(parsed.value) ? parsed.value : {};
-  const parts: Part[] = [{ template: "\n<tool_call>" }, { content: name }];
-  for (const [key, value] of Object.entries(args))
-    parts.push(
-      { template: "\n<arg_key>" },
-      { content: key },
-      { template: "</arg_key>\n<arg_value>" },
-      { content: parameterValueText(value) },
-      { template: ARGUMENT.close },
-    );
-  return [...parts, { template: GLM_TOOL_MARKUP.callClose }];
-}
-
 function assistantBody(message: Message): Part[] {
   const thinking = message.content
     .flatMap((c) => (c.block.case === "thinking" ? [c.block.value.thinking] : []))
@@ -135,7 +110,7 @@ function assistantBody(message: Message): Part[] {
   for (const block of message.content) {
     const b = block.block;
     if (b.case === "thinking") continue;
-    if (b.case === "toolUse") parts.push(...callParts(b.value.name, b.value.inputJson));
+    if (b.case === "toolUse") parts.push(...callParts(GLM_CALLS, b.value.name, b.value.inputJson));
     else {
       const value = contextText(block);
       if (value !== undefined && value !== "") parts.push({ template: "\n" }, { content: value });
@@ -144,56 +119,15 @@ function assistantBody(message: Message): Part[] {
   return parts;
 }
 
-const OPEN = "<tool_call>";
-const CLOSE = "</tool_call>";
-
-/** Reads `<tool_call>NAME\n<arg_key>k</arg_key>\n<arg_value>v</arg_value>…\n</tool_call>`. */
-function readGlmSpan(span: string, tools: ToolSchemas): SpanReading {
-  const close = span.indexOf(CLOSE, OPEN.length);
-  const end = close < 0 ? undefined : close + CLOSE.length;
-  const body = close < 0 ? span : span.slice(0, close);
-  const head = /^<tool_call>\s*([^\n<]+?)\s*(?=\n|<|$)/.exec(body);
-  if (head === null || (end === undefined && head[0].length === body.length)) return { calls: [], end };
-  const parameters: XmlParameter[] = [];
-  let at = head[0].length;
-  let broken = false;
-  for (;;) {
-    while (at < body.length && /\s/.test(body[at] as string)) at++;
-    const rest = body.slice(at);
-    if (rest === "") break;
-    const open = /^<arg_key>([^<]*)<\/arg_key>\s*<arg_value>/.exec(rest);
-    if (open === null) {
-      broken = end !== undefined; // still arriving until the span closes
-      break;
-    }
-    const valueStart = at + open[0].length;
-    const valueEnd = body.indexOf(ARGUMENT.close, valueStart);
-    const key = (open[1] as string).trim();
-    if (valueEnd < 0) {
-      parameters.push({ key, value: body.slice(valueStart), complete: false });
-      broken = end !== undefined;
-      break;
-    }
-    parameters.push({ key, value: body.slice(valueStart, valueEnd), complete: true });
-    at = valueEnd + ARGUMENT.close.length;
-  }
-  const done = end !== undefined && !broken && parameters.every((p) => p.complete);
-  const call = xmlArgumentsCall(tools, (head[1] as string).trim(), parameters, ARGUMENT.close, {
-    done,
-    broken,
-    rawEnd: end,
-  });
-  return { calls: [call], end };
-}
-
 const GLM: FamilySpec = {
   name: "glm",
-  controlTokens: CONTROL_TOKENS,
-  turnControlTokens: TURN_CONTROL_TOKENS,
-  endOfTurnText: USER,
-  endOfGenerationTexts: [USER, OBSERVATION, "<|endoftext|>"],
-  maxCallsPerTurn: MAX_PARALLEL_CALLS,
-  markup: GLM_TOOL_MARKUP,
+  tokens: {
+    control: CONTROL_TOKENS,
+    turn: TURN_CONTROL_TOKENS,
+    endOfTurn: USER,
+    endOfGeneration: [USER, OBSERVATION, "<|endoftext|>"],
+  },
+  calls: GLM_CALLS,
   header,
   system: (message) => [{ template: "<|system|>\n" }, { content: systemMessageText(message) }],
   user: (message, ctx) => user(message, ctx.thinking),
@@ -205,11 +139,6 @@ const GLM: FamilySpec = {
     prefill: ctx.thinking ? "" : "\n<think></think>",
     thinkingOpen: false,
   }),
-  parser: (options) =>
-    new TaggedOutputParser(
-      { thinkOpen: "<think>", thinkClose: "</think>", spanOpen: OPEN, readSpan: readGlmSpan },
-      options,
-    ),
 };
 
 export class GlmFormat extends FamilyFormat {

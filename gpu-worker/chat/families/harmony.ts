@@ -15,9 +15,10 @@
  * renders a later system message in place as a developer message.
  */
 import type { Conversation, Message } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { contextText, type Part, systemMessageText, toolInputText } from "../engine/content.ts";
+import type { CallFormat } from "../call-format.ts";
+import { callParts } from "../engine/call-markup.ts";
+import { contextText, type Part, systemMessageText } from "../engine/content.ts";
 import { FamilyFormat, type FamilySpec, type RenderContext } from "../engine/family.ts";
-import type { ToolCallMarkup } from "../grammar/tool-grammar.ts";
 import { HarmonyOutputParser } from "./harmony-parser.ts";
 import { harmonyToolNamespace } from "./harmony-tools.ts";
 
@@ -44,14 +45,19 @@ const RETURN = "<|return|>";
 const TURN_CONTROL_TOKENS = [START, END, MESSAGE, "<|channel|>", "<|constrain|>"];
 const CONTROL_TOKENS = [...TURN_CONTROL_TOKENS, CALL, RETURN, "<|endoftext|>"];
 
-const HARMONY_TOOL_MARKUP: ToolCallMarkup = {
-  thinkingClose: "",
-  blockOpen: "",
-  blockClose: "",
+/**
+ * A call is a message to `functions.NAME` on the commentary channel, its body the arguments JSON;
+ * `<|call|>` after it ends the generation, so a turn makes one call. Visible text is a message on
+ * the final channel; thinking is the analysis channel (never forced open, so nothing to close).
+ * The parser is hand-written (harmony-parser.ts): output is a run of channel messages, not tagged spans.
+ */
+const HARMONY_CALLS: CallFormat = {
+  thinking: { open: `<|channel|>analysis${MESSAGE}`, close: END, forcedClose: "", modelOpens: true },
   separator: "",
-  callOpen: (name) => ` to=functions.${name}<|channel|>commentary json${MESSAGE}`,
-  callClose: "",
+  call: { open: " to=functions.", afterName: `<|channel|>commentary json${MESSAGE}`, close: "" },
+  arguments: { kind: "json" },
   textOpen: `<|channel|>final${MESSAGE}`,
+  maxPerTurn: 1,
 };
 
 function header(options: HarmonyOptions, conversation: Conversation): Part[] {
@@ -107,15 +113,7 @@ function items(message: Message): Item[] {
       if (b.value.thinking !== "")
         out.push({ parts: [{ template: `<|channel|>analysis${MESSAGE}` }, { content: b.value.thinking }], end: END });
     } else if (b.case === "toolUse") {
-      out.push({
-        parts: [
-          { template: " to=functions." },
-          { content: b.value.name },
-          { template: `<|channel|>commentary json${MESSAGE}` },
-          { content: toolInputText(b.value.inputJson) },
-        ],
-        end: CALL,
-      });
+      out.push({ parts: callParts(HARMONY_CALLS, b.value.name, b.value.inputJson), end: CALL });
     } else {
       const value = contextText(block);
       if (value === undefined || value === "") continue;
@@ -129,12 +127,8 @@ function items(message: Message): Item[] {
 function spec(options: HarmonyOptions): FamilySpec {
   return {
     name: "harmony",
-    controlTokens: CONTROL_TOKENS,
-    turnControlTokens: TURN_CONTROL_TOKENS,
-    endOfTurnText: RETURN,
-    endOfGenerationTexts: [RETURN, CALL],
-    maxCallsPerTurn: 1,
-    markup: HARMONY_TOOL_MARKUP,
+    tokens: { control: CONTROL_TOKENS, turn: TURN_CONTROL_TOKENS, endOfTurn: RETURN, endOfGeneration: [RETURN, CALL] },
+    calls: HARMONY_CALLS,
     header: (conversation) => header(options, conversation),
     system: (message) => [
       { template: `${START}developer${MESSAGE}` },

@@ -7,6 +7,8 @@
  *   <|im_start|>user\n<tool_response>\n{result}\n</tool_response>\n<tool_response>\n...\n</tool_response><|im_end|>\n
  */
 import type { Conversation, Message, ToolDefinition } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { CallFormat, FamilyTokens } from "../call-format.ts";
+import { callParts, toolCallMarkup } from "../engine/call-markup.ts";
 import {
   contextText,
   defaultSeparator,
@@ -14,29 +16,33 @@ import {
   joinItems,
   type Part,
   systemMessageText,
-  toolInputText,
   toolResultText,
   userItems,
 } from "../engine/content.ts";
 import type { FamilySpec } from "../engine/family.ts";
-import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "../grammar/tool-grammar.ts";
-import { canonicalJson, isPlainObject, tryParseJson } from "../json-text.ts";
-import { jsonArgumentsCall, type SpanCall, type SpanReading } from "../parse/call-stream.ts";
-import { safeCut } from "../parse/tagged-parser.ts";
+import type { ToolCallMarkup } from "../grammar/tool-grammar.ts";
+import { canonicalJson, tryParseJson } from "../json-text.ts";
 
 export const IM_START = "<|im_start|>";
 export const IM_END = "<|im_end|>";
 export const CHATML_CONTROL_TOKENS = [IM_START, IM_END, "<|endoftext|>"] as const;
 
-export const HERMES_TOOL_MARKUP: ToolCallMarkup = {
-  thinkingClose: "</think>\n\n",
-  blockOpen: "",
-  blockClose: "",
-  separator: "\n",
-  callOpen: (name) => `<tool_call>\n{"name": ${JSON.stringify(name)}, "arguments": `,
-  callClose: "}\n</tool_call>",
+export const CHATML_TOKENS: FamilyTokens = {
+  control: CHATML_CONTROL_TOKENS,
+  turn: [],
+  endOfTurn: IM_END,
+  endOfGeneration: [IM_END, "<|endoftext|>"],
 };
 
+/** Hermes calls: `<tool_call>\n{"name": "X", "arguments": {...}}\n</tool_call>`, one per line. */
+export const HERMES_CALLS: CallFormat = {
+  thinking: { open: "<think>", close: "</think>", forcedClose: "</think>\n\n", modelOpens: false },
+  separator: "\n",
+  call: { open: "<tool_call>\n", close: "\n</tool_call>" },
+  arguments: { kind: "json-envelope", nameKey: "name", argumentsKey: "arguments" },
+};
+
+export const HERMES_TOOL_MARKUP: ToolCallMarkup = toolCallMarkup("chatml", HERMES_CALLS);
 /** The Hermes/Qwen tools preamble around the tool signatures (also used by the llama-server peer bench). */
 export const TOOLS_INTRO =
   "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" +
@@ -98,16 +104,7 @@ export function hermesAssistant(message: Message): Part[] {
     } else if (b.case === "text") {
       if (b.value.text !== "") items.push({ kind: "text", parts: [{ content: b.value.text }] });
     } else if (b.case === "toolUse") {
-      items.push({
-        kind: "call",
-        parts: [
-          { template: '<tool_call>\n{"name": ' },
-          { content: JSON.stringify(b.value.name) },
-          { template: ', "arguments": ' },
-          { content: toolInputText(b.value.inputJson) },
-          { template: HERMES_TOOL_MARKUP.callClose },
-        ],
-      });
+      items.push({ kind: "call", parts: callParts(HERMES_CALLS, b.value.name, b.value.inputJson) });
     } else {
       const text = contextText(block);
       if (text !== undefined) items.push({ kind: "other", parts: [{ content: text }] });
@@ -116,60 +113,12 @@ export function hermesAssistant(message: Message): Part[] {
   return joinItems(items, (prev, next) => (prev.kind === "thinking" ? "" : defaultSeparator(prev, next)));
 }
 
-const OPEN = "<tool_call>";
-const CLOSE = "</tool_call>";
-const HEAD = /^<tool_call>\s*\{\s*"name"\s*:\s*("(?:[^"\\\n]|\\.)*")\s*,\s*"arguments"\s*:\s*(?=\{)/;
-
-/** Reads one `<tool_call>` span: `{"name": ..., "arguments": {...}}`, the arguments streamed. */
-export function readHermesSpan(span: string): SpanReading {
-  const close = span.indexOf(CLOSE, OPEN.length);
-  const end = close < 0 ? undefined : close + CLOSE.length;
-  const body = close < 0 ? span : span.slice(0, close);
-  const head = HEAD.exec(body);
-  if (head === null) {
-    // Another key order or stringified arguments: read whole once the span closes.
-    const whole = end === undefined ? undefined : wholeCall(body.slice(OPEN.length), end);
-    return { calls: whole ? [whole] : [], end };
-  }
-  const call = jsonArgumentsCall(JSON.parse(head[1] as string) as string, body, 0, head[0].length);
-  const after = call.rawEnd === undefined ? "" : body.slice(call.rawEnd);
-  // What follows the arguments: the outer "}", then the close tag (maybe still arriving).
-  const rest = end === undefined ? after.slice(0, safeCut(after, CLOSE)) : after;
-  const restOk = /^\s*\}?\s*$/.test(rest);
-  return {
-    calls: [
-      {
-        ...call,
-        done: call.done && end !== undefined && /^\s*\}\s*$/.test(rest),
-        broken: call.broken || !restOk,
-        rawEnd: end,
-      },
-    ],
-    end,
-  };
-}
-
-function wholeCall(inner: string, end: number): SpanCall | undefined {
-  const parsed = tryParseJson(inner.trim());
-  if (parsed === undefined || !isPlainObject(parsed.value)) return undefined;
-  const { name } = parsed.value;
-  let args = parsed.value.arguments;
-  if (typeof args === "string") args = tryParseJson(args)?.value;
-  if (typeof name !== "string" || name === "" || !isPlainObject(args)) return undefined;
-  return { name, args: JSON.stringify(args), closing: "", done: true, broken: false, rawStart: 0, rawEnd: end };
-}
-
 /**
- * Everything of a ChatML + Hermes family but its name, generation prefix and parser (`chatml` and
- * `qwen3` differ only there).
+ * Everything of a ChatML + Hermes family but its name, generation prefix and whether the model
+ * opens thinking itself (`chatml` and `qwen3` differ only there).
  */
-export const CHATML_HERMES_TURNS: Omit<FamilySpec, "name" | "generation" | "parser"> = {
-  controlTokens: CHATML_CONTROL_TOKENS,
-  turnControlTokens: [],
-  endOfTurnText: IM_END,
-  endOfGenerationTexts: [IM_END, "<|endoftext|>"],
-  maxCallsPerTurn: MAX_PARALLEL_CALLS,
-  markup: HERMES_TOOL_MARKUP,
+export const CHATML_HERMES_TURNS: Omit<FamilySpec, "name" | "calls" | "generation"> = {
+  tokens: CHATML_TOKENS,
   header: hermesHeader,
   system: chatMlSystem,
   user: hermesUser,

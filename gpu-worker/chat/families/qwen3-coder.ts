@@ -8,15 +8,13 @@
  * same way). Thinking is offered only when the model's template knows `<think>` (Qwen3.5+).
  */
 import type { Conversation, Message, ToolDefinition } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { contextText, type Part, toolInputText, toolResultText } from "../engine/content.ts";
+import type { CallFormat } from "../call-format.ts";
+import { callParts } from "../engine/call-markup.ts";
+import { contextText, type Part, toolResultText } from "../engine/content.ts";
 import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
-import { MAX_PARALLEL_CALLS, type ToolCallMarkup } from "../grammar/tool-grammar.ts";
-import { type XmlParameterMarkup, xmlArgumentsGrammar, xmlArgumentsText } from "../grammar/xml-grammar.ts";
 import { canonicalJson, isPlainObject, tryParseJson } from "../json-text.ts";
-import type { SpanReading, ToolSchemas } from "../parse/call-stream.ts";
-import { TaggedOutputParser } from "../parse/tagged-parser.ts";
-import { parameterValueText, type XmlParameter, xmlArgumentsCall } from "../parse/xml-arguments.ts";
-import { CHATML_CONTROL_TOKENS, chatMlSystem, IM_END, IM_START } from "./hermes.ts";
+import { parameterValueText } from "../parse/xml-arguments.ts";
+import { CHATML_CONTROL_TOKENS, CHATML_TOKENS, chatMlSystem, IM_END, IM_START } from "./hermes.ts";
 
 const DEFAULT_SYSTEM = "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks.";
 const TOOLS_OUTRO =
@@ -30,33 +28,27 @@ const TOOLS_OUTRO =
   "- If there is no function call available, answer the question like normal with your current knowledge and do not tell the user about function calls\n" +
   "</IMPORTANT>";
 
-const PARAMETER: XmlParameterMarkup = {
-  family: "qwen3-coder",
-  open: (key) => `<parameter=${key}>\n`,
-  close: "\n</parameter>\n",
-  reserved: [
-    ...CHATML_CONTROL_TOKENS,
-    "<tool_call>",
-    "</tool_call>",
-    "<function=",
-    "</function>",
-    "<parameter=",
-    "</parameter>",
-    "<think>",
-    "</think>",
-  ],
-};
-
-const CODER_TOOL_MARKUP: ToolCallMarkup = {
-  thinkingClose: "\n</think>\n\n",
-  blockOpen: "",
-  blockClose: "",
+/** `<tool_call>\n<function=NAME>\n<parameter=P>\nVALUE\n</parameter>\n</function>\n</tool_call>`, one per line. */
+const CODER_CALLS: CallFormat = {
+  thinking: { open: "<think>", close: "</think>", forcedClose: "\n</think>\n\n", modelOpens: false },
   separator: "\n",
-  callOpen: (name) => `<tool_call>\n<function=${name}>\n`,
-  callClose: "</function>\n</tool_call>",
-  argumentsGrammar: (json, tool) => xmlArgumentsGrammar(PARAMETER, json, tool),
-  stringsWithoutAngle: true,
-  argumentsText: (argumentsJson) => xmlArgumentsText(PARAMETER, argumentsJson),
+  call: { open: "<tool_call>", beforeName: "\n<function=", afterName: ">\n", close: "</function>\n</tool_call>" },
+  arguments: {
+    kind: "xml",
+    key: { open: "<parameter=", close: ">\n" },
+    valueClose: "\n</parameter>\n",
+    reserved: [
+      ...CHATML_CONTROL_TOKENS,
+      "<tool_call>",
+      "</tool_call>",
+      "<function=",
+      "</function>",
+      "<parameter=",
+      "</parameter>",
+      "<think>",
+      "</think>",
+    ],
+  },
 };
 
 const requiredList = (list: unknown): string =>
@@ -119,21 +111,6 @@ function user(message: Message): Part[] {
   return [...parts, { template: `${IM_END}\n` }];
 }
 
-function callParts(name: string, inputJson: string): Part[] {
-  const parsed = tryParseJson(toolInputText(inputJson));
-  const args = parsed !== undefined && isPlainObject(parsed.value) ? parsed.value : {};
-  const parts: Part[] = [{ template: "<tool_call>\n<function=" }, { content: name }, { template: ">\n" }];
-  for (const [key, value] of Object.entries(args))
-    parts.push(
-      { template: "<parameter=" },
-      { content: key },
-      { template: ">\n" },
-      { content: parameterValueText(value) },
-      { template: PARAMETER.close },
-    );
-  return [...parts, { template: CODER_TOOL_MARKUP.callClose }];
-}
-
 /**
  * After the `<|im_start|>assistant\n` header: thinking, text, then calls ("\n\n" after text, "\n"
  * between). A model that does not reason has no place for thinking: its blocks are not rendered.
@@ -148,7 +125,10 @@ function assistantBody(message: Message, thinking: boolean): Part[] {
       if (thinking && b.value.thinking !== "")
         parts.push({ template: "<think>\n" }, { content: b.value.thinking }, { template: "\n</think>\n\n" });
     } else if (b.case === "toolUse") {
-      parts.push({ template: calls > 0 ? "\n" : text ? "\n\n" : "" }, ...callParts(b.value.name, b.value.inputJson));
+      parts.push(
+        { template: calls > 0 ? "\n" : text ? "\n\n" : "" },
+        ...callParts(CODER_CALLS, b.value.name, b.value.inputJson),
+      );
       calls++;
     } else {
       const value = contextText(block);
@@ -160,64 +140,11 @@ function assistantBody(message: Message, thinking: boolean): Part[] {
   return parts.filter((p) => !("template" in p) || p.template !== "");
 }
 
-const OPEN = "<tool_call>";
-const CLOSE = "</tool_call>";
-
-/** Reads `<tool_call>\n<function=NAME>\n<parameter=P>\nVALUE\n</parameter>\n…</function>\n</tool_call>`. */
-export function readCoderSpan(span: string, tools: ToolSchemas): SpanReading {
-  const close = span.indexOf(CLOSE, OPEN.length);
-  const end = close < 0 ? undefined : close + CLOSE.length;
-  const body = close < 0 ? span : span.slice(0, close);
-  const head = /^<tool_call>\s*<function=([^>\n]+)>\n?/.exec(body);
-  if (head === null) return { calls: [], end };
-  const parameters: XmlParameter[] = [];
-  let at = head[0].length;
-  let broken = false;
-  for (;;) {
-    while (at < body.length && /\s/.test(body[at] as string)) at++;
-    const rest = body.slice(at);
-    if (rest === "") break;
-    if (rest.startsWith("</function>")) {
-      broken = end !== undefined && rest.slice("</function>".length).trim() !== "";
-      break;
-    }
-    const open = /^<parameter=([^>\n]+)>\n?/.exec(rest);
-    if (open === null) {
-      broken = end !== undefined; // still arriving until the span closes
-      break;
-    }
-    const valueStart = at + open[0].length;
-    const valueEnd = body.indexOf("</parameter>", valueStart);
-    if (valueEnd < 0) {
-      parameters.push({ key: (open[1] as string).trim(), value: body.slice(valueStart), complete: false });
-      broken = end !== undefined;
-      break;
-    }
-    parameters.push({
-      key: (open[1] as string).trim(),
-      value: body.slice(valueStart, valueEnd).replace(/\n$/, ""),
-      complete: true,
-    });
-    at = valueEnd + "</parameter>".length;
-  }
-  const done = end !== undefined && !broken && parameters.every((p) => p.complete);
-  const call = xmlArgumentsCall(tools, (head[1] as string).trim(), parameters, PARAMETER.close.trimEnd(), {
-    done,
-    broken,
-    rawEnd: end,
-  });
-  return { calls: [call], end };
-}
-
 function spec(thinking: boolean): FamilySpec {
   return {
     name: "qwen3-coder",
-    controlTokens: CHATML_CONTROL_TOKENS,
-    turnControlTokens: [],
-    endOfTurnText: IM_END,
-    endOfGenerationTexts: [IM_END, "<|endoftext|>"],
-    maxCallsPerTurn: MAX_PARALLEL_CALLS,
-    markup: CODER_TOOL_MARKUP,
+    tokens: CHATML_TOKENS,
+    calls: CODER_CALLS,
     header,
     system: chatMlSystem,
     user,
@@ -229,8 +156,6 @@ function spec(thinking: boolean): FamilySpec {
       prefill: thinking && ctx.thinking ? "<think>\n" : "",
       thinkingOpen: thinking && ctx.thinking,
     }),
-    parser: (options) =>
-      new TaggedOutputParser({ thinkClose: "</think>", spanOpen: OPEN, readSpan: readCoderSpan }, options),
   };
 }
 

@@ -7,22 +7,18 @@
  * reasoning of turns before the last user query; Frontier keeps it (the live KV holds it).
  */
 import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
-import { TaggedOutputParser } from "../parse/tagged-parser.ts";
-import { CHATML_HERMES_TURNS, IM_START, readHermesSpan } from "./hermes.ts";
+import { CHATML_HERMES_TURNS, HERMES_CALLS, IM_START } from "./hermes.ts";
 
 const QWEN3: FamilySpec = {
   name: "qwen3",
   ...CHATML_HERMES_TURNS,
+  // Qwen3 opens `<think>` itself when thinking is on.
+  calls: { ...HERMES_CALLS, thinking: { ...HERMES_CALLS.thinking, modelOpens: true } },
   generation: (ctx) => ({
     header: `${IM_START}assistant\n`,
     prefill: ctx.thinking ? "" : "<think>\n\n</think>\n\n",
     thinkingOpen: false,
   }),
-  parser: (options) =>
-    new TaggedOutputParser(
-      { thinkOpen: "<think>", thinkClose: "</think>", spanOpen: "<tool_call>", readSpan: readHermesSpan },
-      options,
-    ),
 };
 
 export class Qwen3Format extends FamilyFormat {

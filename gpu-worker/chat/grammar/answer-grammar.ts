@@ -6,11 +6,12 @@
  * may make calls instead: the grammar allows the calls or the JSON answer.
  */
 
+import { MAX_PARALLEL_CALLS } from "../call-format.ts";
 import type { AnswerGrammarOptions } from "../types.ts";
 import { GbnfRules, gbnfLiteral } from "./gbnf.ts";
 import { JsonSchemaGrammar, SchemaGrammarError } from "./json-schema-grammar.ts";
 import { checkStrictSchema } from "./strict-schema.ts";
-import { MAX_PARALLEL_CALLS, type ToolCallMarkup, toolCallsExpression, withThinkingClose } from "./tool-grammar.ts";
+import { type ToolCallMarkup, toolCallsExpression, withThinkingClose } from "./tool-grammar.ts";
 
 export function answerGrammar(
   markup: ToolCallMarkup,

@@ -1,7 +1,8 @@
 /**
- * Grammar builders shared by the formats. Each format describes its tool-call markup once
- * (`ToolCallMarkup`); rendering, grammars and parsing all use that one description.
+ * Grammar builders shared by the formats. They read a family's calls as `ToolCallMarkup`, which
+ * engine/call-markup.ts derives from the family's `CallFormat` (call-format.ts).
  */
+import { MAX_PARALLEL_CALLS } from "../call-format.ts";
 
 import type { FixedToolCall, GrammarTool, ToolCallGrammarOptions } from "../types.ts";
 import { freeformInput, freeformJsonArguments } from "./freeform-grammar.ts";
@@ -29,9 +30,6 @@ export interface ToolCallMarkup {
   /** The arguments' text of a fixed call, where they are not its JSON verbatim. */
   argumentsText?(argumentsJson: string): string;
 }
-
-/** Most calls a parallel forced turn may make. */
-export const MAX_PARALLEL_CALLS = 3;
 
 /** The exact text of a turn's calls, arguments verbatim. */
 export function toolCallsText(markup: ToolCallMarkup, calls: readonly FixedToolCall[]): string {
