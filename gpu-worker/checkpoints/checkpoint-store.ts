@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { log } from "../log.ts";
+import { CheckpointBudget } from "./checkpoint-budget.ts";
 import { CheckpointChains } from "./checkpoint-chains.ts";
 import { CheckpointFiles } from "./checkpoint-files.ts";
 import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
@@ -10,7 +11,6 @@ import { CheckpointPins } from "./checkpoint-pins.ts";
 import { CheckpointReplication } from "./checkpoint-replication.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
 import { ChunkedState, defaultScratchDir } from "./chunked-state.ts";
-import { availableBytes, isDiskFull } from "./disk-full.ts";
 import type { CheckpointStoreOptions } from "./store-options.ts";
 import { hashText, prefixHashes } from "./text-hash.ts";
 import {
@@ -38,15 +38,13 @@ const ORPHAN_GRACE_MS = 10 * 60_000;
 export class CheckpointStore implements CheckpointStorage {
   readonly #index: CheckpointIndex;
   readonly #files: CheckpointFiles;
-  readonly #budgetBytes: number;
+  readonly #budget: CheckpointBudget;
   readonly #modelIdentity: string;
   readonly #now: () => number;
   readonly #maxPrefixCandidates: number;
   readonly #shared: boolean;
   readonly #pins = new CheckpointPins();
   readonly #replica: CheckpointReplication | undefined;
-  readonly #dir: string;
-  readonly #availableBytes: (dir: string) => number;
   readonly #chains: CheckpointChains;
   #hits = 0;
   #misses = 0;
@@ -54,11 +52,8 @@ export class CheckpointStore implements CheckpointStorage {
   private constructor(index: CheckpointIndex, files: CheckpointFiles, options: CheckpointStoreOptions) {
     this.#index = index;
     this.#files = files;
-    this.#budgetBytes = options.budgetBytes;
     this.#modelIdentity = options.modelIdentity;
     this.#now = options.now ?? Date.now;
-    this.#dir = options.dir;
-    this.#availableBytes = options.availableBytes ?? availableBytes;
     this.#maxPrefixCandidates = options.maxPrefixCandidates ?? 64;
     this.#shared = options.shared ?? false;
     this.#chains = new CheckpointChains(
@@ -70,6 +65,15 @@ export class CheckpointStore implements CheckpointStorage {
     );
     this.#replica =
       options.replica && new CheckpointReplication(options.replica, index, files, this.#pins, this.#modelIdentity);
+    this.#budget = new CheckpointBudget({
+      index,
+      pins: this.#pins,
+      modelIdentity: this.#modelIdentity,
+      dir: options.dir,
+      budgetBytes: options.budgetBytes,
+      availableBytes: options.availableBytes,
+      evictLocal: (id) => this.#evictLocal(id),
+    });
   }
 
   /**
@@ -109,7 +113,7 @@ export class CheckpointStore implements CheckpointStorage {
       result = await writeChained();
     } catch (error) {
       // A full disk: reclaim space from the least valuable checkpoints and try once more.
-      if (!isDiskFull(error, this.#dir, this.#availableBytes) || this.#reclaim(undefined) === 0) throw error;
+      if (!this.#budget.reclaimAfter(error)) throw error;
       result = await writeChained();
     }
     const { written, chain } = result;
@@ -142,7 +146,7 @@ export class CheckpointStore implements CheckpointStorage {
       this.#deleteFiles(old.id);
       this.#dropRemote(old);
     }
-    this.#evict(id);
+    this.#budget.evict(id);
     // Before the write resolves: a session handed over or parked is readable from other hosts.
     await this.#replica?.upload(meta, written.checksum);
     return meta;
@@ -290,7 +294,7 @@ export class CheckpointStore implements CheckpointStorage {
    * recently used. Pinned entries are skipped.
    */
   evictToBudget(): void {
-    this.#evict(undefined);
+    this.#budget.evict(undefined);
   }
 
   /** Counts, bytes and lookup hits/misses since open. */
@@ -298,7 +302,7 @@ export class CheckpointStore implements CheckpointStorage {
     const byReason = this.#index.countsByReason();
     const count = Object.values(byReason).reduce((a, b) => a + b, 0);
     const bytes = this.#index.totalBytes();
-    return { count, bytes, budgetBytes: this.#budgetBytes, hits: this.#hits, misses: this.#misses, byReason };
+    return { count, bytes, budgetBytes: this.#budget.budgetBytes, hits: this.#hits, misses: this.#misses, byReason };
   }
 
   /** Close the index. Call after in-flight writes and loads have settled. */
@@ -340,40 +344,6 @@ export class CheckpointStore implements CheckpointStorage {
     throw error;
   }
 
-  #evict(protectedId: string | undefined): void {
-    let total = this.#index.totalBytes();
-    if (total <= this.#budgetBytes) return;
-    let evicted = 0;
-    for (const { id } of this.#index.evictionOrder(this.#modelIdentity)) {
-      if (total <= this.#budgetBytes) break;
-      if (id === protectedId || this.#pins.has(id)) continue;
-      this.#evictLocal(id);
-      // What it frees: its own chunk only once no other checkpoint links it (counted again).
-      total = this.#index.totalBytes();
-      evicted++;
-    }
-    log("checkpoints evicted", { count: evicted, bytes: total, budget: this.#budgetBytes });
-  }
-
-  /**
-   * After a write failed on a full disk: evict the least valuable half of the local bytes (never a
-   * pinned entry or `protectedId`). Returns how many were evicted (0: nothing to give back).
-   */
-  #reclaim(protectedId: string | undefined): number {
-    const total = this.#index.totalBytes();
-    let left = total;
-    let evicted = 0;
-    for (const { id, bytes } of this.#index.evictionOrder(this.#modelIdentity)) {
-      if (left <= total / 2) break;
-      if (id === protectedId || this.#pins.has(id)) continue;
-      this.#evictLocal(id);
-      left -= bytes;
-      evicted++;
-    }
-    log("checkpoint disk full", { evicted, freed: total - left, bytes: left });
-    return evicted;
-  }
-
   /** Eviction frees local disk: with a replica the row stays (files are fetched again on use). */
   #evictLocal(id: string): void {
     if (!this.#replica) {
@@ -392,7 +362,7 @@ export class CheckpointStore implements CheckpointStorage {
         kind: "missing",
       });
     }
-    await this.#replica.download(meta, () => this.#evict(meta.id));
+    await this.#replica.download(meta, () => this.#budget.evict(meta.id));
   }
 
   #reconcile(): void {
