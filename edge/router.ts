@@ -20,6 +20,7 @@ import { handleGetModel, handleListModels } from "./protocols/models.ts";
 import { openAiErrorResponse } from "./protocols/openai/errors.ts";
 import { responsesAdapter } from "./protocols/responses/adapter.ts";
 import { handleCompact, handleDeleteResponse, handleGetResponse } from "./protocols/responses/records.ts";
+import { handleResponsesSocket } from "./protocols/responses/websocket.ts";
 import { tenantLimited } from "./tenancy/tenant-admission.ts";
 import { turnRoute } from "./turn/pipeline.ts";
 
@@ -97,8 +98,9 @@ router
   .post("/v1/chat/completions", turnRoute(chatAdapter))
   .all("/v1/chat/completions", notAllowed("POST"))
   .post("/v1/responses", turnRoute(responsesAdapter))
+  .get("/v1/responses", (request, rc) => handleResponsesSocket(request, rc))
   .post("/v1/responses/compact", (request, rc) => handleCompact(request, rc))
-  .all("/v1/responses", notAllowed("POST"))
+  .all("/v1/responses", notAllowed("GET (WebSocket), POST"))
   .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))
   .delete("/v1/responses/:id", (request, rc) => handleDeleteResponse(request, rc, request.params.id ?? ""))
   .all("/v1/responses/:id", notAllowed("GET, DELETE"))

@@ -22,28 +22,40 @@ type CallerHandler<E> = (request: Request, rc: RequestContext<E>, caller: Caller
 export function tenantLimited<E extends TenantLimiterBindings>(handler: CallerHandler<E>): Handler<E> {
   return async (request, rc) => {
     const caller = await authenticateCaller(request.headers, rc.config.apiKeys);
-    const limits = rc.config.tenantLimits.overrides.get(caller.tenant) ?? rc.config.tenantLimits.defaults;
-    if (limits.concurrent === 0 && limits.perMinute === 0) return handler(request, rc, caller);
-    const limiter = rc.env.TENANTS.getByName(caller.tenant);
-    const acquired = limiter.acquire(rc.requestId, limits);
-    const admitted = acquired.then((admission) => {
-      if (!admission.ok) throw refusal(limits, admission);
-      rc.sent.after(() => limiter.release(rc.requestId));
-    });
-    admitted.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled
-    try {
-      const response = await handler(request, { ...rc, admitted }, caller);
-      await admitted;
-      return response;
-    } catch (error) {
-      // A refusal wins over whatever the request became (a 400 still counted against the limit).
-      const refused = await admitted.then(
-        () => undefined,
-        (refusal: unknown) => refusal,
-      );
-      throw refused ?? error;
-    }
+    return withAdmission(rc, caller, (admittedRc) => handler(request, admittedRc, caller));
   };
+}
+
+/**
+ * Run `work` inside one of an authenticated caller's slots (a transport that authenticated once, a
+ * socket, calls this per turn). The slot is released once `rc.sent` says the client has it all.
+ */
+export async function withAdmission<E extends TenantLimiterBindings>(
+  rc: RequestContext<E>,
+  caller: Caller,
+  work: (rc: RequestContext<E>) => Promise<Response>,
+): Promise<Response> {
+  const limits = rc.config.tenantLimits.overrides.get(caller.tenant) ?? rc.config.tenantLimits.defaults;
+  if (limits.concurrent === 0 && limits.perMinute === 0) return work(rc);
+  const limiter = rc.env.TENANTS.getByName(caller.tenant);
+  const acquired = limiter.acquire(rc.requestId, limits);
+  const admitted = acquired.then((admission) => {
+    if (!admission.ok) throw refusal(limits, admission);
+    rc.sent.after(() => limiter.release(rc.requestId));
+  });
+  admitted.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled
+  try {
+    const response = await work({ ...rc, admitted });
+    await admitted;
+    return response;
+  } catch (error) {
+    // A refusal wins over whatever the request became (a 400 still counted against the limit).
+    const refused = await admitted.then(
+      () => undefined,
+      (refusal: unknown) => refusal,
+    );
+    throw refused ?? error;
+  }
 }
 
 function refusal(limits: TenantLimits, admission: Exclude<Admission, { ok: true }>): ApiError {

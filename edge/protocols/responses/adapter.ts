@@ -14,68 +14,117 @@ import type { DecodeContext, ProtocolAdapter } from "../../turn/pipeline.ts";
 import { unsealReasoningItems } from "./request/encrypted-reasoning.ts";
 import { toWorkerTurn } from "./request/normalize.ts";
 import { collectResponsesRoutingIds } from "./request/routing-ids.ts";
-import type { InputItem } from "./request/types.ts";
+import type { InputItem, ResponsesRequest } from "./request/types.ts";
 import { validateResponsesRequest } from "./request/validate.ts";
 import { resolveWebSearchCalls } from "./request/web-search-calls.ts";
+import { outputAsInput } from "./response/response-object.ts";
 import { ResponsesTurn } from "./response/stream.ts";
 import type { ResponseStoreBindings, StoredResponse } from "./response-store-do.ts";
+import type { SocketMemory } from "./socket-memory.ts";
 
-type ResponsesContext = RequestContext<ResponsesBindings>;
+export type ResponsesContext = RequestContext<ResponsesBindings>;
 
 /** What a Responses turn reaches: the turn's bindings and the stored response records. */
 export type ResponsesBindings = TurnBindings & ResponseStoreBindings;
 
-export const responsesAdapter: ProtocolAdapter<ResponsesBindings, ResponsesTurn> = {
-  protocol: "responses",
-  async decode(json: unknown, { headers, rc, caller }: DecodeContext<ResponsesBindings>) {
-    const { config, requestId } = rc;
-    const { tenant } = caller;
-    const body = validateResponsesRequest(json);
-    let history: InputItem[] = [];
-    let pinned: IdCandidate | undefined;
-    if (body.previous_response_id !== undefined) {
-      const previous = await previousResponse(rc, tenant, body.previous_response_id);
-      history = previous.items;
-      pinned = { sessionId: previous.sessionId, source: "previous-response" };
-    }
-    const input = await unsealReasoningItems(config.idSecret, tenant, body.input);
-    const keys = { secret: config.idSecret, tenant };
-    const items = await resolveWebSearchCalls([...history, ...input], keys);
-    return {
-      turn: toWorkerTurn(body, items),
-      ids: collectResponsesRoutingIds(items),
-      pinned,
-      hint: requestHint(headers, body.prompt_cache_key),
-      stream: body.stream,
-      toolsNotOffered: body.tools_not_offered,
-      headers: { "x-request-id": requestId },
-      renderer: (session) =>
-        new ResponsesTurn(body, {
-          idSecret: config.idSecret,
-          tenant,
-          sessionId: session.sessionId,
-          createdAt: Math.floor(Date.now() / 1000),
-        }),
-      beforeFinal: async (session, done) => {
-        if (!body.store) return;
-        // A record continues its parent's chain only inside one session; a branch stores its whole history.
-        const sameSession = pinned !== undefined && pinned.sessionId === session.sessionId;
-        await storeResponse(rc, session.sessionId, tenant, {
-          response: done.response,
-          input: sameSession ? input : items,
-          parentId: sameSession ? (body.previous_response_id ?? null) : null,
-        });
-      },
-    };
-  },
-};
+/** A validated request's whole conversation: the previous response's (if named) plus the new input. */
+export interface ResponsesConversation {
+  body: ResponsesRequest;
+  /** The new input, unsealed. */
+  input: InputItem[];
+  /** History + input, hosted-tool calls resolved: what the worker renders. */
+  items: InputItem[];
+  /** The previous response's session, when it ran in one. */
+  pinned: IdCandidate | undefined;
+  /** Where the previous response came from: a stored record chain continues it, a socket's does not. */
+  previousFrom: "store" | "socket" | undefined;
+}
 
-/** The stored conversation up to `id`, or a 404 naming it (unknown, forged, another tenant's, expired). */
+export async function decodeConversation(
+  json: unknown,
+  rc: ResponsesContext,
+  tenant: string,
+  memory: SocketMemory | undefined,
+): Promise<ResponsesConversation> {
+  const { config } = rc;
+  const body = validateResponsesRequest(json);
+  let history: InputItem[] = [];
+  let pinned: IdCandidate | undefined;
+  let previousFrom: ResponsesConversation["previousFrom"];
+  if (body.previous_response_id !== undefined) {
+    const previous = await previousResponse(rc, tenant, body.previous_response_id, memory);
+    history = previous.items;
+    previousFrom = previous.from;
+    if (previous.sessionId !== undefined) pinned = { sessionId: previous.sessionId, source: "previous-response" };
+  }
+  const input = await unsealReasoningItems(config.idSecret, tenant, body.input);
+  const items = await resolveWebSearchCalls([...history, ...input], { secret: config.idSecret, tenant });
+  return { body, input, items, pinned, previousFrom };
+}
+
+/**
+ * The Responses adapter. Over a WebSocket it is given the socket's memory: the previous response
+ * is looked up there first, and every finished response is remembered there, stored or not.
+ */
+export function responsesAdapterWith(memory?: SocketMemory): ProtocolAdapter<ResponsesBindings, ResponsesTurn> {
+  return {
+    protocol: "responses",
+    async decode(json: unknown, { headers, rc, caller }: DecodeContext<ResponsesBindings>) {
+      const { config, requestId } = rc;
+      const { tenant } = caller;
+      const { body, input, items, pinned, previousFrom } = await decodeConversation(json, rc, tenant, memory);
+      return {
+        turn: toWorkerTurn(body, items),
+        ids: collectResponsesRoutingIds(items),
+        pinned,
+        hint: requestHint(headers, body.prompt_cache_key),
+        stream: body.stream,
+        toolsNotOffered: body.tools_not_offered,
+        headers: { "x-request-id": requestId },
+        renderer: (session) =>
+          new ResponsesTurn(body, {
+            idSecret: config.idSecret,
+            tenant,
+            sessionId: session.sessionId,
+            createdAt: Math.floor(Date.now() / 1000),
+          }),
+        beforeFinal: async (session, done) => {
+          const { response } = done;
+          memory?.remember(response.id, {
+            items: [...items, ...outputAsInput(response.output)],
+            sessionId: session.sessionId,
+          });
+          if (!body.store) return;
+          // A record continues its parent's stored chain only inside one session; a branch, or a
+          // response whose parent lives only on a socket, stores its whole history.
+          const chained = previousFrom === "store" && pinned?.sessionId === session.sessionId;
+          await storeResponse(rc, session.sessionId, tenant, {
+            response,
+            input: chained ? input : items,
+            parentId: chained ? (body.previous_response_id ?? null) : null,
+          });
+        },
+      };
+    },
+  };
+}
+
+/** Responses over HTTP: previous responses come from the stored records only. */
+export const responsesAdapter = responsesAdapterWith();
+
+interface PreviousResponse {
+  sessionId: string | undefined;
+  items: InputItem[];
+  from: "store" | "socket";
+}
+
+/** The conversation up to `id`, or a 404 naming it (unknown, forged, another tenant's, expired). */
 async function previousResponse(
   rc: ResponsesContext,
   tenant: string,
   id: string,
-): Promise<{ sessionId: string; items: InputItem[] }> {
+  memory: SocketMemory | undefined,
+): Promise<PreviousResponse> {
   const decoded = await verifyId(rc.config.idSecret, id, tenant);
   const notFound = (missing: string) =>
     new ApiError(
@@ -86,9 +135,11 @@ async function previousResponse(
       { param: "previous_response_id", code: "previous_response_not_found" },
     );
   if (decoded?.kind !== "resp") throw notFound(id);
+  const remembered = memory?.get(id);
+  if (remembered) return { ...remembered, from: "socket" };
   const history = await rc.env.RESPONSES.getByName(decoded.session).history(tenant, id);
   if (history.status !== "ok") throw notFound(history.id);
-  return { sessionId: decoded.session, items: history.items };
+  return { sessionId: decoded.session, items: history.items, from: "store" };
 }
 
 async function storeResponse(

@@ -1,0 +1,194 @@
+/**
+ * Responses over WebSocket (`GET /v1/responses` with `Upgrade: websocket`, OpenAI's "WebSocket
+ * mode"): one long-lived socket per caller, authenticated once from the upgrade's headers (a 401
+ * before any upgrade). Each `response.create` event is a turn through the same pipeline and adapter
+ * as `POST /v1/responses` (its body is the create body minus `stream`/`background`); the SSE events
+ * it yields go out as one JSON text message each. The socket remembers the responses made on it
+ * (SocketMemory), so follow-ups send only new items with `previous_response_id`, `store: false`
+ * included. `stream_id` names a lane: a lane's turns run in order, lanes run side by side, and a
+ * lane's events echo its `stream_id`. A `generate: false` turn is a warm-up: it answers at once and
+ * only remembers its input. Closing the socket cancels its turns on the workers.
+ */
+import { LIMITS } from "../../../shared/limits.ts";
+import { ApiError, toApiError } from "../../core/errors.ts";
+import { log } from "../../core/log.ts";
+import { ResponseSent } from "../../core/response-sent.ts";
+import { EdgeTiming } from "../../core/timing.ts";
+import { newRequestId } from "../../http/body.ts";
+import { authenticateCaller, type Caller } from "../../tenancy/auth.ts";
+import { withAdmission } from "../../tenancy/tenant-admission.ts";
+import { runTurn } from "../../turn/pipeline.ts";
+import { openAiErrorBody } from "../openai/errors.ts";
+import { type ResponsesContext, responsesAdapterWith } from "./adapter.ts";
+import { socketEvents } from "./socket-events.ts";
+import { SocketMemory } from "./socket-memory.ts";
+import { warmUp } from "./warm-up.ts";
+
+/** The upgrade: 401 (in OpenAI's shape) before anything is accepted, 426 without `Upgrade: websocket`. */
+export async function handleResponsesSocket(request: Request, rc: ResponsesContext): Promise<Response> {
+  if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+    throw new ApiError("invalid_request_error", "GET /v1/responses is the WebSocket mode: send Upgrade: websocket", {
+      status: 426,
+      headers: { upgrade: "websocket" },
+    });
+  }
+  const caller = await authenticateCaller(request.headers, rc.config.apiKeys);
+  const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+  server.accept();
+  new ResponsesSocket(server, rc, caller, request.headers).listen();
+  return new Response(null, { status: 101, webSocket: client, headers: { "x-request-id": rc.requestId } });
+}
+
+/** One client event, as far as the socket needs to read it before the adapter validates the rest. */
+interface ClientEvent {
+  type: string;
+  stream_id?: unknown;
+  [field: string]: unknown;
+}
+
+class ResponsesSocket {
+  readonly #memory = new SocketMemory();
+  readonly #adapter = responsesAdapterWith(this.#memory);
+  /** Each lane's last queued turn: the next one starts when it settles. */
+  readonly #lanes = new Map<string, Promise<void>>();
+  readonly #closed = new AbortController();
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly rc: ResponsesContext,
+    private readonly caller: Caller,
+    private readonly headers: Headers,
+  ) {}
+
+  listen(): void {
+    this.socket.addEventListener("message", (message) => this.#receive(message.data));
+    const close = () => this.#closed.abort(new Error("socket closed"));
+    this.socket.addEventListener("close", () => {
+      close();
+      // Answer the client's close frame, or the runtime holds the connection open as hung.
+      try {
+        this.socket.close(1000, "closed");
+      } catch {
+        // already closed
+      }
+    });
+    this.socket.addEventListener("error", close);
+  }
+
+  #receive(data: string | ArrayBuffer): void {
+    let event: ClientEvent;
+    try {
+      event = parseClientEvent(data);
+    } catch (error) {
+      this.#sendError(toApiError(error, { requestId: this.rc.requestId, path: "/v1/responses" }), undefined);
+      return;
+    }
+    const lane = typeof event.stream_id === "string" ? event.stream_id : undefined;
+    switch (event.type) {
+      case "response.create":
+        this.#enqueue(lane ?? "", () => this.#create(event, lane));
+        return;
+      case "response.processed":
+        return; // the client read a response: nothing to release here
+      default:
+        this.#sendError(
+          ApiError.invalid(
+            event.type === "response.steer"
+              ? "response.steer is not supported by this server: send the input in the next response.create"
+              : `Unknown client event type '${event.type}': expected response.create`,
+          ),
+          lane,
+        );
+    }
+  }
+
+  #enqueue(lane: string, turn: () => Promise<void>): void {
+    const previous = this.#lanes.get(lane) ?? Promise.resolve();
+    const next = previous.then(turn).catch((error: unknown) => log("socket turn failed", { error: String(error) }));
+    this.#lanes.set(lane, next);
+    void next.then(() => {
+      if (this.#lanes.get(lane) === next) this.#lanes.delete(lane);
+    });
+  }
+
+  async #create(event: ClientEvent, lane: string | undefined): Promise<void> {
+    if (this.#closed.signal.aborted) return;
+    const { type: _type, stream_id: _lane, background, generate, ...body } = event;
+    const requestId = newRequestId();
+    const rc = { ...this.rc, requestId, timing: new EdgeTiming(), sent: new ResponseSent(this.rc.waitUntil) };
+    try {
+      if (background === true) throw ApiError.invalid("background is not supported over WebSocket");
+      if (generate === false) {
+        for (const message of await warmUp(body, rc, this.caller.tenant, this.#memory)) this.#send(message, lane);
+        return;
+      }
+      const response = await withAdmission(rc, this.caller, (admitted) =>
+        runTurn(this.#adapter, {
+          rc: admitted,
+          caller: this.caller,
+          headers: this.headers,
+          body: { ...body, stream: true },
+          signal: this.#closed.signal,
+        }),
+      );
+      rc.sent.returned();
+      await this.#forward(response, lane);
+    } catch (error) {
+      rc.sent.done();
+      this.#sendError(toApiError(error, { requestId, path: "/v1/responses" }), lane);
+    }
+  }
+
+  /** A turn's response onto the socket: its SSE events one message each, or its error. */
+  async #forward(response: Response, lane: string | undefined): Promise<void> {
+    if (!response.ok || !response.body) {
+      const body = (await response.json().catch(() => ({}))) as { error?: unknown };
+      this.#sendJson({ type: "error", status: response.status, error: body.error ?? null }, lane);
+      return;
+    }
+    for await (const data of socketEvents(response.body)) this.#send(data, lane);
+  }
+
+  #sendError(error: ApiError, lane: string | undefined): void {
+    this.#sendJson({ type: "error", status: error.status, error: openAiErrorBody(error).error }, lane);
+  }
+
+  #sendJson(message: Record<string, unknown>, lane: string | undefined): void {
+    this.#send(JSON.stringify(message), lane);
+  }
+
+  /** One server event (its JSON text); a lane's events carry its `stream_id`. */
+  #send(json: string, lane: string | undefined): void {
+    if (this.#closed.signal.aborted) return;
+    const text = lane === undefined ? json : withStreamId(json, lane);
+    try {
+      this.socket.send(text);
+    } catch {
+      this.#closed.abort(new Error("socket closed"));
+    }
+  }
+}
+
+function parseClientEvent(data: string | ArrayBuffer): ClientEvent {
+  if (typeof data !== "string") throw ApiError.invalid("Client events are JSON text messages, not binary");
+  if (data.length > LIMITS.maxBodyBytes) throw ApiError.tooLarge(LIMITS.maxBodyBytes);
+  let event: unknown;
+  try {
+    event = JSON.parse(data);
+  } catch {
+    throw ApiError.invalid("A client event must be a JSON object");
+  }
+  if (typeof event !== "object" || event === null || Array.isArray(event))
+    throw ApiError.invalid("A client event must be a JSON object");
+  const type = (event as { type?: unknown }).type;
+  if (typeof type !== "string") throw new ApiError("invalid_request_error", "type: Field required", { param: "type" });
+  return event as ClientEvent;
+}
+
+/** `{…}` with `"stream_id": lane` added last (server events are JSON objects; parsing each token's event again is not needed). */
+function withStreamId(json: string, lane: string): string {
+  const tail = json.lastIndexOf("}");
+  if (!json.startsWith("{") || tail < 1) return json;
+  const empty = json.slice(1, tail).trim() === "";
+  return `${json.slice(0, tail)}${empty ? "" : ","}"stream_id":${JSON.stringify(lane)}}`;
+}
