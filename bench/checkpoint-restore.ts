@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CheckpointStore } from "../gpu-worker/checkpoints/checkpoint-store.ts";
-import type { CheckpointMeta, CheckpointReason } from "../gpu-worker/checkpoints/types.ts";
+import { CheckpointStore } from "../gpu-worker/checkpoints/store/checkpoint-store.ts";
+import type { CheckpointMeta, CheckpointReason } from "../gpu-worker/checkpoints/store/types.ts";
 import { createEngine } from "../native/engine.ts";
 import type { Engine, EngineSequence, Token } from "../native/engine-types.ts";
 import { fmt, median, ratioSpread } from "./stats.ts";
@@ -178,7 +178,7 @@ export const checkpointRestoreWorkload: Workload = {
     }
     lines.push(
       "",
-      "A state file is checked once per file (gpu-worker/checkpoints/checkpoint-files.ts): one this worker wrote, or already checked, loads without being read again while its inode, size and mtime are unchanged; the first load after a restart (or of a file another worker wrote) reads its CRC-32 in full alongside the engine's load.",
+      "A state file is checked once per file (gpu-worker/checkpoints/store/checkpoint-files.ts): one this worker wrote, or already checked, loads without being read again while its inode, size and mtime are unchanged; the first load after a restart (or of a file another worker wrote) reads its CRC-32 in full alongside the engine's load.",
       "",
       ...writes,
       "",

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CheckpointStore } from "../gpu-worker/checkpoints/checkpoint-store.ts";
+import { CheckpointStore } from "../gpu-worker/checkpoints/store/checkpoint-store.ts";
 import { createEngine } from "../native/engine.ts";
 import { type Engine, type EngineSequence, GREEDY, type Token } from "../native/engine-types.ts";
 import { fmt, median, ratioSpread } from "./stats.ts";

@@ -4,10 +4,10 @@ import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord } from "../continuation/frontier.ts";
 import type { TurnMemory } from "../continuation/turn-memory.ts";
 import { log } from "../log.ts";
-import type { CheckpointStorage } from "./checkpoint-storage.ts";
 import type { ResidentSession } from "./checkpointed-session.ts";
 import { earlierTurns, earlierTurnsOf } from "./earlier-turns.ts";
-import { type CheckpointPayload, type CheckpointReason, CorruptCheckpointError } from "./types.ts";
+import type { CheckpointStorage } from "./store/checkpoint-storage.ts";
+import { type CheckpointPayload, type CheckpointReason, CorruptCheckpointError } from "./store/types.ts";
 
 export interface CheckpointPolicy {
   /** Cold prefills whose header (system + tools) is at least this many tokens save an anchor. */

@@ -8,8 +8,8 @@ import type {
   CheckpointFilePaths,
   CheckpointReplica,
   ReplicatedCheckpoint,
-} from "../checkpoints/checkpoint-replica.ts";
-import type { CheckpointStorage } from "../checkpoints/checkpoint-storage.ts";
+} from "../checkpoints/store/checkpoint-replica.ts";
+import type { CheckpointStorage } from "../checkpoints/store/checkpoint-storage.ts";
 import {
   type CheckpointMeta,
   CheckpointMismatchError,
@@ -17,7 +17,7 @@ import {
   type CheckpointStats,
   type CheckpointWriteInput,
   CorruptCheckpointError,
-} from "../checkpoints/types.ts";
+} from "../checkpoints/store/types.ts";
 import { currentTrace } from "./turn-trace.ts";
 import type { ReadOutcome, ReplicaOperation, WorkerMetrics } from "./worker-metrics.ts";
 

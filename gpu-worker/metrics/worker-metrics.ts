@@ -6,7 +6,7 @@
  * their sources at scrape time. Each metric is documented in the README ("Metrics").
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { CheckpointReason, CheckpointStats } from "../checkpoints/types.ts";
+import type { CheckpointReason, CheckpointStats } from "../checkpoints/store/types.ts";
 import {
   INTER_TOKEN_BUCKETS,
   IO_BUCKETS,

@@ -5,8 +5,8 @@
  * commit in order, and concurrent sessions writing checkpoints decode exactly what they decode alone.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { CheckpointStorage } from "../../gpu-worker/checkpoints/checkpoint-storage.ts";
-import type { CheckpointStore } from "../../gpu-worker/checkpoints/checkpoint-store.ts";
+import type { CheckpointStorage } from "../../gpu-worker/checkpoints/store/checkpoint-storage.ts";
+import type { CheckpointStore } from "../../gpu-worker/checkpoints/store/checkpoint-store.ts";
 import { createEngine } from "../../native/engine.ts";
 import type { Engine } from "../../native/engine-types.ts";
 import { ensureTestModel } from "../../native/model/gguf-writer.ts";

@@ -9,8 +9,8 @@
  * Usage: node --import tsx checkpoint-writer-child.ts <dir> <pause|loop|chain-pause|chain-loop> [scratch]
  */
 import { appendFile, writeFile } from "node:fs/promises";
-import { CheckpointStore } from "../../gpu-worker/checkpoints/checkpoint-store.ts";
-import type { CheckpointMeta } from "../../gpu-worker/checkpoints/types.ts";
+import { CheckpointStore } from "../../gpu-worker/checkpoints/store/checkpoint-store.ts";
+import type { CheckpointMeta } from "../../gpu-worker/checkpoints/store/types.ts";
 import { syntheticState, tokensOf } from "./synthetic-kv-state.ts";
 
 const [dir, mode, scratchDir] = process.argv.slice(2);

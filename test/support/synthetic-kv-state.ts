@@ -1,5 +1,5 @@
 /**
- * Sequence state files in llama.cpp's version-3 layout (see gpu-worker/checkpoints/kv-state-chunks.ts)
+ * Sequence state files in llama.cpp's version-3 layout (see gpu-worker/checkpoints/store/kv-state-chunks.ts)
  * with made-up cell contents, for store tests that need states the chunker can cut: the state of
  * `tokens` holds one cell per position in order, every byte a function of (layer, K/V, position),
  * so the state of a prefix is a prefix of the cells of the longer one, as in the engine.

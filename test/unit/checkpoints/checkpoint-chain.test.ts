@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type CheckpointMeta, CorruptCheckpointError } from "../../../gpu-worker/checkpoints/types.ts";
+import { type CheckpointMeta, CorruptCheckpointError } from "../../../gpu-worker/checkpoints/store/types.ts";
 import { syntheticState, tokensOf } from "../../support/synthetic-kv-state.ts";
 import { StoreFixture } from "./fixture.ts";
 

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
-import { CheckpointStore } from "../../../gpu-worker/checkpoints/checkpoint-store.ts";
+import { CheckpointStore } from "../../../gpu-worker/checkpoints/store/checkpoint-store.ts";
 import { REPO_ROOT } from "../../../scripts/stack.ts";
 import { syntheticState, tokensOf } from "../../support/synthetic-kv-state.ts";
 

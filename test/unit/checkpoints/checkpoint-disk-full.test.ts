@@ -6,7 +6,7 @@
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { CheckpointMeta } from "../../../gpu-worker/checkpoints/types.ts";
+import type { CheckpointMeta } from "../../../gpu-worker/checkpoints/store/types.ts";
 import { StoreFixture } from "./fixture.ts";
 
 const STATE_BYTES = 4096;

@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CorruptCheckpointError } from "../../../gpu-worker/checkpoints/types.ts";
+import { CorruptCheckpointError } from "../../../gpu-worker/checkpoints/store/types.ts";
 import { StoreFixture } from "./fixture.ts";
 
 let fx: StoreFixture;

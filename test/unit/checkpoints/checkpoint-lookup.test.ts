@@ -1,6 +1,6 @@
 /** Checkpoint store lookups: longest prefix, tool-use IDs, sessions; tenant and model scoping. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CheckpointMismatchError } from "../../../gpu-worker/checkpoints/types.ts";
+import { CheckpointMismatchError } from "../../../gpu-worker/checkpoints/store/types.ts";
 import { StoreFixture } from "./fixture.ts";
 
 let fx: StoreFixture;

@@ -4,9 +4,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { CheckpointStore } from "../../../gpu-worker/checkpoints/checkpoint-store.ts";
-import type { CheckpointStoreOptions } from "../../../gpu-worker/checkpoints/store-options.ts";
-import type { CheckpointMeta, CheckpointPayload, CheckpointReason } from "../../../gpu-worker/checkpoints/types.ts";
+import { CheckpointStore } from "../../../gpu-worker/checkpoints/store/checkpoint-store.ts";
+import type { CheckpointStoreOptions } from "../../../gpu-worker/checkpoints/store/store-options.ts";
+import type {
+  CheckpointMeta,
+  CheckpointPayload,
+  CheckpointReason,
+} from "../../../gpu-worker/checkpoints/store/types.ts";
 
 export interface WriteSpec {
   tenant?: string;

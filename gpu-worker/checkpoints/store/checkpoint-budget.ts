@@ -3,7 +3,7 @@
  * (other models' entries, then by reason weight, then least recently used), and give back half of
  * the local bytes when a write hits a full disk. Never a pinned entry nor the one being written.
  */
-import { log } from "../log.ts";
+import { log } from "../../log.ts";
 import type { CheckpointIndex } from "./checkpoint-index.ts";
 import type { CheckpointPins } from "./checkpoint-pins.ts";
 import { availableBytes, isDiskFull } from "./disk-full.ts";

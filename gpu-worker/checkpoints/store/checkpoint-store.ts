@@ -2,7 +2,7 @@ import { ok as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { log } from "../log.ts";
+import { log } from "../../log.ts";
 import { CheckpointBudget } from "./checkpoint-budget.ts";
 import { CheckpointChains } from "./checkpoint-chains.ts";
 import { CheckpointFiles } from "./checkpoint-files.ts";

@@ -12,7 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
-import { log } from "../log.ts";
+import { log } from "../../log.ts";
 import { parseChain } from "./checkpoint-index.ts";
 import type { CheckpointFilePaths, CheckpointReplica, ReplicatedCheckpoint } from "./checkpoint-replica.ts";
 import { S3Client, type S3Location } from "./s3-client.ts";

@@ -3,7 +3,7 @@
  * without files, download files on first load (one download per id at a time), delete remote copies.
  */
 import { link } from "node:fs/promises";
-import { log } from "../log.ts";
+import { log } from "../../log.ts";
 import type { CheckpointFiles } from "./checkpoint-files.ts";
 import type { CheckpointIndex } from "./checkpoint-index.ts";
 import type { CheckpointPins } from "./checkpoint-pins.ts";
