@@ -19,7 +19,7 @@ import type { CallFormat } from "../call-format.ts";
 import { callParts } from "../engine/call-markup.ts";
 import { contextText, type Part, systemMessageText } from "../engine/content.ts";
 import { FamilyFormat, type FamilySpec, type RenderContext } from "../engine/family.ts";
-import { HarmonyOutputParser } from "./harmony-parser.ts";
+import { type HarmonyMarkers, HarmonyOutputParser } from "./harmony-parser.ts";
 import { harmonyToolNamespace } from "./harmony-tools.ts";
 
 export interface HarmonyOptions {
@@ -37,12 +37,20 @@ export const HARMONY_DEFAULTS: HarmonyOptions = {
   reasoningEffort: "medium",
 };
 
-const START = "<|start|>";
-const END = "<|end|>";
-const MESSAGE = "<|message|>";
-const CALL = "<|call|>";
-const RETURN = "<|return|>";
-const TURN_CONTROL_TOKENS = [START, END, MESSAGE, "<|channel|>", "<|constrain|>"];
+/** The message structure's spellings, which the template writes and the parser reads. */
+const MARKERS: HarmonyMarkers = {
+  start: "<|start|>",
+  end: "<|end|>",
+  message: "<|message|>",
+  channel: "<|channel|>",
+  call: "<|call|>",
+  return: "<|return|>",
+  recipient: "to=",
+  functions: "functions.",
+  thinkingChannel: "analysis",
+};
+const { start: START, end: END, message: MESSAGE, channel: CHANNEL, call: CALL, return: RETURN } = MARKERS;
+const TURN_CONTROL_TOKENS = [START, END, MESSAGE, CHANNEL, "<|constrain|>"];
 const CONTROL_TOKENS = [...TURN_CONTROL_TOKENS, CALL, RETURN, "<|endoftext|>"];
 
 /**
@@ -52,11 +60,15 @@ const CONTROL_TOKENS = [...TURN_CONTROL_TOKENS, CALL, RETURN, "<|endoftext|>"];
  * The parser is hand-written (harmony-parser.ts): output is a run of channel messages, not tagged spans.
  */
 const HARMONY_CALLS: CallFormat = {
-  thinking: { open: `<|channel|>analysis${MESSAGE}`, close: END, forcedClose: "", modelOpens: true },
+  thinking: { open: `${CHANNEL}${MARKERS.thinkingChannel}${MESSAGE}`, close: END, forcedClose: "", modelOpens: true },
   separator: "",
-  call: { open: " to=functions.", afterName: `<|channel|>commentary json${MESSAGE}`, close: "" },
+  call: {
+    open: ` ${MARKERS.recipient}${MARKERS.functions}`,
+    afterName: `${CHANNEL}commentary json${MESSAGE}`,
+    close: "",
+  },
   arguments: { kind: "json" },
-  textOpen: `<|channel|>final${MESSAGE}`,
+  textOpen: `${CHANNEL}final${MESSAGE}`,
   maxPerTurn: 1,
 };
 
@@ -85,9 +97,9 @@ function user(message: Message, ctx: RenderContext): Part[] {
       const name = ctx.toolNames.get(b.value.toolUseId) ?? "unknown";
       const content = b.value.isError ? `[error] ${b.value.content}` : b.value.content;
       parts.push(
-        { template: `${START}functions.` },
+        { template: `${START}${MARKERS.functions}` },
         { content: name },
-        { template: ` to=assistant<|channel|>commentary${MESSAGE}` },
+        { template: ` ${MARKERS.recipient}assistant${CHANNEL}commentary${MESSAGE}` },
         { content: JSON.stringify(content) },
         { template: END },
       );
@@ -111,14 +123,14 @@ function items(message: Message): Item[] {
     const b = block.block;
     if (b.case === "thinking") {
       if (b.value.thinking !== "")
-        out.push({ parts: [{ template: `<|channel|>analysis${MESSAGE}` }, { content: b.value.thinking }], end: END });
+        out.push({ parts: [{ template: HARMONY_CALLS.thinking.open }, { content: b.value.thinking }], end: END });
     } else if (b.case === "toolUse") {
       out.push({ parts: callParts(HARMONY_CALLS, b.value.name, b.value.inputJson), end: CALL });
     } else {
       const value = contextText(block);
       if (value === undefined || value === "") continue;
       const channel = hasCalls ? "commentary" : "final";
-      out.push({ parts: [{ template: `<|channel|>${channel}${MESSAGE}` }, { content: value }], end: END });
+      out.push({ parts: [{ template: `${CHANNEL}${channel}${MESSAGE}` }, { content: value }], end: END });
     }
   }
   return out;
@@ -145,7 +157,7 @@ function spec(options: HarmonyOptions): FamilySpec {
     // History closes the last message as the template does: a call with <|call|>, any other with <|end|>.
     assistantClose: (message) => (items(message).at(-1)?.end === CALL ? CALL : END),
     generation: () => ({ header: `${START}assistant`, prefill: "", thinkingOpen: false }),
-    parser: (parserOptions) => new HarmonyOutputParser(parserOptions),
+    parser: (parserOptions) => new HarmonyOutputParser(parserOptions, MARKERS),
   };
 }
 
