@@ -1,0 +1,89 @@
+/**
+ * Codex CLI's built-in OpenAI provider with no config file and no custom provider: only its
+ * `openai_base_url` setting (here `-c openai_base_url=…`) and CODEX_API_KEY. That provider speaks
+ * Responses over WebSocket first (GET /v1/responses upgrade); against a server without the
+ * WebSocket mode it logs "failed to connect to Responses WebSocket" and retries before falling back
+ * to HTTP. Here its tool loop runs over the socket, the follow-ups sending only new items with
+ * previous_response_id (store: false), and the tool results continue the live KV by their call IDs. The worker runs the test-only scripted policy (forced,
+ * harmless echo commands).
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { REPO_ROOT } from "../../scripts/stack.ts";
+import { LOCAL_API_KEY } from "../support/api.ts";
+
+interface CodexEvent {
+  type: string;
+  item?: { type: string; command?: string; exit_code?: number | null };
+}
+
+const home = mkdtempSync(join(tmpdir(), "frontier-codex-ws-home-"));
+const work = mkdtempSync(join(tmpdir(), "frontier-codex-ws-work-"));
+afterAll(() => {
+  rmSync(home, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
+});
+
+function runCodex(prompt: string): Promise<{ code: number | null; events: CodexEvent[]; stderr: string }> {
+  const bin = join(REPO_ROOT, "node_modules/.bin/codex");
+  return new Promise((resolve, reject) => {
+    const baseUrl = `openai_base_url="${inject("edgeUrl")}/v1"`;
+    const args = ["exec", "--json", "--skip-git-repo-check", "-m", "frontier-test", "-c", baseUrl, prompt];
+    const child = spawn(bin, args, {
+      cwd: work,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: home,
+        CODEX_HOME: home,
+        CODEX_API_KEY: LOCAL_API_KEY,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      const events = stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as CodexEvent);
+      resolve({ code, events, stderr });
+    });
+  });
+}
+
+describe("Codex CLI's built-in provider (no config) over the Responses WebSocket", () => {
+  it("runs its tool loop over the socket, the tool results continuing the live KV", async () => {
+    const logFile = inject("workerLogFile");
+    const before = readFileSync(logFile, "utf8").length;
+    const run = await runCodex("Run the two echo commands, then say you are done.");
+    const output = `${run.stderr.slice(-3000)}\n${JSON.stringify(run.events.slice(-5))}`;
+    expect(run.code, output).toBe(0);
+    expect(run.stderr, output).not.toContain("Reconnecting");
+    expect(run.stderr, output).not.toContain("failed to connect to Responses WebSocket");
+    const ran = run.events.filter((e) => e.type === "item.completed" && e.item?.type === "command_execution");
+    expect(
+      ran.map((e) => e.item?.command),
+      output,
+    ).toEqual([expect.stringContaining("echo frontier-one"), expect.stringContaining("echo frontier-two")]);
+    expect(
+      run.events.some((e) => e.item?.type === "agent_message"),
+      output,
+    ).toBe(true);
+    const decisions = readFileSync(logFile, "utf8")
+      .slice(before)
+      .split("\n")
+      .filter((l) => / (live continuation|live kv cache miss) /.test(l));
+    expect(
+      decisions.some((l) => / live continuation match=tool-output-ids ids=2 /.test(l)),
+      decisions.join("\n"),
+    ).toBe(true);
+  });
+});
