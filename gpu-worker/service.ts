@@ -1,6 +1,11 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { describeEngineBuild } from "../native/engine-types.ts";
-import { type GenerateEvent, WorkerErrorCode, type WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import {
+  type GenerateEvent,
+  type GenerateRequest,
+  WorkerErrorCode,
+  type WorkerService,
+} from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { prefixFingerprint } from "../shared/prefix-fingerprint.ts";
 import { WorkerFailure } from "./errors.ts";
 import { generateEvent } from "./generate/events.ts";
@@ -27,8 +32,10 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
       yield generateEvent({ case: "keepAlive", value: { prefilledTokens: 0, totalTokens: 0 } });
       try {
         await admit(deps, request.tenantId, request.sessionId, Number(request.epoch));
-        const conversation = request.conversation;
-        if (conversation) deps.prefixes.add(await prefixFingerprint(request.tenantId, conversation));
+        // The edge fingerprints each request's prefix once and sends it; a caller that doesn't (a
+        // direct gRPC client) is fingerprinted here.
+        const prefix = request.prefixFingerprint || (await fingerprintOf(request));
+        if (prefix) deps.prefixes.add(prefix);
         yield* runTurn(deps, request, context.signal);
       } catch (error) {
         if (context.signal.aborted) {
@@ -126,4 +133,8 @@ function errorEvent(error: unknown, requestId: string): GenerateEvent {
 
 function isClientError(code: WorkerErrorCode): boolean {
   return code === WorkerErrorCode.INVALID_REQUEST || code === WorkerErrorCode.CONTEXT_TOO_LONG;
+}
+
+async function fingerprintOf(request: GenerateRequest): Promise<string | undefined> {
+  return request.conversation ? prefixFingerprint(request.tenantId, request.conversation) : undefined;
 }

@@ -69,7 +69,7 @@ export async function serveTurn<R extends TurnRenderer>(
   const attempt = (session: ResolvedSession): Promise<Response> => {
     const target = { requestId, tenantId: tenant, sessionId: session.sessionId, epoch: session.epoch };
     const worker = { baseUrl: session.workerUrl, token: config.workerToken };
-    const call = new GenerateCall(worker, generateRequestFor(target, options.turn), signal);
+    const call = new GenerateCall(worker, generateRequestFor(target, options.turn, options.prefix), signal);
     const started = Date.now();
     const turn: TurnOptions<R> = {
       requestId,

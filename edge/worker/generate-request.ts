@@ -37,7 +37,8 @@ export interface WorkerTurn {
   responseFormat?: ResponseFormat | undefined;
 }
 
-export function generateRequestFor(target: SessionTarget, turn: WorkerTurn): GenerateRequest {
+/** `prefix`: the request's prefix fingerprint (the worker reports the prefixes it holds). */
+export function generateRequestFor(target: SessionTarget, turn: WorkerTurn, prefix = ""): GenerateRequest {
   const { idKinds } = turn;
   return create(GenerateRequestSchema, {
     requestId: target.requestId,
@@ -48,5 +49,6 @@ export function generateRequestFor(target: SessionTarget, turn: WorkerTurn): Gen
     conversation: turn.conversation,
     sampling: turn.sampling,
     responseFormat: turn.responseFormat,
+    prefixFingerprint: prefix,
   });
 }

@@ -8,6 +8,7 @@ import {
   WorkerErrorCode,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
+import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
 import { type DecodedSseEvent, SseDecoder } from "../support/sse-decoder.ts";
 import { event, type FakeWorker, installFakeWorker, sleep } from "./fake-worker.ts";
 import { call, messagesBody } from "./helpers.ts";
@@ -79,6 +80,10 @@ describe("generate through a fake worker", () => {
     expect(forwarded?.epoch).toBe(1n);
     expect(forwarded?.conversation?.system).toEqual(["Be brief."]);
     expect(forwarded?.conversation?.messages[0]?.role).toBe(Role.USER);
+    // The edge's one prefix fingerprint rides with the request (the worker reports held prefixes).
+    const conversation = forwarded?.conversation;
+    if (!conversation) throw new Error("no conversation forwarded");
+    expect(forwarded?.prefixFingerprint).toBe(await prefixFingerprint("local", conversation));
     expect(fake.cancelled).toEqual([false]);
   });
 
