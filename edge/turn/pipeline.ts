@@ -88,9 +88,18 @@ export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
   return serveTurn(signal, rc, routed, { ...decoded, protocol: adapter.protocol, caller, prefix });
 }
 
+/**
+ * Past this many bytes (or with no `content-length`) a body is read only once the tenant's limiter
+ * has admitted the request: a refused tenant never makes the edge read and parse megabytes. Smaller
+ * bodies are read while the limiter answers.
+ */
+const READ_AFTER_ADMISSION_BYTES = 1 << 20;
+
 /** The HTTP/SSE transport: a route handler that runs `adapter`'s protocol through the pipeline. */
 export function turnRoute<E extends TurnBindings, R extends TurnRenderer>(adapter: ProtocolAdapter<E, R>) {
   return tenantLimited<E>(async (request, rc, caller) => {
+    const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+    if (!(declared <= READ_AFTER_ADMISSION_BYTES)) await rc.admitted;
     const body = await readJsonBody(request, LIMITS.maxBodyBytes);
     return runTurn(adapter, { rc, caller, headers: request.headers, body, signal: request.signal });
   });

@@ -3,6 +3,7 @@
  * with retry-after, in the route's protocol shape; other tenants are not affected; a slot is held
  * until the response body ends.
  */
+import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { CacheDecision } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { event, type FakeWorker, installFakeWorker } from "./fake-worker.ts";
@@ -28,6 +29,29 @@ describe("per-tenant limits", () => {
     // OpenAI's shape: its own type name for a 429.
     expect(((await responses.json()) as { error: { type: string } }).error.type).toBe("rate_limit_exceeded");
     expect((await call("/v1/messages", { method: "POST", body: {} })).status).toBe(400);
+  });
+
+  it("a refused tenant's large body is never read", async () => {
+    // sk-test-limited allows 3 requests a minute: spend them, then send a 2 MB body whose reads are counted.
+    for (let i = 0; i < 3; i++) await call("/v1/messages", { method: "POST", key: "sk-test-limited", body: {} });
+    let pulls = 0;
+    const chunk = new TextEncoder().encode(" ".repeat(64 * 1024));
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulls++;
+        if (pulls > 32) controller.close();
+        else controller.enqueue(chunk);
+      },
+    });
+    const request = new Request("http://edge.test/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": "sk-test-limited", "content-type": "application/json", "content-length": "2097152" },
+      body,
+    });
+    const refused = await exports.default.fetch(request);
+    expect(refused.status).toBe(429);
+    // A stream may be asked for its first chunk when it is handed over; nothing past that is read.
+    expect(pulls).toBeLessThanOrEqual(1);
   });
 
   it("a tenant at its concurrency waits for the stream in flight to end", async () => {
