@@ -8,6 +8,10 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../edge/config/config.ts";
+import { ResponseSent } from "../../edge/core/response-sent.ts";
+import { EdgeTiming } from "../../edge/core/timing.ts";
+import { ResponsesSocket, SOCKET_LIMITS, type SocketLimits } from "../../edge/protocols/responses/websocket.ts";
 import { CacheDecision, Role, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { event, type FakeWorker, installFakeWorker } from "./fake-worker.ts";
@@ -174,5 +178,41 @@ describe("Responses over WebSocket", () => {
     ws.socket.close();
     for (let i = 0; i < 50 && !fake.cancelled[0]; i++) await new Promise((r) => setTimeout(r, 10));
     expect(fake.cancelled).toEqual([true]);
+  });
+
+  it("refuses a lane past the socket's lane limit with a 429 error event", async () => {
+    fake = installFakeWorker(async function* ({ request, signal }) {
+      const messageId = await mintId(SECRET, "resp", request.tenantId, request.sessionId);
+      yield event({ case: "prompt", value: { promptTokens: 5, messageId, decision: CacheDecision.COLD } });
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+    });
+    const ws = await open();
+    for (let lane = 0; lane <= SOCKET_LIMITS.lanes; lane++) ws.send(create({ input: "x", stream_id: `l${lane}` }));
+    const [refused] = await ws.until(1);
+    expect(refused?.type).toBe("error");
+    expect(refused?.status).toBe(429);
+    expect(refused?.stream_id).toBe(`l${SOCKET_LIMITS.lanes}`);
+    ws.socket.close();
+  });
+
+  it("closes a socket left idle, and one past its age once its turns are done", async () => {
+    const rc = {
+      env,
+      config: loadConfig(env),
+      requestId: "req_test",
+      waitUntil: () => undefined,
+      timing: new EdgeTiming(),
+      sent: new ResponseSent(() => undefined),
+    };
+    const closedAfter = async (limits: SocketLimits): Promise<string> => {
+      const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+      server.accept();
+      client.accept();
+      const closed = new Promise<string>((resolve) => client.addEventListener("close", (e) => resolve(e.reason)));
+      new ResponsesSocket(server, rc, { tenant: "local", keyId: "k" }, new Headers(), limits).listen();
+      return closed;
+    };
+    expect(await closedAfter({ ...SOCKET_LIMITS, idleMs: 30 })).toBe("idle");
+    expect(await closedAfter({ ...SOCKET_LIMITS, maxAgeMs: 20 })).toMatch(/age limit/);
   });
 });

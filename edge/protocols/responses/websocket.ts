@@ -35,9 +35,23 @@ export async function handleResponsesSocket(request: Request, rc: ResponsesConte
   const caller = await authenticateCaller(request.headers, rc.config.apiKeys);
   const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
   server.accept();
-  new ResponsesSocket(server, rc, caller, request.headers).listen();
+  new ResponsesSocket(server, rc, caller, request.headers, SOCKET_LIMITS).listen();
   return new Response(null, { status: 101, webSocket: client, headers: { "x-request-id": rc.requestId } });
 }
+
+/** Per-socket limits, besides the request limits every turn has (body size, tenant limits). */
+export interface SocketLimits {
+  /** Lanes (`stream_id`s) with turns queued or running at once. */
+  lanes: number;
+  /** Turns queued on one lane, the running one included. */
+  queuedPerLane: number;
+  /** A socket with no turn running and no client event for this long is closed. */
+  idleMs: number;
+  /** A socket is closed this long after it opened (once its turns are done); the client reconnects. */
+  maxAgeMs: number;
+}
+
+export const SOCKET_LIMITS: SocketLimits = { lanes: 8, queuedPerLane: 8, idleMs: 10 * 60_000, maxAgeMs: 60 * 60_000 };
 
 /** One client event, as far as the socket needs to read it before the adapter validates the rest. */
 interface ClientEvent {
@@ -46,22 +60,29 @@ interface ClientEvent {
   [field: string]: unknown;
 }
 
-class ResponsesSocket {
+export class ResponsesSocket {
   readonly #memory = new SocketMemory();
   readonly #adapter = responsesAdapterWith(this.#memory);
-  /** Each lane's last queued turn: the next one starts when it settles. */
-  readonly #lanes = new Map<string, Promise<void>>();
+  /** Each lane's last queued turn (the next one starts when it settles) and how many it holds. */
+  readonly #lanes = new Map<string, { tail: Promise<void>; queued: number }>();
   readonly #closed = new AbortController();
+  readonly #openedAt = Date.now();
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly socket: WebSocket,
     private readonly rc: ResponsesContext,
     private readonly caller: Caller,
     private readonly headers: Headers,
+    private readonly limits: SocketLimits,
   ) {}
 
   listen(): void {
-    this.socket.addEventListener("message", (message) => this.#receive(message.data));
+    this.#armIdle();
+    this.socket.addEventListener("message", (message) => {
+      this.#armIdle();
+      this.#receive(message.data);
+    });
     const close = () => this.#closed.abort(new Error("socket closed"));
     this.socket.addEventListener("close", () => {
       close();
@@ -75,6 +96,28 @@ class ResponsesSocket {
     this.socket.addEventListener("error", close);
   }
 
+  /** Close the socket once nothing runs and nothing arrives for `idleMs` (or past `maxAgeMs`). */
+  #armIdle(): void {
+    if (this.#idleTimer !== undefined) clearTimeout(this.#idleTimer);
+    if (this.#closed.signal.aborted) return;
+    const aged = Date.now() - this.#openedAt >= this.limits.maxAgeMs;
+    const wait = aged ? 0 : Math.min(this.limits.idleMs, this.limits.maxAgeMs - (Date.now() - this.#openedAt));
+    this.#idleTimer = setTimeout(() => {
+      if (this.#lanes.size > 0) return; // a turn's end re-arms the timer
+      const old = Date.now() - this.#openedAt >= this.limits.maxAgeMs;
+      this.#end(old ? "connection age limit reached: reconnect to continue" : "idle");
+    }, wait);
+  }
+
+  #end(reason: string): void {
+    this.#closed.abort(new Error(reason));
+    try {
+      this.socket.close(1000, reason);
+    } catch {
+      // already closed
+    }
+  }
+
   #receive(data: string | ArrayBuffer): void {
     let event: ClientEvent;
     try {
@@ -85,9 +128,11 @@ class ResponsesSocket {
     }
     const lane = typeof event.stream_id === "string" ? event.stream_id : undefined;
     switch (event.type) {
-      case "response.create":
-        this.#enqueue(lane ?? "", () => this.#create(event, lane));
+      case "response.create": {
+        const refused = this.#enqueue(lane ?? "", () => this.#create(event, lane));
+        if (refused) this.#sendError(refused, lane);
         return;
+      }
       case "response.processed":
         return; // the client read a response: nothing to release here
       default:
@@ -102,13 +147,26 @@ class ResponsesSocket {
     }
   }
 
-  #enqueue(lane: string, turn: () => Promise<void>): void {
-    const previous = this.#lanes.get(lane) ?? Promise.resolve();
-    const next = previous.then(turn).catch((error: unknown) => log("socket turn failed", { error: String(error) }));
-    this.#lanes.set(lane, next);
-    void next.then(() => {
-      if (this.#lanes.get(lane) === next) this.#lanes.delete(lane);
-    });
+  /** Queue a turn on its lane, or refuse it (429) past the socket's lane or queue limits. */
+  #enqueue(lane: string, turn: () => Promise<void>): ApiError | undefined {
+    const known = this.#lanes.get(lane);
+    if (!known && this.#lanes.size >= this.limits.lanes)
+      return busy(`more than ${this.limits.lanes} stream_id lanes are busy on this socket`);
+    if (known && known.queued >= this.limits.queuedPerLane)
+      return busy(`more than ${this.limits.queuedPerLane} responses are queued on this lane`);
+    const entry = known ?? { tail: Promise.resolve(), queued: 0 };
+    entry.queued++;
+    const next = entry.tail
+      .then(turn)
+      .catch((error: unknown) => log("socket turn failed", { error: String(error) }))
+      .finally(() => {
+        entry.queued--;
+        if (entry.queued === 0) this.#lanes.delete(lane);
+        this.#armIdle();
+      });
+    entry.tail = next;
+    this.#lanes.set(lane, entry);
+    return undefined;
   }
 
   async #create(event: ClientEvent, lane: string | undefined): Promise<void> {
@@ -167,6 +225,10 @@ class ResponsesSocket {
       this.#closed.abort(new Error("socket closed"));
     }
   }
+}
+
+function busy(message: string): ApiError {
+  return new ApiError("rate_limit_error", message, { code: "rate_limit_exceeded", retryAfter: 1 });
 }
 
 function parseClientEvent(data: string | ArrayBuffer): ClientEvent {
