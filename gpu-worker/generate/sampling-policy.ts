@@ -54,7 +54,8 @@ export function grammarForTurn(
   responseFormat?: ResponseFormat,
 ): string | undefined {
   const choice = conversation.toolChoice;
-  const tools = conversation.tools;
+  // The header's tools and the deferred ones a tool_reference loaded: both callable, both forceable.
+  const tools = [...conversation.tools, ...conversation.referencedTools];
   if (tools.length > 0 && choice) {
     const parallel = !choice.disableParallelToolUse;
     // A random model almost never continues past its first call; the scripted policy makes a forced

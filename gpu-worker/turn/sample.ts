@@ -18,7 +18,11 @@ export function sample(
   const sampling = request.sampling;
   return sampleTurn({
     sequence: turn.session.sequence,
-    parser: format.createOutputParser({ thinkingOpen: plan.rendered.thinkingOpen, tools: plan.conversation.tools }),
+    parser: format.createOutputParser({
+      thinkingOpen: plan.rendered.thinkingOpen,
+      // Deferred tools a tool_reference loaded are callable too (rendered in their tool results).
+      tools: [...plan.conversation.tools, ...plan.conversation.referencedTools],
+    }),
     promptEnd,
     sampling: {
       temperature: sampling?.temperature ?? 1,

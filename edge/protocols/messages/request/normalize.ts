@@ -22,6 +22,7 @@ import {
   type TurnIdKinds,
   type WorkerTurn,
 } from "../../../worker/generate-request.ts";
+import { splitDeferred } from "./deferred-tools.ts";
 import { foreignThinkingBlock, serverToolBlock } from "./server-tool-blocks.ts";
 import type {
   InputBlock,
@@ -30,6 +31,7 @@ import type {
   ThinkingSpec,
   ToolChoiceSpec,
   ToolResultPart,
+  ToolSpec,
 } from "./types.ts";
 
 /** Anthropic messages and tool calls: `msg_…` / `toolu_…`. */
@@ -44,19 +46,24 @@ export function toGenerateRequest(request: MessagesRequest, target: SessionTarge
   return generateRequestFor(target, toWorkerTurn(request));
 }
 
+/**
+ * Deferred tools (`defer_loading`) stay out of `tools`, so the header and the prefix fingerprint never
+ * see them; one a `tool_reference` loaded goes to `referenced_tools` (callable) and its definition
+ * renders inside the tool result that references it. Loading a tool appends; the prefix is unchanged.
+ */
 export function toConversation(request: MessagesRequest): Conversation {
+  const byName = new Map(request.tools.map((tool) => [tool.name, tool] as const));
+  const { header, referenced } = splitDeferred(request.tools, request.messages);
   return create(ConversationSchema, {
     system: request.system,
     messages: request.messages.map((message) =>
-      create(MessageSchema, { role: toRole(message.role), content: message.content.map(toContentBlock) }),
-    ),
-    tools: request.tools.map((tool) =>
-      create(ToolDefinitionSchema, {
-        name: tool.name,
-        description: tool.description,
-        inputSchemaJson: JSON.stringify(tool.input_schema),
+      create(MessageSchema, {
+        role: toRole(message.role),
+        content: message.content.map((block) => toContentBlock(block, byName)),
       }),
     ),
+    tools: header.map(toToolDefinition),
+    referencedTools: referenced.map(toToolDefinition),
     toolChoice: toToolChoice(request.tool_choice),
     thinking: toThinking(request.thinking),
     serverTools: request.server_tools,
@@ -84,7 +91,15 @@ function toRole(role: InputRole): Role {
   }
 }
 
-function toContentBlock(block: InputBlock): ContentBlock {
+function toToolDefinition(tool: ToolSpec) {
+  return create(ToolDefinitionSchema, {
+    name: tool.name,
+    description: tool.description,
+    inputSchemaJson: JSON.stringify(tool.input_schema),
+  });
+}
+
+function toContentBlock(block: InputBlock, tools: ReadonlyMap<string, ToolSpec>): ContentBlock {
   switch (block.type) {
     case "text":
       return create(ContentBlockSchema, { block: { case: "text", value: { text: block.text } } });
@@ -101,7 +116,11 @@ function toContentBlock(block: InputBlock): ContentBlock {
       return create(ContentBlockSchema, {
         block: {
           case: "toolResult",
-          value: { toolUseId: block.tool_use_id, content: flattenToolResult(block.content), isError: block.is_error },
+          value: {
+            toolUseId: block.tool_use_id,
+            content: flattenToolResult(block.content, tools),
+            isError: block.is_error,
+          },
         },
       });
     case "server_tool_use":
@@ -114,10 +133,34 @@ function toContentBlock(block: InputBlock): ContentBlock {
   }
 }
 
-/** Text parts joined with "\n"; other parts (images, documents...) as a visible placeholder. */
-export function flattenToolResult(content: string | ToolResultPart[]): string {
+/**
+ * Text parts joined with "\n"; a `tool_reference` as the definition of the tool it loads (its name
+ * alone for a hosted tool); other parts (images, documents...) as a visible placeholder.
+ */
+export function flattenToolResult(
+  content: string | ToolResultPart[],
+  tools: ReadonlyMap<string, ToolSpec> = new Map(),
+): string {
   if (typeof content === "string") return content;
-  return content.map((part) => (part.type === "text" ? part.text : `[${part.kind} omitted]`)).join("\n");
+  return content.map((part) => partText(part, tools)).join("\n");
+}
+
+function partText(part: ToolResultPart, tools: ReadonlyMap<string, ToolSpec>): string {
+  switch (part.type) {
+    case "text":
+      return part.text;
+    case "tool_reference":
+      return toolReferenceText(part.tool_name, tools.get(part.tool_name));
+    case "other":
+      return `[${part.kind} omitted]`;
+  }
+}
+
+/** What a `tool_reference` renders as: the loaded tool's definition, as JSON. */
+export function toolReferenceText(name: string, tool: ToolSpec | undefined): string {
+  if (tool === undefined) return `Tool loaded: ${name}`;
+  const definition = { name: tool.name, description: tool.description, input_schema: tool.input_schema };
+  return `Tool loaded: ${JSON.stringify(definition)}`;
 }
 
 function toToolChoice(choice: ToolChoiceSpec | undefined) {

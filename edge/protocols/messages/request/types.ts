@@ -3,8 +3,14 @@ import type { ServerToolDeclaration } from "../../../../proto/gen/frontier/worke
 
 export type Role = "user" | "assistant" | "system";
 
-/** A part of a `tool_result`'s content: text, or another block kind the edge renders as a placeholder. */
-export type ToolResultPart = { type: "text"; text: string } | { type: "other"; kind: string };
+/**
+ * A part of a `tool_result`'s content: text, a `tool_reference` (loads a deferred tool: advanced tool
+ * use), or another block kind the edge renders as a placeholder.
+ */
+export type ToolResultPart =
+  | { type: "text"; text: string }
+  | { type: "tool_reference"; tool_name: string }
+  | { type: "other"; kind: string };
 
 /** One `web_search_result` entry. `text` is set only when its `encrypted_content` is Frontier's own
  * sealed text for this tenant (foreign-history.ts); a foreign hit renders as title, URL and age. */
@@ -45,6 +51,8 @@ export interface ToolSpec {
   name: string;
   description: string;
   input_schema: Record<string, unknown>;
+  /** `defer_loading: true`: out of the prompt until a `tool_reference` in a tool result names it. */
+  defer_loading: boolean;
 }
 
 export type ToolChoiceSpec =

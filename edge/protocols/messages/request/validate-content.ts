@@ -101,6 +101,11 @@ function validateToolResultContent(value: unknown, path: Path): string | ToolRes
     const type = asString(required(block, "type", partPath), [...partPath, "type"]);
     if (type === "text")
       return { type: "text", text: asString(required(block, "text", partPath), [...partPath, "text"]) };
+    if (type === "tool_reference") {
+      const name = asString(required(block, "tool_name", partPath), [...partPath, "tool_name"]);
+      if (name === "") fail([...partPath, "tool_name"], "String should have at least 1 character");
+      return { type, tool_name: name };
+    }
     return { type: "other", kind: type };
   });
 }

@@ -22,6 +22,13 @@ import {
   uniqueToolName,
 } from "../../../core/check.ts";
 import { anthropicServerTool, anthropicServerToolKind } from "../../../server-tools/declarations.ts";
+import {
+  checkForcedChoice,
+  checkNotAllDeferred,
+  checkToolReferences,
+  isToolSearchType,
+  referencedToolNames,
+} from "./deferred-tools.ts";
 import type { MessagesRequest, ThinkingSpec, ToolChoiceSpec, ToolSpec } from "./types.ts";
 import { validateMessages } from "./validate-content.ts";
 
@@ -48,21 +55,25 @@ export function validateMessagesRequest(value: unknown, options: ValidateOptions
   const topP = optional(body, "top_p");
   const topK = optional(body, "top_k");
   const stream = optional(body, "stream");
+  const messages = validateMessages(required(body, "messages", []), ["messages"]);
+  checkToolReferences(messages, new Set([...tools.map((t) => t.name), ...serverTools.map((t) => t.name)]));
+  const choice =
+    toolChoice === undefined
+      ? undefined
+      : validateToolChoice(toolChoice, [...tools.map((t) => t.name), ...serverTools.map((t) => t.name)]);
+  checkForcedChoice(choice, tools, referencedToolNames(messages));
   return {
     model,
     max_tokens:
       maxTokens === undefined
         ? undefined
         : asInteger(maxTokens, ["max_tokens"], { min: 1, max: LIMITS.maxOutputTokens }),
-    messages: validateMessages(required(body, "messages", []), ["messages"]),
+    messages,
     system: validateSystem(optional(body, "system")),
     tools,
     server_tools: serverTools,
     tools_not_offered: notOffered,
-    tool_choice:
-      toolChoice === undefined
-        ? undefined
-        : validateToolChoice(toolChoice, [...tools.map((t) => t.name), ...serverTools.map((t) => t.name)]),
+    tool_choice: choice,
     thinking: thinking === undefined ? undefined : validateThinking(thinking),
     temperature: temperature === undefined ? undefined : asNumber(temperature, ["temperature"], { min: 0, max: 1 }),
     top_p: topP === undefined ? undefined : asNumber(topP, ["top_p"], { min: 0, max: 1 }),
@@ -88,7 +99,7 @@ interface ValidatedTools {
   tools: ToolSpec[];
   /** Hosted web_search / web_fetch declarations (the worker offers those it has a provider for). */
   serverTools: ServerToolDeclaration[];
-  /** Other hosted tool types (bash_..., text_editor_..., code_execution_...): never offered. */
+  /** Other hosted tool types (bash_..., text_editor_..., code_execution_..., tool_search_tool_...): never offered. */
   notOffered: string[];
 }
 
@@ -98,12 +109,19 @@ function validateTools(value: unknown): ValidatedTools {
   const list = asArray(value, ["tools"]);
   if (list.length > LIMITS.maxTools) fail(["tools"], `At most ${LIMITS.maxTools} tools are allowed`);
   const names = new Set<string>();
+  let deferred = 0;
   list.forEach((entry, i) => {
     const path: Path = ["tools", i];
     const tool = asObject(entry, path);
     const type = optional(tool, "type");
+    const deferValue = optional(tool, "defer_loading");
+    const defer =
+      deferValue === undefined || deferValue === null ? false : asBoolean(deferValue, [...path, "defer_loading"]);
+    if (defer) deferred++;
     if (type !== undefined && asString(type, [...path, "type"]) !== "custom") {
       const typeName = asString(type, [...path, "type"]);
+      if (defer && isToolSearchType(typeName))
+        fail([...path, "defer_loading"], "The tool search tool cannot be deferred");
       const kind = anthropicServerToolKind(typeName);
       if (kind === undefined) {
         if (!out.notOffered.includes(typeName)) out.notOffered.push(typeName);
@@ -123,8 +141,10 @@ function validateTools(value: unknown): ValidatedTools {
       name,
       description: description === undefined ? "" : asString(description, [...path, "description"]),
       input_schema: asObject(required(tool, "input_schema", path), [...path, "input_schema"]),
+      defer_loading: defer,
     });
   });
+  checkNotAllDeferred(list.length, deferred);
   return out;
 }
 
