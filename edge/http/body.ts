@@ -24,10 +24,11 @@ export function jsonResponse(
  * Read the whole body as JSON, refusing more than `limit` bytes: first by `content-length`, then by
  * counting the bytes actually read (a chunked or lying client cannot get past it).
  */
-export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+export async function readJsonBody(request: Request, limit: number, gate?: ReadGate): Promise<unknown> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) throw ApiError.tooLarge(limit);
-  const bytes = await readBounded(request.body, limit);
+  if (gate && declared !== null && Number(declared) > gate.after) await gate.wait();
+  const bytes = await readBounded(request.body, limit, gate);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
@@ -47,12 +48,31 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
   }
 }
 
-async function readBounded(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array> {
+/** Read no further than `after` bytes until `wait()` settles (it may reject: the read stops there). */
+export interface ReadGate {
+  after: number;
+  wait: () => Promise<void>;
+}
+
+async function readBounded(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+  gate: ReadGate | undefined,
+): Promise<Uint8Array> {
   if (!body) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
+  let gated = gate;
   for (;;) {
+    if (gated && total > gated.after) {
+      const open = gated.wait();
+      gated = undefined;
+      await open.catch(async (error: unknown) => {
+        await reader.cancel().catch(() => undefined);
+        throw error;
+      });
+    }
     const { done, value } = await reader.read();
     if (done) break;
     total += value.byteLength;

@@ -89,7 +89,7 @@ export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
 }
 
 /**
- * Past this many bytes (or with no `content-length`) a body is read only once the tenant's limiter
+ * Past this many bytes (declared, or read so far) a body is read on only once the tenant's limiter
  * has admitted the request: a refused tenant never makes the edge read and parse megabytes. Smaller
  * bodies are read while the limiter answers.
  */
@@ -98,9 +98,11 @@ const READ_AFTER_ADMISSION_BYTES = 1 << 20;
 /** The HTTP/SSE transport: a route handler that runs `adapter`'s protocol through the pipeline. */
 export function turnRoute<E extends TurnBindings, R extends TurnRenderer>(adapter: ProtocolAdapter<E, R>) {
   return tenantLimited<E>(async (request, rc, caller) => {
-    const declared = Number(request.headers.get("content-length") ?? Number.NaN);
-    if (!(declared <= READ_AFTER_ADMISSION_BYTES)) await rc.admitted;
-    const body = await readJsonBody(request, LIMITS.maxBodyBytes);
+    const admitted = async () => rc.admitted;
+    const body = await readJsonBody(request, LIMITS.maxBodyBytes, {
+      after: READ_AFTER_ADMISSION_BYTES,
+      wait: admitted,
+    });
     return runTurn(adapter, { rc, caller, headers: request.headers, body, signal: request.signal });
   });
 }
