@@ -1,6 +1,6 @@
 /**
  * The subset of Lark that freeform (custom) tool grammars use — Codex's `apply_patch` among them —
- * parsed into a plain expression tree that gpu-worker/chat/freeform-grammar.ts turns into GBNF.
+ * parsed into a plain expression tree that gpu-worker/chat/grammar/freeform-grammar.ts turns into GBNF.
  * The edge parses a client's grammar to refuse what it cannot serve (a 400 naming the field); the
  * worker parses it again to build the grammar.
  *

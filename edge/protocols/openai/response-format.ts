@@ -2,7 +2,7 @@
  * The answer format a client asks for, shared by Chat Completions (`response_format`, the schema
  * under `json_schema`) and Responses (`text.format`, the schema's fields inline): `text`,
  * `json_object` (any JSON object) or `json_schema` (`name`, `schema`, `strict`, `description`).
- * The worker samples the answer under a grammar built from it (gpu-worker/chat/answer-grammar.ts);
+ * The worker samples the answer under a grammar built from it (gpu-worker/chat/grammar/answer-grammar.ts);
  * a schema it cannot build, or with `strict: true` one it cannot guarantee, is its 400 naming
  * `<field>.schema`.
  */
