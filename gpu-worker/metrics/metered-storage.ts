@@ -8,7 +8,7 @@ import type {
   CheckpointFilePaths,
   CheckpointReplica,
   ReplicatedCheckpoint,
-} from "../checkpoints/store/checkpoint-replica.ts";
+} from "../checkpoints/replica/checkpoint-replica.ts";
 import type { CheckpointStorage } from "../checkpoints/store/checkpoint-storage.ts";
 import {
   type CheckpointMeta,

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { assembleState, ChunkChecksumError, sliceState } from "../../gpu-worker/checkpoints/store/kv-state-chunks.ts";
+import { assembleState, ChunkChecksumError, sliceState } from "../../gpu-worker/checkpoints/state/kv-state-chunks.ts";
 import { createEngine } from "../../native/engine.ts";
 import { type Engine, type EngineSequence, GREEDY } from "../../native/engine-types.ts";
 import { ensureTestModel } from "../../native/model/gguf-writer.ts";

@@ -5,8 +5,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { S3Client } from "../../gpu-worker/checkpoints/store/s3-client.ts";
-import { S3CheckpointReplica } from "../../gpu-worker/checkpoints/store/s3-replica.ts";
+import { S3Client } from "../../gpu-worker/checkpoints/replica/s3-client.ts";
+import { S3CheckpointReplica } from "../../gpu-worker/checkpoints/replica/s3-replica.ts";
 import { type CheckpointMeta, CorruptCheckpointError } from "../../gpu-worker/checkpoints/store/types.ts";
 import { S3_CREDENTIALS, startS3, type TestS3 } from "../support/s3-server.ts";
 import { syntheticState, tokensOf } from "../support/synthetic-kv-state.ts";

@@ -3,12 +3,13 @@
  * past it (a chunk) and hard-links the base's chunks beside its own files; a load assembles the
  * chunks (each checked while read) into one state file; remote deletion keeps chunks still linked.
  */
+
+import type { ChunkedState } from "../state/chunked-state.ts";
+import { ChunkChecksumError, UnsupportedStateError } from "../state/kv-state-chunks.ts";
 import type { CheckpointFiles, WrittenCheckpoint } from "./checkpoint-files.ts";
 import { stateCheck } from "./checkpoint-files.ts";
 import type { CheckpointIndex } from "./checkpoint-index.ts";
 import type { CheckpointPins } from "./checkpoint-pins.ts";
-import type { ChunkedState } from "./chunked-state.ts";
-import { ChunkChecksumError, UnsupportedStateError } from "./kv-state-chunks.ts";
 import { type ChainLink, type CheckpointMeta, type CheckpointWriteInput, CorruptCheckpointError } from "./types.ts";
 
 /** Most chunks a checkpoint's state is assembled from; a write past it stores the whole state. */

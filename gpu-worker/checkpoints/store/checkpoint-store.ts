@@ -3,16 +3,16 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { log } from "../../log.ts";
+import { CheckpointReplication } from "../replica/checkpoint-replication.ts";
+import { ChunkedState, defaultScratchDir } from "../state/chunked-state.ts";
+import { hashText, prefixHashes } from "../state/text-hash.ts";
 import { CheckpointBudget } from "./checkpoint-budget.ts";
 import { CheckpointChains } from "./checkpoint-chains.ts";
 import { CheckpointFiles } from "./checkpoint-files.ts";
 import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
-import { CheckpointReplication } from "./checkpoint-replication.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
-import { ChunkedState, defaultScratchDir } from "./chunked-state.ts";
 import type { CheckpointStoreOptions } from "./store-options.ts";
-import { hashText, prefixHashes } from "./text-hash.ts";
 import {
   type CheckpointMeta,
   CheckpointMismatchError,

@@ -1,4 +1,4 @@
-import type { CheckpointReplica } from "./checkpoint-replica.ts";
+import type { CheckpointReplica } from "../replica/checkpoint-replica.ts";
 
 /** How to open a `CheckpointStore`. */
 export interface CheckpointStoreOptions {

@@ -1,6 +1,6 @@
 /** Text hashing for prefix lookups. */
 import { describe, expect, it } from "vitest";
-import { hashText, prefixHashes } from "../../../gpu-worker/checkpoints/store/text-hash.ts";
+import { hashText, prefixHashes } from "../../../gpu-worker/checkpoints/state/text-hash.ts";
 
 describe("prefixHashes", () => {
   it("equals hashing each slice, including slices that split a surrogate pair", () => {

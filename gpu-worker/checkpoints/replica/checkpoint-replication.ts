@@ -4,11 +4,11 @@
  */
 import { link } from "node:fs/promises";
 import { log } from "../../log.ts";
-import type { CheckpointFiles } from "./checkpoint-files.ts";
-import type { CheckpointIndex } from "./checkpoint-index.ts";
-import type { CheckpointPins } from "./checkpoint-pins.ts";
+import type { CheckpointFiles } from "../store/checkpoint-files.ts";
+import type { CheckpointIndex } from "../store/checkpoint-index.ts";
+import type { CheckpointPins } from "../store/checkpoint-pins.ts";
+import type { CheckpointMeta } from "../store/types.ts";
 import type { CheckpointReplica } from "./checkpoint-replica.ts";
-import type { CheckpointMeta } from "./types.ts";
 
 export class CheckpointReplication {
   readonly #downloads = new Map<string, Promise<void>>();

@@ -13,10 +13,10 @@
 import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { log } from "../../log.ts";
-import { parseChain } from "./checkpoint-index.ts";
+import { parseChain } from "../store/checkpoint-index.ts";
+import { type ChainLink, type CheckpointMeta, CorruptCheckpointError, isCheckpointReason } from "../store/types.ts";
 import type { CheckpointFilePaths, CheckpointReplica, ReplicatedCheckpoint } from "./checkpoint-replica.ts";
 import { S3Client, type S3Location } from "./s3-client.ts";
-import { type ChainLink, type CheckpointMeta, CorruptCheckpointError, isCheckpointReason } from "./types.ts";
 
 export interface S3ReplicaOptions extends S3Location {
   /** Key prefix inside the bucket ("" or ending in "/"). */

@@ -3,7 +3,7 @@
  * The local `CheckpointStore` stays the cache: it uploads each checkpoint after committing it,
  * imports remote metadata as index rows without files, and downloads the files on first load.
  */
-import type { CheckpointMeta } from "./types.ts";
+import type { CheckpointMeta } from "../store/types.ts";
 
 /** A checkpoint as the replica stores its metadata: the index row's fields plus the checksum. */
 export interface ReplicatedCheckpoint {
