@@ -20,20 +20,46 @@ const EDGE_LAYERS = [
   "admin",
 ];
 
-/** A rule per layer: nothing in it imports a later layer (or edge/'s top-level files). */
-function layerRules(root, layers, top) {
-  return layers.map((layer, i) => {
-    const later = layers.slice(i + 1);
-    const targets = [...later.map((l) => `^${root}/${l}/`), ...(top ? [`^${root}/[^/]+\\.ts$`] : [])];
-    return {
-      name: `${root}-${layer}-no-upward`,
-      comment: `${root}/${layer}/ may import only ${layers.slice(0, i + 1).join(", ")} (layers run ${layers.join(" < ")})`,
-      severity: "error",
-      from: { path: `^${root}/${layer}/` },
-      to: { path: targets.join("|") },
-    };
-  });
+/**
+ * gpu-worker/: folders, plus its root files placed where they sit (log and errors at the bottom, the
+ * config above what it reads, main/service/server on top). The same order the folder READMEs give.
+ */
+const WORKER_LAYERS = [
+  ["core", "^gpu-worker/(log|errors)\\.ts$"],
+  ["chat", "^gpu-worker/chat/"],
+  ["continuation", "^gpu-worker/continuation/"],
+  ["checkpoints", "^gpu-worker/checkpoints/"],
+  ["session", "^gpu-worker/session/"],
+  ["server-tools", "^gpu-worker/server-tools/"],
+  ["generate", "^gpu-worker/generate/"],
+  ["config", "^gpu-worker/config\\.ts$"],
+  ["metrics", "^gpu-worker/metrics/"],
+  ["pool", "^gpu-worker/pool/"],
+  ["turn", "^gpu-worker/turn/"],
+  ["top", "^gpu-worker/(main|service|server)\\.ts$"],
+];
+
+/** A rule per layer ([name, path pattern], lowest first): nothing in it imports a later layer. */
+function layerRules(root, layers) {
+  return layers.slice(0, -1).map(([layer, pattern], i) => ({
+    name: `${root}-${layer}-no-upward`,
+    comment: `${layer} may import only ${layers
+      .slice(0, i + 1)
+      .map(([name]) => name)
+      .join(", ")} (layers run ${layers.map(([name]) => name).join(" < ")})`,
+    severity: "error",
+    from: { path: pattern },
+    to: {
+      path: layers
+        .slice(i + 1)
+        .map(([, later]) => later)
+        .join("|"),
+    },
+  }));
 }
+
+/** edge/'s layers as [name, pattern]: its folders, then its top-level files. */
+const EDGE_LAYER_PATTERNS = [...EDGE_LAYERS.map((layer) => [layer, `^edge/${layer}/`]), ["top", "^edge/[^/]+\\.ts$"]];
 
 /** The protocol adapters do not know each other; OpenAI's shared pieces (errors, response_format) are the exception. */
 const PROTOCOL_RULES = [
@@ -90,7 +116,8 @@ module.exports = {
       from: { path: "^native/" },
       to: { path: "^gpu-worker/" },
     },
-    ...layerRules("edge", EDGE_LAYERS, true),
+    ...layerRules("edge", EDGE_LAYER_PATTERNS),
+    ...layerRules("gpu-worker", WORKER_LAYERS),
     ...PROTOCOL_RULES,
   ],
   options: {

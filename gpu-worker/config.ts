@@ -2,9 +2,8 @@
 import type { EngineOptions } from "../native/engine-types.ts";
 import { DEV_ID_SECRET, DEV_MODE_FLAG, DEV_POOL_TOKEN, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
 import { CHAT_FORMAT_NAMES, type ChatFormatName } from "./chat/family-names.ts";
+import type { TestPolicyName } from "./generate/sampling-policy.ts";
 import { loadServerToolsConfig, type ServerToolsConfig } from "./server-tools/config.ts";
-
-export type TestPolicyName = "scripted-tools";
 
 /** The engine's options (context size, sequences, threads, gpu, flash attention, batch) plus the worker's own. */
 export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {

@@ -9,7 +9,9 @@ import {
 import { SchemaGrammarError } from "../chat/grammar/json-schema-grammar.ts";
 import { tryParseJson } from "../chat/json-text.ts";
 import type { ChatFormat, FixedToolCall } from "../chat/types.ts";
-import type { TestPolicyName } from "../config.ts";
+
+/** The test-only sampling policies (FRONTIER_TEST_POLICY); none is on by default. */
+export type TestPolicyName = "scripted-tools";
 
 /** Commands the test-only scripted policy makes the model call: harmless, fixed, never chosen by the model. */
 export const SCRIPTED_BASH_COMMANDS = ["echo frontier-one", "echo frontier-two"] as const;

@@ -83,4 +83,16 @@ describe("the dependency rules", () => {
       }),
     ).toEqual(["edge-protocols-chat-alone", "worker-not-edge"]);
   });
+
+  it("hold the worker's layers too (chat lowest, the turn above the rooms it strings together)", async () => {
+    expect(
+      await violations({
+        "gpu-worker/chat/family.ts": 'import type { T } from "../turn/turn.ts";\nexport type F = T;\n',
+        "gpu-worker/turn/turn.ts": 'import { log } from "../log.ts";\nexport type T = typeof log;\n',
+        "gpu-worker/log.ts": "export const log = 1;\n",
+        "gpu-worker/pool/report.ts": 'import type { S } from "../service.ts";\nexport type R = S;\n',
+        "gpu-worker/service.ts": "export type S = number;\n",
+      }),
+    ).toEqual(["gpu-worker-chat-no-upward", "gpu-worker-pool-no-upward"]);
+  });
 });
