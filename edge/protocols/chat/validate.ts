@@ -149,6 +149,12 @@ function validateTools(value: unknown): ChatFunctionTool[] {
     const path: Path = ["tools", i];
     const tool = asObject(entry, path);
     const type = asString(required(tool, "type", path), [...path, "type"]);
+    if (type === "custom") {
+      fail(
+        [...path, "type"],
+        "Custom (freeform) tools are not served on /v1/chat/completions yet; /v1/responses serves them (grammar included), or declare a function tool",
+      );
+    }
     if (type !== "function") fail([...path, "type"], `Tool type '${type}' is not supported; only function tools are`);
     const fnPath: Path = [...path, "function"];
     const fn = asObject(required(tool, "function", path), fnPath);

@@ -88,7 +88,10 @@ describe("validateChatRequest", () => {
     [{ frequency_penalty: 0.5 }, "frequency_penalty:"],
     [{ logit_bias: { "50256": -100 } }, "logit_bias:"],
     [{ functions: [] }, "functions:"],
-    [{ tools: [{ type: "custom", custom: { name: "x" } }] }, "tools.0.type: Tool type 'custom' is not supported"],
+    [
+      { tools: [{ type: "custom", custom: { name: "x" } }] },
+      "tools.0.type: Custom (freeform) tools are not served on /v1/chat/completions yet",
+    ],
     [{ tool_choice: { type: "function", function: { name: "Nope" } }, tools: [bash] }, "tool_choice.function.name:"],
     [
       { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:" } }] }] },
