@@ -2,7 +2,8 @@
  * Hosted tools' configuration, from the worker's environment:
  * - FRONTIER_SEARCH_PROVIDER=searxng with FRONTIER_SEARXNG_URL=<base URL>: web_search is offered.
  * - FRONTIER_WEB_FETCH=on: web_fetch is offered (Frontier fetches pages itself, SSRF-checked).
- * - FRONTIER_FETCH_ALLOW_LOOPBACK=1: tests only, 127.0.0.0/8 and ::1 become fetchable.
+ * - FRONTIER_FETCH_ALLOW_LOOPBACK=1: tests only, 127.0.0.0/8 and ::1 become fetchable (on any port).
+ * - FRONTIER_FETCH_PORTS: the ports web_fetch may connect to, comma-separated (default 80,443).
  * - limits: FRONTIER_SERVER_TOOL_STEPS (hosted-tool steps per turn before pause_turn, 8),
  *   FRONTIER_SEARCH_MAX_RESULTS (5), FRONTIER_SEARCH_TIMEOUT_MS (10000), FRONTIER_FETCH_MAX_BYTES
  *   (2 MiB), FRONTIER_FETCH_TIMEOUT_MS (10000), FRONTIER_FETCH_MAX_REDIRECTS (5),
@@ -51,10 +52,23 @@ function fetchPolicy(env: NodeJS.ProcessEnv): FetchPolicy | undefined {
   if (mode !== "on") throw new Error(`FRONTIER_WEB_FETCH must be "on", "off" or unset, got "${mode}"`);
   return {
     allowLoopback: env.FRONTIER_FETCH_ALLOW_LOOPBACK === "1",
+    ports: ports(env, "FRONTIER_FETCH_PORTS", [80, 443]),
     maxBytes: positive(env, "FRONTIER_FETCH_MAX_BYTES", 2 * 1024 * 1024),
     timeoutMs: positive(env, "FRONTIER_FETCH_TIMEOUT_MS", 10_000),
     maxRedirects: positive(env, "FRONTIER_FETCH_MAX_REDIRECTS", 5),
   };
+}
+
+function ports(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  return raw.split(",").map((part) => {
+    const port = Number(part.trim());
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      throw new Error(`${name} must be comma-separated ports (1-65535), got "${raw}"`);
+    }
+    return port;
+  });
 }
 
 function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

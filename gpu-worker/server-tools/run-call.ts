@@ -15,6 +15,7 @@ import type { ServerToolsConfig } from "./config.ts";
 import { MAX_QUERY_CHARS, MAX_URL_CHARS } from "./declarations.ts";
 import { htmlToText } from "./html-text.ts";
 import { safeFetch } from "./safe-fetch.ts";
+import { domainAllowed, urlInContext } from "./url-rules.ts";
 
 /** What one call produced: the proto outcome's fields and the text rendered into the KV. */
 export interface CallOutcome {
@@ -87,15 +88,17 @@ async function runFetch(
   const policy = ctx.config.fetch;
   if (!policy) return failed("unavailable");
   if (url.length > MAX_URL_CHARS) return failed("url_too_long");
-  // As Anthropic's web_fetch: only URLs the conversation already holds, so the model cannot be
-  // talked into sending data to an address of its own making.
-  if (!ctx.contextText.includes(url) || !domainAllowed(url, declaration)) return failed("url_not_allowed");
-  const fetched = await safeFetch(url, policy, ctx.signal);
+  // As Anthropic's web_fetch: only URLs the conversation already holds (whole URLs, not a prefix of
+  // one), so the model cannot be talked into sending data to an address of its own making.
+  if (!urlInContext(url, ctx.contextText) || !domainAllowed(url, declaration)) return failed("url_not_allowed");
+  // The domains are checked again on every redirect.
+  const fetched = await safeFetch(url, policy, { signal: ctx.signal, domains: declaration });
   if (!fetched.ok) return failed(fetched.error);
-  const html = /html/i.test(fetched.contentType);
-  const extracted = html ? htmlToText(fetched.body) : { title: "", text: fetched.body };
   const tokenCap = declaration.maxContentTokens > 0 ? declaration.maxContentTokens * 4 : Number.POSITIVE_INFINITY;
   const limit = Math.min(ctx.config.maxFetchChars, tokenCap);
+  const html = /html/i.test(fetched.contentType);
+  // The conversion stops once the model's share of text is out (and on its own clock).
+  const extracted = html ? htmlToText(fetched.body, { maxTextChars: limit }) : { title: "", text: fetched.body };
   const page = {
     url: fetched.url,
     title: extracted.title,
@@ -114,23 +117,4 @@ function stringArgument(argumentsJson: string, field: string): string | undefine
   } catch {
     return undefined;
   }
-}
-
-/** A URL's host against the declaration's allowed / blocked domains (a domain covers its subdomains). */
-export function domainAllowed(
-  url: string,
-  declaration: Pick<ServerToolDeclaration, "allowedDomains" | "blockedDomains">,
-): boolean {
-  let host: string;
-  try {
-    host = new URL(url).hostname.toLowerCase();
-  } catch {
-    return false;
-  }
-  const covers = (domain: string) => {
-    const d = domain.toLowerCase().replace(/^\*?\./, "");
-    return host === d || host.endsWith(`.${d}`);
-  };
-  if (declaration.blockedDomains.some(covers)) return false;
-  return declaration.allowedDomains.length === 0 || declaration.allowedDomains.some(covers);
 }

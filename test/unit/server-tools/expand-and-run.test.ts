@@ -52,7 +52,7 @@ const OWN = new Set(["s1", "s2"]);
 
 const configured = (web: string): ServerToolsConfig => ({
   search: new SearxngProvider(web, 5000),
-  fetch: { allowLoopback: true, maxBytes: 100_000, timeoutMs: 5000, maxRedirects: 2 },
+  fetch: { allowLoopback: true, ports: [80, 443], maxBytes: 100_000, timeoutMs: 5000, maxRedirects: 2 },
   maxSteps: 3,
   maxSearchResults: 5,
   maxFetchChars: 1000,
@@ -185,6 +185,25 @@ describe("runServerCall", () => {
     expect(named.errorCode).toBe("");
     expect(named.page?.text).toContain(FAKE_PAGE_TEXT);
     expect(named.modelText).toContain(`URL: ${url}`);
+  });
+
+  it("fetches only whole URLs of the conversation, not a prefix or the inside of one", async () => {
+    const url = `${web.url}/page.html`;
+    for (const contextText of [`read ${url}.bak`, `read ${url}?key=1`, `go to https://x.test/?next=${url}`]) {
+      const outcome = await runServerCall(fetchTool, JSON.stringify({ url }), ctx({ contextText }));
+      expect(outcome.errorCode, contextText).toBe("url_not_allowed");
+    }
+    const sentence = await runServerCall(fetchTool, JSON.stringify({ url }), ctx({ contextText: `(see ${url}).` }));
+    expect(sentence.errorCode).toBe("");
+  });
+
+  it("passes the allowed domains on to the fetch: a redirect inside them is followed", async () => {
+    // Redirects that leave them are refused in safe-fetch.test.ts ("redirects").
+    const local = create(ServerToolDeclarationSchema, { ...fetchTool, allowedDomains: ["127.0.0.1"] });
+    const url = `${web.url}/to-page`;
+    const outcome = await runServerCall(local, JSON.stringify({ url }), ctx({ contextText: url }));
+    expect(outcome.errorCode).toBe("");
+    expect(outcome.page?.url).toBe(`${web.url}/page.html`);
   });
 });
 
