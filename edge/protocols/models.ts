@@ -21,45 +21,6 @@ function model(id: string) {
   };
 }
 
-/**
- * Codex's model metadata (its `ModelInfo`, read from `models` of `GET {base_url}/models?client_version=…`):
- * which shell and patch tools, reasoning levels and parallel calls a model takes. Codex asks only
- * with provider command auth (`[model_providers.x.auth]`) or a ChatGPT login, never with a plain API
- * key; it ignores the list's other keys, and other clients ignore `models`. No `context_window`: the
- * edge does not know the workers' context (Codex keeps its own default).
- */
-const CODEX_BASE_INSTRUCTIONS = [
-  "You are a coding agent working in the user's workspace through the tools you are given.",
-  "Read before you change things, make the smallest change that does the job, run the checks the project has,",
-  "and say plainly what you did, what you could not do, and why. Ask before anything destructive.",
-].join(" ");
-
-function codexModel(id: string) {
-  return {
-    slug: id,
-    display_name: id,
-    description: "Served by Frontier",
-    default_reasoning_level: "medium",
-    supported_reasoning_levels: (["low", "medium", "high"] as const).map((effort) => ({ effort, description: effort })),
-    // What Codex sends Frontier today: exec_command / write_stdin, freeform apply_patch (custom tool).
-    shell_type: "unified_exec",
-    visibility: "list",
-    supported_in_api: true,
-    priority: 1,
-    upgrade: null,
-    // Required by Codex, and used in place of its bundled prompt once it has this metadata.
-    base_instructions: CODEX_BASE_INSTRUCTIONS,
-    supports_reasoning_summaries: true,
-    support_verbosity: false,
-    default_verbosity: null,
-    apply_patch_tool_type: "freeform",
-    truncation_policy: { mode: "bytes", limit: 10_000 },
-    supports_parallel_tool_calls: true,
-    experimental_supported_tools: [],
-    input_modalities: ["text"],
-  };
-}
-
 export async function handleListModels(request: Request, rc: RequestContext<unknown>): Promise<Response> {
   await authenticate(request.headers, rc.config.apiKeys);
   const ids = rc.config.modelIds;
@@ -69,7 +30,6 @@ export async function handleListModels(request: Request, rc: RequestContext<unkn
     has_more: false,
     first_id: ids[0] ?? null,
     last_id: ids.at(-1) ?? null,
-    models: ids.map(codexModel),
   });
 }
 
