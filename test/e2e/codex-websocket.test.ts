@@ -7,18 +7,12 @@
  * previous_response_id (store: false), and the tool results continue the live KV by their call IDs. The worker runs the test-only scripted policy (forced,
  * harmless echo commands).
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { REPO_ROOT } from "../../scripts/stack.ts";
 import { LOCAL_API_KEY } from "../support/api.ts";
-
-interface CodexEvent {
-  type: string;
-  item?: { type: string; command?: string; exit_code?: number | null };
-}
+import { type CodexRun, runCodexExec } from "../support/codex-cli.ts";
 
 const home = mkdtempSync(join(tmpdir(), "frontier-codex-ws-home-"));
 const work = mkdtempSync(join(tmpdir(), "frontier-codex-ws-work-"));
@@ -27,36 +21,10 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
-function runCodex(prompt: string): Promise<{ code: number | null; events: CodexEvent[]; stderr: string }> {
-  const bin = join(REPO_ROOT, "node_modules/.bin/codex");
-  return new Promise((resolve, reject) => {
-    const baseUrl = `openai_base_url="${inject("edgeUrl")}/v1"`;
-    const args = ["exec", "--json", "--skip-git-repo-check", "-m", "frontier-test", "-c", baseUrl, prompt];
-    const child = spawn(bin, args, {
-      cwd: work,
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: home,
-        CODEX_HOME: home,
-        CODEX_API_KEY: LOCAL_API_KEY,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000);
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      const events = stdout
-        .split("\n")
-        .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as CodexEvent);
-      resolve({ code, events, stderr });
-    });
-  });
+function runCodex(prompt: string): Promise<CodexRun> {
+  const baseUrl = `openai_base_url="${inject("edgeUrl")}/v1"`;
+  const env = { HOME: home, CODEX_HOME: home, CODEX_API_KEY: LOCAL_API_KEY };
+  return runCodexExec(["-m", "frontier-test", "-c", baseUrl, prompt], work, env, 150_000);
 }
 
 describe("Codex CLI's built-in provider (no config) over the Responses WebSocket", () => {

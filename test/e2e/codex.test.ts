@@ -6,19 +6,12 @@
  * after the results it answers. `codex exec` runs one turn, `codex exec resume --last` continues
  * the thread by replaying it (store: false): every request after the first is a live continuation.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { REPO_ROOT } from "../../scripts/stack.ts";
 import { LOCAL_API_KEY } from "../support/api.ts";
-
-interface CodexEvent {
-  type: string;
-  item?: { type: string; command?: string; aggregated_output?: string; exit_code?: number | null; text?: string };
-  usage?: { input_tokens: number; cached_input_tokens: number };
-}
+import { type CodexEvent, type CodexRun, runCodexExec } from "../support/codex-cli.ts";
 
 const home = mkdtempSync(join(tmpdir(), "frontier-codex-home-"));
 const work = mkdtempSync(join(tmpdir(), "frontier-codex-work-"));
@@ -41,29 +34,8 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
-function runCodex(args: string[]): Promise<{ code: number | null; events: CodexEvent[]; stderr: string }> {
-  const bin = join(REPO_ROOT, "node_modules/.bin/codex");
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ["exec", "--json", "--skip-git-repo-check", ...args], {
-      cwd: work,
-      env: { PATH: process.env.PATH ?? "", HOME: home, CODEX_HOME: home, FRONTIER_API_KEY: LOCAL_API_KEY },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 200_000);
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      const events = stdout
-        .split("\n")
-        .filter((l) => l.startsWith("{"))
-        .map((l) => JSON.parse(l) as CodexEvent);
-      resolve({ code, events, stderr });
-    });
-  });
+function runCodex(args: string[]): Promise<CodexRun> {
+  return runCodexExec(args, work, { HOME: home, CODEX_HOME: home, FRONTIER_API_KEY: LOCAL_API_KEY }, 200_000);
 }
 
 function commands(events: CodexEvent[]) {
