@@ -1,6 +1,7 @@
 /** The GPU worker's configuration, read once from the environment at start-up. */
 import type { EngineOptions } from "../native/engine-types.ts";
 import { DEV_ID_SECRET, DEV_MODE_FLAG, DEV_POOL_TOKEN, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
+import { LIMITS } from "../shared/limits.ts";
 import { CHAT_FORMAT_NAMES, type ChatFormatName } from "./chat/family-names.ts";
 import type { TestPolicyName } from "./generate/sampling-policy.ts";
 import { loadServerToolsConfig, type ServerToolsConfig } from "./server-tools/config.ts";
@@ -21,8 +22,10 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   harmonyDate: string | undefined;
   /** Shared with the edge: keys the MAC of every ID Frontier mints. */
   idSecret: string;
-  /** Bearer token every RPC must carry (shared with the edge). */
+  /** Bearer token every RPC must carry (shared with the edge), checked from the headers before any body is read. */
   workerToken: string;
+  /** Largest request message the worker reads (FRONTIER_MAX_MESSAGE_MB); larger: RESOURCE_EXHAUSTED. */
+  maxMessageBytes: number;
   /** Test-only sampling policy. Never settable from a request. */
   testPolicy: TestPolicyName | undefined;
   /** Interval of keep-alive events during long prefills. */
@@ -129,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     harmonyDate: env.FRONTIER_HARMONY_DATE || undefined,
     idSecret: secret(env, "FRONTIER_ID_SECRET", DEV_ID_SECRET),
     workerToken: secret(env, "FRONTIER_WORKER_TOKEN", DEV_WORKER_TOKEN),
+    maxMessageBytes: maxMessageMb(env) * 1024 * 1024,
     testPolicy: testPolicy ? "scripted-tools" : undefined,
     keepAliveMs: intFrom(env, "FRONTIER_KEEPALIVE_MS", 1000),
     stateDir,
@@ -148,6 +152,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     ops: opsListener(env),
     serverTools: loadServerToolsConfig(env),
   };
+}
+
+/** By default twice the edge's largest request body (shared/limits.ts), far above any request the edge sends. */
+function maxMessageMb(env: NodeJS.ProcessEnv): number {
+  const mb = intFrom(env, "FRONTIER_MAX_MESSAGE_MB", (2 * LIMITS.maxBodyBytes) / (1024 * 1024));
+  if (mb < 1) throw new Error("FRONTIER_MAX_MESSAGE_MB must be at least 1");
+  return mb;
 }
 
 /** FRONTIER_METRICS_PORT turns the listener on; it then needs FRONTIER_METRICS_TOKEN. */

@@ -1,10 +1,17 @@
-import { timingSafeEqual } from "node:crypto";
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { Code, ConnectError, type Interceptor, type ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { LIMITS } from "../shared/limits.ts";
+import { authenticateFirst } from "./auth-gate.ts";
+
+/**
+ * Largest request message the worker reads unless configured (FRONTIER_MAX_MESSAGE_MB): twice the
+ * edge's largest request body; the conversation it carries is about the size of that JSON.
+ */
+const DEFAULT_MAX_MESSAGE_BYTES = 2 * LIMITS.maxBodyBytes;
 
 export interface RunningServer {
   grpcPort: number;
@@ -12,18 +19,33 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+export interface ServerOptions {
+  host: string;
+  grpcPort: number;
+  httpPort: number;
+  /** Every request must carry `authorization: Bearer <worker token>`, checked before its body is read. */
+  workerToken: string;
+  /** Largest request message (default DEFAULT_MAX_MESSAGE_BYTES); larger: RESOURCE_EXHAUSTED. */
+  maxMessageBytes?: number | undefined;
+}
+
 /**
  * Serve WorkerService on two listeners sharing one handler: h2c for native gRPC clients and
- * HTTP/1.1 for gRPC-Web/Connect (workerd cannot speak HTTP/2). Port 0 picks a free port.
+ * HTTP/1.1 for gRPC-Web/Connect (workerd cannot speak HTTP/2). Port 0 picks a free port. The
+ * token is checked from the headers before connect reads anything (auth-gate.ts); messages are
+ * read only up to `maxMessageBytes`, and compressed requests are refused (no client compresses,
+ * and an inflating body is work done before any limit could see its size).
  */
 export async function startServer(
   impl: ServiceImpl<typeof WorkerService>,
-  options: { host: string; grpcPort: number; httpPort: number; workerToken: string },
+  options: ServerOptions,
 ): Promise<RunningServer> {
-  const handler = connectNodeAdapter({
+  const connect = connectNodeAdapter({
     routes: (router) => router.service(WorkerService, impl),
-    interceptors: [requireToken(options.workerToken)],
+    readMaxBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    acceptCompression: [],
   });
+  const handler = authenticateFirst(options.workerToken, connect);
   const h2 = http2.createServer(handler);
   const h1 = http.createServer(handler);
   h1.keepAliveTimeout = 60_000;
@@ -43,18 +65,6 @@ export async function startServer(
       for (const session of sessions) session.destroy();
       await Promise.all([closeServer(h2), closeServer(h1)]);
     },
-  };
-}
-
-/** Every call must carry `authorization: Bearer <worker token>` (compared in constant time). */
-function requireToken(token: string): Interceptor {
-  const expected = Buffer.from(`Bearer ${token}`);
-  return (next) => async (request) => {
-    const given = Buffer.from(request.header.get("authorization") ?? "");
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw new ConnectError("missing or wrong worker token", Code.Unauthenticated);
-    }
-    return next(request);
   };
 }
 

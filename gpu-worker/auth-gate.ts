@@ -1,0 +1,98 @@
+/**
+ * The worker's first look at every request, on both listeners: the worker token, from the headers
+ * alone. connect's handler reads, decompresses and parses a whole request message before any
+ * interceptor runs, so a token check there comes after the work an unauthenticated caller should
+ * never get (DESIGN.md, Trust boundaries: authenticate from headers, before reading or
+ * decompressing a body). A request without the token gets the unauthenticated error of the
+ * protocol it speaks, and its body is never read:
+ * - gRPC: a trailers-only response (HEADERS with `grpc-status: 16`, END_STREAM), then the stream is
+ *   reset with NO_ERROR, which tells the client to stop sending (RFC 9113 §8.1);
+ * - gRPC-Web: 200 with one trailer frame, as connect's own handler writes it;
+ * - Connect (and anything else): 401 with Connect's JSON error.
+ * On HTTP/1.1 the answer carries `Connection: close` and the socket is destroyed once it is written,
+ * so the bytes still on the wire are dropped, not drained.
+ */
+import { timingSafeEqual } from "node:crypto";
+import type * as http from "node:http";
+import * as http2 from "node:http2";
+
+type Request = http.IncomingMessage | http2.Http2ServerRequest;
+type Response = http.ServerResponse | http2.Http2ServerResponse;
+export type RequestHandler = (req: Request, res: Response) => void;
+
+const MESSAGE = "missing or wrong worker token";
+/** gRPC code 16, UNAUTHENTICATED. */
+const GRPC_UNAUTHENTICATED = "16";
+
+/** Wraps `handler`: it sees only requests with `authorization: Bearer <token>` (compared in constant time). */
+export function authenticateFirst(token: string, handler: RequestHandler): RequestHandler {
+  const expected = Buffer.from(`Bearer ${token}`);
+  return (req, res) => {
+    const given = Buffer.from(headerValue(req.headers.authorization));
+    if (given.length === expected.length && timingSafeEqual(given, expected)) {
+      handler(req, res);
+      return;
+    }
+    refuse(req, res);
+  };
+}
+
+function headerValue(value: string | string[] | undefined): string {
+  return typeof value === "string" ? value : "";
+}
+
+function refuse(req: Request, res: Response): void {
+  const contentType = headerValue(req.headers["content-type"]).toLowerCase();
+  if (req instanceof http2.Http2ServerRequest) {
+    refuseStream(req.stream, contentType);
+    return;
+  }
+  const answer = answerFor(contentType);
+  const h1 = res as http.ServerResponse;
+  h1.writeHead(answer.status, { ...answer.headers, "content-length": answer.body.length, connection: "close" });
+  h1.end(answer.body);
+  // Node would drain the unread body before closing; destroying the socket drops it instead.
+  h1.once("finish", () => req.socket.destroy());
+}
+
+function refuseStream(stream: http2.ServerHttp2Stream, contentType: string): void {
+  if (stream.destroyed || stream.headersSent) return;
+  const answer = answerFor(contentType);
+  const endStream = answer.body.length === 0;
+  stream.respond({ ":status": answer.status, ...answer.headers }, { endStream });
+  if (!endStream) stream.end(answer.body);
+  // Our side is complete: reset the client's half so it stops sending (never read).
+  stream.close(http2.constants.NGHTTP2_NO_ERROR);
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+function answerFor(contentType: string): Answer {
+  const message = encodeURIComponent(MESSAGE);
+  if (contentType.startsWith("application/grpc-web")) {
+    const trailer = Buffer.from(`grpc-status: ${GRPC_UNAUTHENTICATED}\r\ngrpc-message: ${message}\r\n`);
+    const frame = Buffer.alloc(5 + trailer.length);
+    frame[0] = 0x80;
+    frame.writeUInt32BE(trailer.length, 1);
+    trailer.copy(frame, 5);
+    const type = contentType.includes("json") ? "application/grpc-web+json" : "application/grpc-web+proto";
+    return { status: 200, headers: { "content-type": type }, body: frame };
+  }
+  if (contentType.startsWith("application/grpc")) {
+    const type = contentType.includes("json") ? "application/grpc+json" : "application/grpc+proto";
+    return {
+      status: 200,
+      headers: { "content-type": type, "grpc-status": GRPC_UNAUTHENTICATED, "grpc-message": message },
+      body: Buffer.alloc(0),
+    };
+  }
+  return {
+    status: 401,
+    headers: { "content-type": "application/json" },
+    body: Buffer.from(JSON.stringify({ code: "unauthenticated", message: MESSAGE })),
+  };
+}
