@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkAddress } from "../../../gpu-worker/server-tools/address-policy.ts";
+import { loadServerToolsConfig } from "../../../gpu-worker/server-tools/config.ts";
 import { type FetchPolicy, refuseHop, safeFetch } from "../../../gpu-worker/server-tools/safe-fetch.ts";
 import { FAKE_PAGE_TEXT, type FakeWeb, startFakeWeb } from "../../support/fake-web.ts";
 
@@ -216,6 +217,15 @@ describe("safeFetch", () => {
     const outcome = await safeFetch("http://public.test:8080/", policy({ resolve }));
     expect(outcome).toMatchObject({ ok: false, error: "url_not_allowed" });
     if (!outcome.ok) expect(outcome.detail).toMatch(/public.test resolves to port 8080 is not fetched/);
+  });
+
+  it("reads the ports from FRONTIER_FETCH_PORTS (80 and 443 unless set)", () => {
+    const ports = (value?: string) =>
+      loadServerToolsConfig({ FRONTIER_WEB_FETCH: "on", FRONTIER_FETCH_PORTS: value }).fetch?.ports;
+    expect(ports()).toEqual([80, 443]);
+    expect(ports("443, 8443")).toEqual([443, 8443]);
+    expect(() => ports("80,http")).toThrow(/FRONTIER_FETCH_PORTS/);
+    expect(() => ports("0")).toThrow(/FRONTIER_FETCH_PORTS/);
   });
 
   it("only fetches http(s), without credentials", async () => {
