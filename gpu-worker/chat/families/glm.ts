@@ -1,7 +1,7 @@
 /**
  * GLM-4.5 / 4.6 / 4.7 as their chat template renders them:
  *   [gMASK]<sop><|system|>\n# Tools ... <tools>\n{tool json}\n</tools> ...<|system|>\n{system}
- *   <|user|>\n{text}                              ("/nothink" appended when thinking is off)
+ *   <|user|>\n{text}                              ("/nothink", one control token, appended when thinking is off)
  *   <|assistant|>\n<think>{thinking}</think>\n{text}\n<tool_call>NAME\n<arg_key>k</arg_key>\n<arg_value>v</arg_value>\n</tool_call>
  *   <|observation|>\n<tool_response>\n{result}\n</tool_response>
  *   <|assistant|>                                 (thinking on: the model opens "\n<think>" itself)
@@ -19,6 +19,8 @@ import { hermesToolJson } from "./hermes.ts";
 
 const USER = "<|user|>";
 const OBSERVATION = "<|observation|>";
+/** One control token in GLM's vocabulary, as `<|user|>` is: rendered as text it would cost 1-2 extra tokens a turn. */
+const NO_THINK = "/nothink";
 const TURN_CONTROL_TOKENS = [
   "<think>",
   "</think>",
@@ -39,6 +41,7 @@ const CONTROL_TOKENS = [
   "<|endoftext|>",
   "<tool_response>",
   "</tool_response>",
+  NO_THINK,
   ...TURN_CONTROL_TOKENS,
 ];
 
@@ -94,7 +97,7 @@ function user(message: Message, thinking: boolean): Part[] {
   }
   if (text !== undefined) {
     parts.push({ template: `${USER}\n` }, { content: text });
-    if (!thinking && !text.endsWith("/nothink")) parts.push({ template: "/nothink" });
+    if (!thinking && !text.endsWith(NO_THINK)) parts.push({ template: NO_THINK });
   }
   return parts;
 }

@@ -7,10 +7,14 @@
 
 import { canonicalJson, isPlainObject, tryParseJson } from "../json-text.ts";
 import { GbnfRules, gbnfLiteral } from "./gbnf.ts";
-import { mergeAll, nonNegative, resolveRef } from "./json-schema-parts.ts";
+import { type BoundError, type Bounds, numericBounds, stringBounds } from "./json-schema-bounds.ts";
+import { mergeAll, resolveRef } from "./json-schema-parts.ts";
+import { numberRangeGbnf } from "./number-range.ts";
 
 export const JSON_GRAMMAR_LIMITS = {
   maxStringChars: 32,
+  /** `minLength` past `maxStringChars` raises a string's bound up to this; past it the schema is refused. */
+  maxMinLength: 256,
   maxIntegerDigits: 6,
   maxFractionDigits: 4,
   maxArrayItems: 4,
@@ -65,6 +69,8 @@ function repeat(expr: string, min: number, max: number): string {
   return `${expr}{${min},${max}}`;
 }
 
+const join = (path: string, key: string): string => (path === "" ? key : `${path}.${key}`);
+
 const clamp = (v: unknown, lo: number, hi: number, fallback: number): number =>
   typeof v === "number" && Number.isFinite(v) ? Math.min(hi, Math.max(lo, Math.floor(v))) : fallback;
 
@@ -98,9 +104,15 @@ export class JsonSchemaGrammar {
     return this;
   }
 
-  /** A GBNF expression (usually a rule name) for values valid under `schema`. */
-  value(schema: unknown, hint: string, root: unknown = schema): string {
-    return this.#convert(schema, hint, 0, root);
+  /** A GBNF expression (usually a rule name) for values valid under `schema` (at `path`, for refusals). */
+  value(schema: unknown, hint: string, root: unknown = schema, path = ""): string {
+    return this.#convert(schema, hint, 0, root, path);
+  }
+
+  /** A refusal naming the subject, the keyword and its path in the schema. */
+  refusal(path: string, error: BoundError): SchemaGrammarError {
+    const at = path === "" ? error.keyword : `${path}.${error.keyword}`;
+    return new SchemaGrammarError(`${this.#subject}: ${at}: ${error.message}`);
   }
 
   /** Arguments of a tool: the schema text parsed; anything unusable means any bounded object. */
@@ -113,7 +125,7 @@ export class JsonSchemaGrammar {
     return hasShape ? this.value(schema, hint) : this.#genericObject(0);
   }
 
-  #convert(schema: unknown, hint: string, depth: number, root: unknown): string {
+  #convert(schema: unknown, hint: string, depth: number, root: unknown, path: string): string {
     if (!isPlainObject(schema)) return this.#generic(0);
     if (++this.#nodes > L.maxSchemaNodes) {
       throw new SchemaGrammarError(
@@ -128,7 +140,7 @@ export class JsonSchemaGrammar {
     checkType(s.type, this.#subject);
     if (typeof s.$ref === "string") {
       const target = resolveRef(root, s.$ref);
-      return target === undefined ? this.#generic(L.genericDepth) : this.#convert(target, hint, depth + 1, root);
+      return target === undefined ? this.#generic(L.genericDepth) : this.#convert(target, hint, depth + 1, root, path);
     }
     if ("const" in s) return gbnfLiteral(markupSafeJson(canonicalJson(s.const)));
     if (Array.isArray(s.enum) && s.enum.length > 0) {
@@ -137,51 +149,54 @@ export class JsonSchemaGrammar {
     }
     const alternatives = Array.isArray(s.anyOf) ? s.anyOf : Array.isArray(s.oneOf) ? s.oneOf : undefined;
     if (alternatives !== undefined && alternatives.length > 0) {
-      const parts = alternatives.map((alt, i) => this.#convert(alt, `${hint}-${i}`, depth, root));
+      const key = Array.isArray(s.anyOf) ? "anyOf" : "oneOf";
+      const parts = alternatives.map((alt, i) =>
+        this.#convert(alt, `${hint}-${i}`, depth, root, join(path, `${key}.${i}`)),
+      );
       return this.rules.add(`${hint}-alt`, [...new Set(parts)].join(" | "));
     }
     if (Array.isArray(s.allOf) && s.allOf.length > 0) {
       const { allOf, ...rest } = s;
-      return this.#convert(mergeAll([rest, ...allOf]), hint, depth, root);
+      return this.#convert(mergeAll([rest, ...allOf]), hint, depth, root, path);
     }
     if (Array.isArray(s.type)) {
-      const parts = s.type.map((t) => this.#convert({ ...s, type: t }, `${hint}-${String(t)}`, depth, root));
+      const parts = s.type.map((t) => this.#convert({ ...s, type: t }, `${hint}-${String(t)}`, depth, root, path));
       return this.rules.add(`${hint}-types`, [...new Set(parts)].join(" | "));
     }
     if (s.nullable === true) {
       const { nullable, ...rest } = s;
-      return this.rules.add(`${hint}-nullable`, `${this.#convert(rest, hint, depth, root)} | ${this.#null()}`);
+      return this.rules.add(`${hint}-nullable`, `${this.#convert(rest, hint, depth, root, path)} | ${this.#null()}`);
     }
     switch (s.type) {
       case "string":
-        return this.#string(s);
+        return this.#string(s, path);
       case "integer":
-        return this.#integer(nonNegative(s));
+        return this.#bounded(s, path, 0);
       case "number":
-        return this.#number(nonNegative(s));
+        return this.#bounded(s, path, L.maxFractionDigits);
       case "boolean":
         return this.rules.define("json-boolean", () => `"true" | "false"`);
       case "null":
         return this.#null();
       case "array":
-        return this.#array(s, hint, depth, root);
+        return this.#array(s, hint, depth, root, path);
       case "object":
-        return this.#object(s, hint, depth, root);
+        return this.#object(s, hint, depth, root, path);
       default:
-        if (isPlainObject(s.properties)) return this.#object(s, hint, depth, root);
-        if (s.items !== undefined || Array.isArray(s.prefixItems)) return this.#array(s, hint, depth, root);
+        if (isPlainObject(s.properties)) return this.#object(s, hint, depth, root, path);
+        if (s.items !== undefined || Array.isArray(s.prefixItems)) return this.#array(s, hint, depth, root, path);
         return this.#generic(0);
     }
   }
 
-  #object(s: Schema, hint: string, depth: number, root: unknown): string {
+  #object(s: Schema, hint: string, depth: number, root: unknown, path: string): string {
     const props = isPlainObject(s.properties) ? Object.entries(s.properties) : [];
     if (props.length === 0) return s.additionalProperties === false ? `"{}"` : this.#genericObject(0);
     const requiredNames = new Set(
       Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string") : [],
     );
     const kv = (name: string, valueSchema: unknown): string => {
-      const value = this.#convert(valueSchema, `${hint}-${name}`, depth + 1, root);
+      const value = this.#convert(valueSchema, `${hint}-${name}`, depth + 1, root, join(path, `properties.${name}`));
       return this.rules.add(
         `${hint}-${name}-kv`,
         `${gbnfLiteral(`${markupSafeJson(JSON.stringify(name))}: `)} ${value}`,
@@ -213,28 +228,52 @@ export class JsonSchemaGrammar {
     return this.rules.add(`${hint}-object`, `"{" (${starts.join(" | ")})? "}"`);
   }
 
-  #array(s: Schema, hint: string, depth: number, root: unknown): string {
+  #array(s: Schema, hint: string, depth: number, root: unknown, path: string): string {
     const tuple = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : undefined;
     if (tuple !== undefined) {
-      const items = tuple.slice(0, L.maxArrayItems).map((t, i) => this.#convert(t, `${hint}-${i}`, depth + 1, root));
+      const key = Array.isArray(s.prefixItems) ? "prefixItems" : "items";
+      const items = tuple
+        .slice(0, L.maxArrayItems)
+        .map((t, i) => this.#convert(t, `${hint}-${i}`, depth + 1, root, join(path, `${key}.${i}`)));
       return this.rules.add(`${hint}-tuple`, items.length === 0 ? `"[]"` : `"[" ${items.join(` ", " `)} "]"`);
     }
     const min = clamp(s.minItems, 0, L.maxArrayItems, 0);
     const max = clamp(s.maxItems, min, L.maxArrayItems, L.maxArrayItems);
     if (max === 0) return `"[]"`;
-    const item = this.#convert(s.items ?? true, `${hint}-item`, depth + 1, root);
+    const item = this.#convert(s.items ?? true, `${hint}-item`, depth + 1, root, join(path, "items"));
     const more = repeat(`(", " ${item})`, Math.max(0, min - 1), max - 1);
     const list = more === "" ? item : `${item} ${more}`;
     return this.rules.add(`${hint}-array`, min === 0 ? `"[" (${list})? "]"` : `"[" ${list} "]"`);
   }
 
-  #string(s: Schema): string {
+  #string(s: Schema, path = ""): string {
     const char = this.rules.define("json-char", () => `${this.#stringChars} | "\\\\" ["\\\\]`);
-    const min = clamp(s.minLength, 0, L.maxStringChars, 0);
-    const max = clamp(s.maxLength, min, L.maxStringChars, L.maxStringChars);
+    const { min, max } = this.stringLength(s, path, L.maxStringChars);
     const body = () => `"\\"" ${repeat(char, min, max)} "\\""`.replace("  ", " ");
     if (min === 0 && max === L.maxStringChars) return this.rules.define("json-string", body);
     return this.rules.define(`json-string-${min}-${max}`, body);
+  }
+
+  /** A string's length bounds: minLength..maxLength, `cap` when maxLength is absent or larger (refused when unholdable). */
+  stringLength(s: Schema, path: string, cap: number): { min: number; max: number } {
+    const bounds = stringBounds(s, cap, L.maxMinLength);
+    if ("keyword" in bounds) throw this.refusal(path, bounds);
+    return bounds;
+  }
+
+  /** An integer (`f` 0) or number (`f` fraction digits at most) within the schema's bounds, exactly. */
+  #bounded(s: Schema, path: string, f: number): string {
+    const bounds: Bounds | BoundError = numericBounds(s, f, L.maxIntegerDigits);
+    if ("keyword" in bounds) throw this.refusal(path, bounds);
+    const { lo, hi, fraction, span } = bounds;
+    const integer = fraction === 0;
+    // The unbounded grammars, where the bounds are the default ones.
+    if (hi === span && (lo === -span || lo === 0n) && (integer || fraction === L.maxFractionDigits))
+      return integer ? this.#integer(lo === 0n) : this.#number(lo === 0n);
+    const kind = integer ? "integer" : `number-f${fraction}`;
+    return this.rules.define(`json-${kind}-${lo}-${hi}`.replaceAll("--", "-m"), () =>
+      numberRangeGbnf(lo, hi, fraction),
+    );
   }
 
   #integer(unsigned: boolean): string {

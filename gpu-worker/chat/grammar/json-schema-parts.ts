@@ -3,13 +3,6 @@ import { isPlainObject } from "../json-text.ts";
 
 type Schema = Record<string, unknown>;
 
-/** The schema bounds its numbers below by 0 or more. */
-export function nonNegative(s: Schema): boolean {
-  const min =
-    typeof s.minimum === "number" ? s.minimum : typeof s.exclusiveMinimum === "number" ? s.exclusiveMinimum : undefined;
-  return min !== undefined && min >= 0;
-}
-
 export function resolveRef(root: unknown, ref: string): unknown {
   if (!ref.startsWith("#")) return undefined;
   let node: unknown = root;

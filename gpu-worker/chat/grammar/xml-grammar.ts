@@ -29,8 +29,18 @@ export interface XmlParameterMarkup {
   reserved: readonly string[];
 }
 
-/** Raw text of a string parameter: short, without the markup's "<" or newlines. */
-const XML_TEXT = "[a-zA-Z0-9_./-] [a-zA-Z0-9 _./-]{0,23}";
+/** Raw text of a string parameter: short (at most this many characters unless `minLength` asks more), without the markup's "<" or newlines. */
+const XML_TEXT_CHARS = 24;
+const XML_FIRST = "[a-zA-Z0-9_./-]";
+const XML_NEXT = "[a-zA-Z0-9 _./-]";
+
+/** Raw text of min..max characters (max ≥ min), never starting with a space. */
+function xmlText(min: number, max: number): string {
+  if (max === 0) return '""';
+  const rest =
+    max === 1 ? "" : min <= 1 && max === 2 ? ` ${XML_NEXT}?` : ` ${XML_NEXT}{${Math.max(0, min - 1)},${max - 1}}`;
+  return min === 0 ? `(${XML_FIRST}${rest})?` : `${XML_FIRST}${rest}`;
+}
 
 /** A tool name or property name the markup can hold verbatim: no `<`, `>`, line breaks or edge spaces. */
 const SAFE_NAME = /^[^\s<>](?:[^<>\r\n]*[^\s<>])?$/;
@@ -56,7 +66,9 @@ export function xmlArgumentsGrammar(markup: XmlParameterMarkup, json: JsonSchema
           `${subject}: property name ${JSON.stringify(key)} cannot be written in ${markup.family}'s argument markup (no '<', '>', line breaks or surrounding spaces)`,
         );
       }
-      const value = xmlValue(json, property, `${tool.name}-${key}`, (v) => checkRawValue(markup, subject, key, v));
+      const value = xmlValue(json, property, `${tool.name}-${key}`, `properties.${key}`, (v) =>
+        checkRawValue(markup, subject, key, v),
+      );
       return `${gbnfLiteral(markup.open(key))} ${value} ${gbnfLiteral(markup.close)}`;
     });
   return parts.length === 0 ? '""' : json.rules.add(`${tool.name}-params`, parts.join(" "));
@@ -71,7 +83,13 @@ function checkRawValue(markup: XmlParameterMarkup, subject: string, key: string,
   }
 }
 
-function xmlValue(json: JsonSchemaGrammar, property: unknown, hint: string, check: (raw: string) => void): string {
+function xmlValue(
+  json: JsonSchemaGrammar,
+  property: unknown,
+  hint: string,
+  path: string,
+  check: (raw: string) => void,
+): string {
   const p = isPlainObject(property) ? property : {};
   if (Array.isArray(p.enum) && p.enum.length > 0 && p.enum.every((v) => typeof v === "string")) {
     const values = p.enum as string[];
@@ -79,8 +97,14 @@ function xmlValue(json: JsonSchemaGrammar, property: unknown, hint: string, chec
     return `(${values.map((v) => gbnfLiteral(v)).join(" | ")})`;
   }
   const types = typeof p.type === "string" ? [p.type] : Array.isArray(p.type) ? p.type : [];
-  if (types.length === 0 || types.includes("string")) return json.rules.define("xml-text", () => XML_TEXT);
-  return json.value(p, hint);
+  if (types.length === 0 || types.includes("string")) {
+    const bounds = json.stringLength(p, path, XML_TEXT_CHARS);
+    // At least one character unless maxLength is 0 (a value reads back better than an empty one).
+    const [min, max] = [Math.max(bounds.min, Math.min(1, bounds.max)), bounds.max];
+    const name = min === 1 && max === XML_TEXT_CHARS ? "xml-text" : `xml-text-${min}-${max}`;
+    return json.rules.define(name, () => xmlText(min, max));
+  }
+  return json.value(p, hint, p, path);
 }
 
 /** The parameters of a fixed call, in its JSON's key order. */

@@ -1,0 +1,122 @@
+/**
+ * Issue 33: what count_tokens serves (the worker's rendered prompt, tokenized by the engine with
+ * control tokens parsed only in template segments, as gpu-worker/turn/count-tokens.ts does) is
+ * exactly the family's real chat template rendered by @huggingface/jinja and tokenized by the
+ * family's own tokenizer (@lenml, its added tokens parsed), token for token, thinking on and off.
+ * GLM once wrote `/nothink` as text (11 tokens for "ok" against the template's 10).
+ */
+import { clone } from "@bufbuild/protobuf";
+import { TokenizerLoader } from "@lenml/tokenizers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DeepSeekV31Format } from "../../gpu-worker/chat/families/deepseek-v31.ts";
+import { GlmFormat } from "../../gpu-worker/chat/families/glm.ts";
+import { HarmonyFormat } from "../../gpu-worker/chat/families/harmony.ts";
+import { Qwen3Format } from "../../gpu-worker/chat/families/qwen3.ts";
+import { Qwen3CoderFormat } from "../../gpu-worker/chat/families/qwen3-coder.ts";
+import type { ChatFormat } from "../../gpu-worker/chat/types.ts";
+import { tokenizeSegments } from "../../gpu-worker/generate/prompt-tokens.ts";
+import { createEngine } from "../../native/engine.ts";
+import type { Engine } from "../../native/engine-types.ts";
+import type { FamilyName } from "../../native/model/families.ts";
+import { ensureFamilyModel } from "../../native/model/family-model.ts";
+import { familyTokenizerFiles } from "../../native/model/family-vocab.ts";
+import { type Conversation, ConversationSchema, ThinkingMode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { conversation, text, user } from "../unit/chat/fixtures.ts";
+import { matrix } from "../unit/chat/template-matrix.ts";
+import { renderTemplate, type TemplateName, type TemplateStyle, templateToday } from "../unit/chat/template-render.ts";
+
+type FromPreTrained = Parameters<typeof TokenizerLoader.fromPreTrained>[0];
+
+const v31 = new DeepSeekV31Format();
+
+/** Strip thinking from the history (V3.1's template never renders earlier reasoning). */
+function withoutThinking(c: Conversation): Conversation {
+  const copy = clone(ConversationSchema, c);
+  for (const m of copy.messages) m.content = m.content.filter((b) => b.block.case !== "thinking");
+  return copy;
+}
+
+interface Family {
+  model: FamilyName;
+  template: TemplateName;
+  format: ChatFormat;
+  style?: (c: Conversation) => TemplateStyle;
+  sameTool?: boolean;
+  keepsThinking: boolean;
+}
+
+/** As in test/unit/chat/template-equality.test.ts. */
+const FAMILIES: Family[] = [
+  { model: "qwen3", template: "qwen3", format: new Qwen3Format(), keepsThinking: true },
+  { model: "qwen3-coder", template: "qwen3-coder", format: new Qwen3CoderFormat(), keepsThinking: true },
+  { model: "glm", template: "glm", format: new GlmFormat(), keepsThinking: true },
+  {
+    model: "gpt-oss",
+    template: "gpt-oss",
+    format: new HarmonyFormat({ currentDate: templateToday() }),
+    style: () => ({ oneCallPerMessage: true, reasoningField: "thinking" }),
+    sameTool: true,
+    keepsThinking: true,
+  },
+  {
+    model: "deepseek-v3.1",
+    template: "deepseek-v3.1",
+    format: v31,
+    style: (c) => ({
+      argumentsAsString: true,
+      systemOverride: (v31.render(c).text.split("<｜User｜>")[0] ?? "").replace("<｜begin▁of▁sentence｜>", ""),
+    }),
+    keepsThinking: false,
+  },
+];
+
+const ok = (mode: ThinkingMode): Conversation =>
+  conversation([user(text("ok"))], { tools: false, system: [], thinking: mode });
+
+describe.each(FAMILIES)("$model: served prompt tokens = template + tokenizer", (family) => {
+  let engine: Engine;
+  let reference: ReturnType<typeof TokenizerLoader.fromPreTrained>;
+
+  beforeAll(async () => {
+    const { tokenizerJson, tokenizerConfig } = await familyTokenizerFiles(family.model);
+    reference = TokenizerLoader.fromPreTrained({
+      tokenizerJSON: tokenizerJson as unknown as FromPreTrained["tokenizerJSON"],
+      tokenizerConfig: tokenizerConfig as FromPreTrained["tokenizerConfig"],
+    });
+    engine = await createEngine({
+      modelPath: await ensureFamilyModel(family.model, "tiny"),
+      contextSize: 2048,
+      sequences: 1,
+      threads: 1,
+      gpu: false,
+      flashAttention: false,
+      batchSize: 64,
+    });
+  });
+  afterAll(async () => {
+    await engine?.dispose();
+  });
+
+  const served = async (c: Conversation): Promise<number[]> =>
+    tokenizeSegments(engine, family.format.render(c).segments);
+  const expected = (c: Conversation): number[] =>
+    reference.encode(renderTemplate(family.template, c, family.style?.(c)), { add_special_tokens: false });
+
+  it.each([
+    ["thinking on", ThinkingMode.ENABLED],
+    ["thinking off", ThinkingMode.DISABLED],
+  ])('"ok", %s', async (_name, mode) => {
+    const c = ok(mode);
+    expect(await served(c)).toEqual(expected(c));
+  });
+
+  it("every conversation of the template matrix, thinking on and off", async () => {
+    const wrong: string[] = [];
+    for (const { name, conversation: c } of matrix({ sameToolParallel: family.sameTool })) {
+      const subject = family.keepsThinking ? c : withoutThinking(c);
+      const [s, e] = [await served(subject), expected(subject)];
+      if (JSON.stringify(s) !== JSON.stringify(e)) wrong.push(`${name}: served ${s.length}, template ${e.length}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+});
