@@ -1,8 +1,9 @@
 /**
  * `strict: true` on a response format: the grammar must guarantee the schema, so a keyword it
- * does not enforce (`pattern`, `format`, `maximum`, ...), a bound past the grammar's own
- * (`minLength` over its string bound, nesting past its depth) or a typed `additionalProperties`
- * without `properties` is refused instead of ignored. Without `strict`, such keywords are best
+ * does not enforce (`pattern`, `format`, `multipleOf`, ...), a bound past the grammar's own
+ * (`minItems` over its array bound, nesting past its depth) or a typed `additionalProperties`
+ * without `properties` is refused instead of ignored. String lengths and number ranges are held
+ * exactly by the grammar itself, strict or not (json-schema-bounds.ts refuses what it can't hold). Without `strict`, such keywords are best
  * effort: the answer is valid JSON of the schema's shape but may not honour them.
  */
 
@@ -31,6 +32,9 @@ const ENFORCED = new Set([
   "minItems",
   "maxItems",
   "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
   "description",
   "title",
   "default",
@@ -57,11 +61,8 @@ function walk(schema: unknown, path: string, depth: number, param: string): void
   if (depth > L.maxDepth) refuse("properties", `nesting deeper than ${L.maxDepth} is not served`);
   for (const [key, value] of Object.entries(schema)) {
     if (!ENFORCED.has(key)) refuse(key, "this keyword is not enforced by the grammar");
-    if (key === "minLength" && typeof value === "number" && value > L.maxStringChars)
-      refuse(key, `strings are at most ${L.maxStringChars} characters`);
     if (key === "minItems" && typeof value === "number" && value > L.maxArrayItems)
       refuse(key, `arrays have at most ${L.maxArrayItems} items`);
-    if (key === "minimum" && value !== 0) refuse(key, "only minimum 0 is enforced");
   }
   const properties = isPlainObject(schema.properties) ? schema.properties : undefined;
   if (isPlainObject(schema.additionalProperties) && properties === undefined)
