@@ -11,6 +11,7 @@
  * residents as "full" sent every new session past the first `sequences` ones away from its prefix
  * (the recorded bench: 20% hits with 24 sessions on 2 × 4 sequences). */
 import type { WorkerReport } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { MAX_PREFIXES } from "./worker-report.ts";
 
 export type WorkerState = "up" | "draining" | "drained" | "down";
 
@@ -37,6 +38,8 @@ export interface PoolWorker
   static: boolean;
   /** Sessions placed here since the last heartbeat. */
   pending: number;
+  /** The ceiling of its credential (`sequencesTotal` is the claim up to it); null: a static member never heard from. */
+  capacityCeiling: number | null;
   lastHeartbeat: number | null;
 }
 
@@ -95,4 +98,16 @@ export function placeSession(workers: readonly PoolWorker[], request: PlacementR
     if (holder) return { worker: holder, reason: "prefix", prefixKnown };
   }
   return worker && { worker, reason: "load", prefixKnown };
+}
+
+/**
+ * Count a placement against its worker until the next heartbeat: one more pending session, and the
+ * prefix recorded as held (the worker advertises it only from its next heartbeat; a new session with
+ * the same prefix within that interval must still find its holder). True when the prefixes changed.
+ */
+export function notePlacement(worker: PoolWorker, prefix: string | undefined): boolean {
+  worker.pending += 1;
+  if (prefix === undefined || worker.prefixes.includes(prefix)) return false;
+  worker.prefixes = [prefix, ...worker.prefixes].slice(0, MAX_PREFIXES);
+  return true;
 }
