@@ -93,9 +93,10 @@ async function main(): Promise<void> {
 /** The model (the configured GGUF, else the generated test model), its chat format, and the engine over it. */
 async function loadModel(config: WorkerConfig): Promise<{ engine: Engine; format: ChatFormat }> {
   const modelPath = config.modelPath ?? (await generatedTestModel(config.testModelSize));
-  const { chatTemplate, architecture } = await inspectModel(modelPath);
+  const info = await inspectModel(modelPath);
   const harmony = config.harmonyDate === undefined ? {} : { currentDate: config.harmonyDate };
-  const format = selectChatFormat(config.chatFormat, { chatTemplate, architecture }, harmony);
+  const { format, rule } = selectChatFormat(config.chatFormat, info, harmony);
+  log("chat format", { family: format.name, rule });
   const { contextSize, sequences, threads, gpu, flashAttention, batchSize } = config;
   const engine = await createEngine({
     modelPath,

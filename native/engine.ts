@@ -225,9 +225,25 @@ class EngineImpl implements Engine, SequenceHost {
 }
 
 /** What the worker needs to know of a model before loading it (to pick its chat format). */
-export async function inspectModel(path: string): Promise<Pick<ModelInfo, "name" | "architecture" | "chatTemplate">> {
+/** The GGUF's metadata that tells its chat format, read without loading the weights. */
+export interface ModelFormatInfo extends Pick<ModelInfo, "name" | "architecture" | "chatTemplate"> {
+  /** `tokenizer.ggml.pre`, when present. */
+  tokenizerPre: string | undefined;
+  /** Tokens typed control (3) or user-defined (4) in `tokenizer.ggml.token_type`. */
+  specialTokens: string[];
+}
+
+export async function inspectModel(path: string): Promise<ModelFormatInfo> {
   const summary = await validateGguf(path);
-  return { name: summary.name, architecture: summary.architecture, chatTemplate: summary.chatTemplate };
+  const types = summary.tokenTypes;
+  const specialTokens = types === undefined ? [] : summary.tokens.filter((_, i) => types[i] === 3 || types[i] === 4);
+  return {
+    name: summary.name,
+    architecture: summary.architecture,
+    chatTemplate: summary.chatTemplate,
+    tokenizerPre: summary.tokenizerPre,
+    specialTokens,
+  };
 }
 
 /**

@@ -27,12 +27,16 @@ const FAMILY_MODEL_VERSION = 1;
 /** Sizes a family model can be generated at (`mid`: 512 wide, ~210-260 MB with these vocabularies: for benchmarks). */
 export type FamilyModelSize = Extract<TestModelSize, "tiny" | "mid">;
 
-/** Write the `family` model of `size` to `path` (F16 matrices, output tied to token_embd). */
+/**
+ * Write the `family` model of `size` to `path` (F16 matrices, output tied to token_embd).
+ * `chatTemplate` replaces the family's real template (`null`: none), for format-detection tests.
+ */
 export async function writeFamilyModel(
   path: string,
   family: FamilyName,
   size: FamilyModelSize,
   seed: number = DEFAULT_TEST_MODEL_SEED,
+  chatTemplate?: string | null,
 ): Promise<void> {
   const spec = FAMILIES[family];
   const { tokenizerJson } = await familyTokenizerFiles(family);
@@ -44,7 +48,7 @@ export async function writeFamilyModel(
     if (t === undefined) throw new Error(`${family}: ${role} token ${text} is not in the vocabulary`);
     return [[`tokenizer.ggml.${role}_token_id`, { t: "u32", v: t }]];
   };
-  const template = await familyChatTemplate(family);
+  const template = chatTemplate === undefined ? await familyChatTemplate(family) : (chatTemplate ?? undefined);
   const meta: Array<[string, MetaValue]> = [
     ...llamaShapeMeta(`frontier-${family}-${size}`, shape),
     ["tokenizer.ggml.model", { t: "str", v: "gpt2" }],

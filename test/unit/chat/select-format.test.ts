@@ -1,14 +1,16 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { CHAT_FAMILIES } from "../../../gpu-worker/chat/family-names.ts";
 import {
-  detectChatFamily,
-  selectChatFormat,
+  detectFamily,
+  type ModelTemplateInfo,
   UnknownChatTemplateError,
-} from "../../../gpu-worker/chat/select-format.ts";
+} from "../../../gpu-worker/chat/detect-family.ts";
+import { CHAT_FAMILIES } from "../../../gpu-worker/chat/family-names.ts";
+import { selectChatFormat } from "../../../gpu-worker/chat/select-format.ts";
 import { ThinkingMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { conversation, text, user } from "./fixtures.ts";
 
+const detectChatFamily = (model: ModelTemplateInfo) => detectFamily(model).family;
 const fixture = (name: string) =>
   readFileSync(new URL(`../../../native/model/chat-templates/${name}.jinja`, import.meta.url), "utf8");
 
@@ -20,7 +22,7 @@ const TEST_MODEL_TEMPLATE =
 describe("selectChatFormat", () => {
   it("forces any family by name (FRONTIER_CHAT_FORMAT), whatever the template", () => {
     for (const family of CHAT_FAMILIES)
-      expect(selectChatFormat(family, { chatTemplate: "<｜User｜>" }).name).toBe(family);
+      expect(selectChatFormat(family, { chatTemplate: "<｜User｜>" }).format.name).toBe(family);
   });
 
   it("recognises each family's real chat template", () => {
@@ -38,9 +40,9 @@ describe("selectChatFormat", () => {
 
   it("uses the architecture where it decides (gpt-oss), and offers thinking to Qwen3.5-style coders only", () => {
     expect(detectChatFamily({ chatTemplate: undefined, architecture: "gpt-oss" })).toBe("harmony");
-    const coder = selectChatFormat("auto", { chatTemplate: fixture("qwen3-coder") });
+    const coder = selectChatFormat("auto", { chatTemplate: fixture("qwen3-coder") }).format;
     expect(coder.render(conversationThinking()).thinkingOpen).toBe(false);
-    const coder35 = selectChatFormat("auto", { chatTemplate: `${fixture("qwen3-coder")}{{ '<think>\\n' }}` });
+    const coder35 = selectChatFormat("auto", { chatTemplate: `${fixture("qwen3-coder")}{{ '<think>\\n' }}` }).format;
     expect(coder35.render(conversationThinking()).thinkingOpen).toBe(true);
   });
 
@@ -51,16 +53,57 @@ describe("selectChatFormat", () => {
     expect(() => selectChatFormat("auto", { chatTemplate: "{{ messages }}" })).toThrow(
       /Supported families: chatml, qwen3, qwen3-coder, harmony, glm, deepseek, deepseek-v3\.1\. Set FRONTIER_CHAT_FORMAT/,
     );
-    expect(selectChatFormat("glm", { chatTemplate: "{{ messages }}" }).name).toBe("glm");
+    expect(selectChatFormat("glm", { chatTemplate: "{{ messages }}" }).format.name).toBe("glm");
   });
 
   it("reports each format's end-of-generation texts", () => {
     const eog = (family: (typeof CHAT_FAMILIES)[number]) =>
-      selectChatFormat(family, { chatTemplate: undefined }).endOfGenerationTexts;
+      selectChatFormat(family, { chatTemplate: undefined }).format.endOfGenerationTexts;
     expect(eog("chatml")).toEqual(["<|im_end|>", "<|endoftext|>"]);
     expect(eog("harmony")).toEqual(["<|return|>", "<|call|>"]);
     expect(eog("glm")).toEqual(["<|user|>", "<|observation|>", "<|endoftext|>"]);
     expect(eog("deepseek-v3.1")).toEqual(["<｜end▁of▁sentence｜>"]);
+  });
+});
+
+describe("detectFamily", () => {
+  it("names the rule that matched: the template's markers first", () => {
+    expect(detectFamily({ chatTemplate: fixture("qwen3-coder") })).toEqual({
+      family: "qwen3-coder",
+      rule: 'template: "<|im_start|>" + "<function=" + "<parameter="',
+    });
+    expect(detectFamily({ chatTemplate: fixture("glm") }).rule).toBe('template: "[gMASK]"');
+    expect(detectFamily({ chatTemplate: undefined, architecture: "gpt-oss" }).rule).toBe('architecture "gpt-oss"');
+    expect(selectChatFormat("glm", { chatTemplate: undefined }).rule).toBe("FRONTIER_CHAT_FORMAT=glm");
+  });
+
+  it("with no template, falls back to family-only control tokens, then a pre-tokenizer that decides alone", () => {
+    expect(detectFamily({ chatTemplate: undefined, specialTokens: ["<|start|>", "<|channel|>"] })).toEqual({
+      family: "harmony",
+      rule: 'no template; control token "<|channel|>"',
+    });
+    expect(detectFamily({ chatTemplate: "", specialTokens: ["[gMASK]", "<|observation|>"] }).family).toBe("glm");
+    expect(detectFamily({ chatTemplate: undefined, tokenizerPre: "glm4" }).rule).toBe(
+      'no template; pre-tokenizer "glm4"',
+    );
+    // qwen2's pre-tokenizer and ChatML tokens are shared by qwen3, qwen3-coder and plain ChatML: never guessed.
+    expect(() =>
+      detectFamily({ chatTemplate: undefined, tokenizerPre: "qwen2", specialTokens: ["<|im_start|>"] }),
+    ).toThrow(/no chat template \(architecture "unknown"; pre-tokenizer "qwen2"; control tokens "<\|im_start\|>"…\)/);
+  });
+
+  it("an unknown template is an error naming what was found, never a fallback to the vocabulary", () => {
+    const info = {
+      chatTemplate: "{% for m in messages %}[INST]{{ m.content }}[/INST]{% endfor %}",
+      architecture: "llama",
+      tokenizerPre: "llama-bpe",
+      specialTokens: ["<|channel|>"],
+    };
+    expect(() => detectFamily(info)).toThrow(UnknownChatTemplateError);
+    expect(() => detectFamily(info)).toThrow(/template starts "\{% for m in messages %\}\[INST\]/);
+    expect(() => detectFamily(info)).toThrow(
+      /architecture "llama"; pre-tokenizer "llama-bpe".*Set FRONTIER_CHAT_FORMAT/,
+    );
   });
 });
 
