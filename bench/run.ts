@@ -20,6 +20,8 @@
  *                         `npm start` runs; workerd: the same edge without wrangler, scripts/workerd-edge.ts)
  *   --edge-url URL --worker-grpc URL   use a running stack instead of starting one
  *   --out PATH            report file (default docs/bench/report.md); docs/benchmarks.md is then left alone
+ *   --workers 1,4,16,64   the pool simulation's worker counts (`--only sim`, bench/sim/; it reads --trace, --json too)
+ *   --rates prefill=n,decode=n,restore=n   the simulation's costs in tokens/s (default: bench/sim/cost-model.ts)
  *   --no-record           do not update docs/benchmarks.md (otherwise a run without --quick or --out
  *                         rewrites the rows it measured in its current table, bench/current-table.ts)
  */
@@ -42,6 +44,7 @@ import { currentRows, machineDescription, type ReportInput, recordInBenchmarksDo
 import { responsesLoopWorkload } from "./responses-loop.ts";
 import { routingOverheadWorkload } from "./routing-overhead.ts";
 import { sessionsWorkload } from "./sessions.ts";
+import { simWorkload } from "./sim/sim-workload.ts";
 import type { BenchOptions, BenchStack, Workload, WorkloadResult } from "./workload.ts";
 
 /** Run order. Add a workload here (one line) and in its own file. */
@@ -55,6 +58,7 @@ const WORKLOADS: Workload[] = [
   routingOverheadWorkload,
   placementWorkload,
   llamaServerWorkload,
+  simWorkload,
 ];
 
 const { values } = parseArgs({
@@ -74,6 +78,10 @@ const { values } = parseArgs({
     "worker-grpc": { type: "string" },
     out: { type: "string" },
     "no-record": { type: "boolean", default: false },
+    trace: { type: "string" },
+    json: { type: "string" },
+    workers: { type: "string" },
+    rates: { type: "string" },
   },
 });
 

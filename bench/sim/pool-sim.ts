@@ -1,0 +1,283 @@
+/**
+ * The pool simulation: a discrete-event run of a trace over N simulated workers (sim-worker.ts) in
+ * virtual time. New sessions are placed by a policy: `frontier` is the edge's own placement
+ * (`placeSession` on heartbeat views plus `notePlacement` between heartbeats) with session stickiness
+ * (a follow-up claims its session's worker, or branches next to it when `hintDecision` says so);
+ * `round-robin` and `least-loaded` (the same load measure without prefix or stickiness) route every
+ * request. Each worker serialises prefill, restore and parking dumps on one engine and decodes on its
+ * sequences in parallel (cost-model.ts).
+ */
+import { notePlacement, type PoolWorker, placeSession } from "../../edge/pool/placement.ts";
+import { hintDecision } from "../../edge/session/routing.ts";
+import { BLOCK_TOKENS } from "../trace-file.ts";
+import { type CostModel, costMs } from "./cost-model.ts";
+import { EventQueue } from "./event-queue.ts";
+import { type KvContent, SimWorker, simFrontier, type WorkerCapacity } from "./sim-worker.ts";
+import { fullBlocks, type SimRequest } from "./trace-sessions.ts";
+
+export type SimPolicy = "frontier" | "round-robin" | "least-loaded";
+export const SIM_POLICIES: readonly SimPolicy[] = ["frontier", "round-robin", "least-loaded"];
+
+export interface SimConfig {
+  workers: number;
+  policy: SimPolicy;
+  capacity: WorkerCapacity;
+  cost: CostModel;
+  heartbeatMs: number;
+}
+
+export interface SimResult {
+  policy: SimPolicy;
+  workers: number;
+  requests: number;
+  served: number;
+  /** Refused: queue full (529) or longer than a sequence's context. */
+  refused: number;
+  inputTokens: number;
+  /** Reused input tokens, counted in whole trace blocks (the reading of the trace's ceiling). */
+  reusedTokens: number;
+  /** Reused tokens when a live or restored session also holds its previous turn's output. */
+  reusedWithOutput: number;
+  prefilledTokens: number;
+  ttftMs: number[];
+  /** Wait for a sequence (queue), ms, per served request. */
+  queueMs: number[];
+  perWorkerRequests: number[];
+  perWorkerBusyMs: number[];
+  durationMs: number;
+  liveHits: number;
+  restores: number;
+  storedPrefixHits: number;
+  parks: number;
+  evictions: number;
+  branches: number;
+  /** Placements of new sessions (frontier policy): on a worker advertising the prefix / by load. */
+  placedByPrefix: number;
+  placedByLoad: number;
+}
+
+interface SessionInfo {
+  worker: number;
+  busy: boolean;
+  turns: number;
+}
+
+export function simulate(requests: readonly SimRequest[], config: SimConfig): SimResult {
+  const { capacity, cost } = config;
+  const workers = Array.from({ length: config.workers }, (_, i) => new SimWorker(`w${i}`, capacity));
+  const sessions = new Map<string, SessionInfo>();
+  const sessionOf: string[] = [];
+  const events = new EventQueue();
+  const result: SimResult = {
+    policy: config.policy,
+    workers: config.workers,
+    requests: requests.length,
+    served: 0,
+    refused: 0,
+    inputTokens: 0,
+    reusedTokens: 0,
+    reusedWithOutput: 0,
+    prefilledTokens: 0,
+    ttftMs: [],
+    queueMs: [],
+    perWorkerRequests: [],
+    perWorkerBusyMs: [],
+    durationMs: 0,
+    liveHits: 0,
+    restores: 0,
+    storedPrefixHits: 0,
+    parks: 0,
+    evictions: 0,
+    branches: 0,
+    placedByPrefix: 0,
+    placedByLoad: 0,
+  };
+  let lastHeartbeat = Number.NEGATIVE_INFINITY;
+  let roundRobin = 0;
+  let newSessions = 0;
+
+  const views = (now: number): PoolWorker[] => {
+    if (now - lastHeartbeat >= config.heartbeatMs) {
+      for (const w of workers) w.view = w.report();
+      lastHeartbeat = now;
+    }
+    return workers.map((w) => w.view);
+  };
+  const byView = (view: PoolWorker | undefined): number => workers.findIndex((w) => w.view === view);
+
+  const place = (r: SimRequest, now: number): number => {
+    if (config.policy === "round-robin") return roundRobin++ % workers.length;
+    const prefix = config.policy === "frontier" ? r.fingerprint : undefined;
+    const placement = placeSession(views(now), { prefix });
+    if (!placement) throw new Error("no worker up");
+    notePlacement(placement.worker, prefix);
+    if (placement.reason === "prefix") result.placedByPrefix++;
+    else result.placedByLoad++;
+    return byView(placement.worker);
+  };
+
+  const route = (r: SimRequest, now: number): { worker: number; sessionId: string } => {
+    const parentSession = r.parent >= 0 ? sessionOf[r.parent] : undefined;
+    const parent = parentSession === undefined ? undefined : sessions.get(parentSession);
+    if (config.policy === "frontier" && parentSession !== undefined && parent) {
+      const state = { exists: true, busy: parent.busy, pendingToolUseIds: 0, turns: parent.turns };
+      if (hintDecision(state, false) === "claim") return { worker: parent.worker, sessionId: parentSession };
+      result.branches++;
+      return { worker: parent.worker, sessionId: `s${newSessions++}` };
+    }
+    const sessionId = parentSession ?? `s${newSessions++}`;
+    return { worker: place(r, now), sessionId };
+  };
+
+  const serve = (
+    w: SimWorker,
+    r: SimRequest,
+    sessionId: string,
+    arrival: number,
+    ready: number,
+    parkTokens: number,
+  ) => {
+    const session = w.session(sessionId, ready);
+    let live = w.content.get(sessionId);
+    let restoreTokens = parkTokens;
+    if (!live) {
+      const stored = w.sessionCheckpoint(sessionId, ready);
+      if (stored) {
+        live = stored;
+        restoreTokens += stored.tokens;
+        result.restores++;
+      }
+    } else {
+      result.liveHits++;
+    }
+    const { blocks, withOutput } = liveReuse(live, r);
+    let reused = blocks;
+    let reusedOut = withOutput;
+    if (reused === 0) {
+      const stored = w.storedPrefix(r.prefixKeys, BLOCK_TOKENS, r.inputLength, ready);
+      if (stored > 0) {
+        result.storedPrefixHits++;
+        restoreTokens += stored;
+        reused = stored;
+        reusedOut = stored;
+      }
+    }
+    reused = Math.min(reused, r.inputLength);
+    reusedOut = Math.min(Math.max(reusedOut, reused), r.inputLength);
+    const prefill = r.inputLength - reused;
+    const engineMs = costMs(restoreTokens, cost.restoreTokensPerSecond) + costMs(prefill, cost.prefillTokensPerSecond);
+    const begin = Math.max(ready, w.engineFreeAt);
+    w.engineFreeAt = begin + engineMs;
+    w.engineBusyMs += engineMs;
+    const firstToken = begin + engineMs;
+    result.ttftMs.push(firstToken - arrival);
+    result.queueMs.push(ready - arrival);
+    result.inputTokens += r.inputLength;
+    result.reusedTokens += reused;
+    result.reusedWithOutput += reusedOut;
+    result.prefilledTokens += prefill;
+    result.served++;
+    w.requests++;
+    w.prefixes.add(r.fingerprint, ready);
+    // A cold prefill of a long enough system prefix leaves an anchor at its end (one per worker).
+    const anchorKey = r.prefixKeys[0];
+    if (reused < BLOCK_TOKENS && anchorKey && BLOCK_TOKENS >= capacity.anchorMinTokens) {
+      if (r.inputLength >= BLOCK_TOKENS && !w.hasStoredPrefix(anchorKey, BLOCK_TOKENS)) {
+        w.store(
+          "cold-anchor",
+          "",
+          `blocks:${anchorKey}`,
+          { tokens: BLOCK_TOKENS, blockKeys: [anchorKey], inputTokens: BLOCK_TOKENS },
+          ready,
+        );
+      }
+    }
+    const end = firstToken + costMs(r.outputLength, cost.decodeTokensPerSecond);
+    const kv: KvContent = {
+      tokens: r.inputLength + r.outputLength,
+      blockKeys: r.prefixKeys.slice(0, fullBlocks(r)),
+      inputTokens: r.inputLength,
+    };
+    events.push(end, () => finish(w, session.sessionId, kv, end));
+  };
+
+  const finish = (w: SimWorker, sessionId: string, kv: KvContent, now: number) => {
+    const session = w.sessions.get(sessionId);
+    const info = sessions.get(sessionId);
+    if (info) {
+      info.busy = false;
+      info.turns++;
+    }
+    if (session) {
+      session.busy = false;
+      session.lastUsed = now;
+      session.frontier = simFrontier(kv.tokens);
+      w.content.set(sessionId, kv);
+    }
+    const waiter = w.waiters[0];
+    if (waiter) {
+      const parkTokens = w.tryAcquire(waiter.session, now);
+      if (parkTokens !== undefined) {
+        w.waiters.shift();
+        waiter.start(parkTokens);
+      }
+    }
+  };
+
+  const arrive = (r: SimRequest, now: number) => {
+    const { worker, sessionId } = route(r, now);
+    sessionOf[r.index] = sessionId;
+    const w = workers[worker];
+    if (!w) throw new Error(`no worker ${worker}`);
+    if (r.inputLength + r.outputLength > capacity.contextTokens) {
+      result.refused++;
+      return;
+    }
+    const session = w.session(sessionId, now);
+    if (session.busy) {
+      result.refused++;
+      return;
+    }
+    session.busy = true;
+    session.lastUsed = now;
+    sessions.set(sessionId, { worker, busy: true, turns: sessions.get(sessionId)?.turns ?? 0 });
+    const start = (at: number) => (parkTokens: number) => serve(w, r, sessionId, now, at, parkTokens);
+    const parkTokens = w.tryAcquire(session, now);
+    if (parkTokens !== undefined) return start(now)(parkTokens);
+    if (w.waiters.length >= capacity.maxQueue) {
+      session.busy = false;
+      const info = sessions.get(sessionId);
+      if (info) info.busy = false;
+      if (!session.sequence) w.sessions.delete(sessionId);
+      result.refused++;
+      return;
+    }
+    w.waiters.push({ session, start: (parkTokens) => start(events.now)(parkTokens) });
+  };
+
+  for (const r of requests) events.push(r.timestamp, () => arrive(r, r.timestamp));
+  events.run();
+  result.durationMs = events.now;
+  for (const w of workers) {
+    result.perWorkerRequests.push(w.requests);
+    result.perWorkerBusyMs.push(w.engineBusyMs);
+    result.parks += w.parks;
+    result.evictions += w.evictions;
+    w.close();
+  }
+  return result;
+}
+
+/**
+ * What a session's KV (live or just restored) gives a request: the leading full blocks they share,
+ * and, when the request starts with every full block the KV holds and is at least as long as it, the
+ * whole KV (the previous turn's output is then part of this prompt).
+ */
+export function liveReuse(kv: KvContent | undefined, r: SimRequest): { blocks: number; withOutput: number } {
+  if (!kv) return { blocks: 0, withOutput: 0 };
+  let shared = 0;
+  while (shared < kv.blockKeys.length && kv.blockKeys[shared] === r.prefixKeys[shared]) shared++;
+  const blocks = shared * BLOCK_TOKENS;
+  const extends_ = shared === kv.blockKeys.length && r.inputLength >= kv.tokens;
+  return { blocks, withOutput: extends_ ? Math.max(blocks, kv.tokens - 1) : blocks };
+}

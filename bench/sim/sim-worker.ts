@@ -1,0 +1,226 @@
+/**
+ * One simulated GPU worker: its sequences, the live sessions on them (the worker's own `LiveSession`
+ * records, ranked for parking by `leastValuableIdle` from gpu-worker/session/live-session.ts), the
+ * bounded FIFO of requests waiting for a sequence (as SessionTable), its checkpoint index (the real
+ * `CheckpointIndex`, SQLite in memory: the store's lookups and its eviction order) under a token
+ * budget, and the prefixes it advertises (the worker's `PrefixSet`). No model: a KV state is its
+ * token count and the prefix keys of the blocks it holds.
+ */
+import { randomBytes } from "node:crypto";
+import type { PoolWorker } from "../../edge/pool/placement.ts";
+import { CheckpointIndex } from "../../gpu-worker/checkpoints/store/checkpoint-index.ts";
+import type { CheckpointMeta, CheckpointReason } from "../../gpu-worker/checkpoints/store/types.ts";
+import type { Frontier } from "../../gpu-worker/continuation/frontier.ts";
+import { PrefixSet } from "../../gpu-worker/pool/prefix-set.ts";
+import { type LiveSession, leastValuableIdle } from "../../gpu-worker/session/live-session.ts";
+import type { EngineSequence } from "../../native/engine-types.ts";
+
+export const SIM_TENANT = "trace";
+export const SIM_MODEL = "sim-model";
+
+/** What a KV state (live or checkpointed) holds: tokens, and the keys of the full trace blocks among them. */
+export interface KvContent {
+  tokens: number;
+  blockKeys: readonly string[];
+  /** The request's input length when recorded (tokens past it are the turn's own output). */
+  inputTokens: number;
+}
+
+export interface WorkerCapacity {
+  sequences: number;
+  /** KV cells per sequence: a longer request is refused. */
+  contextTokens: number;
+  /** Checkpoint budget, in tokens of KV state. */
+  checkpointTokens: number;
+  /** Requests that may wait for a sequence; past it the request is refused (OVERLOADED, 529). */
+  maxQueue: number;
+  /** System prefixes at least this long get a cold-anchor checkpoint when prefilled cold. */
+  anchorMinTokens: number;
+}
+
+export interface Waiter {
+  session: LiveSession;
+  start(parkMs: number): void;
+}
+
+/** A sequence as the session table holds it; only its presence matters to the policies. */
+function simSequence(index: number): EngineSequence {
+  return { index } as unknown as EngineSequence;
+}
+
+/** The frontier a finished turn records; the policies read only whether it waits on tool results. */
+export function simFrontier(tokens: number): Frontier {
+  return { tokenCount: tokens, toolUseIds: [] } as unknown as Frontier;
+}
+
+export class SimWorker {
+  readonly sessions = new Map<string, LiveSession>();
+  readonly content = new Map<string, KvContent>();
+  readonly waiters: Waiter[] = [];
+  readonly prefixes = new PrefixSet();
+  readonly index = new CheckpointIndex(":memory:");
+  readonly #stored = new Map<string, KvContent>();
+  #resident = 0;
+  /** The worker's engine (prefill, restore, park dumps) is free from this virtual time. */
+  engineFreeAt = 0;
+  engineBusyMs = 0;
+  requests = 0;
+  parks = 0;
+  evictions = 0;
+  /** The view placement gets: the last heartbeat's report plus the pool's bookkeeping. */
+  view: PoolWorker;
+
+  constructor(
+    readonly id: string,
+    readonly capacity: WorkerCapacity,
+  ) {
+    this.view = this.report();
+  }
+
+  get resident(): number {
+    return this.#resident;
+  }
+
+  /** What a heartbeat reports now (gpu-worker/pool/report.ts fields), pending reset. */
+  report(): PoolWorker {
+    let active = 0;
+    for (const s of this.sessions.values()) if (s.busy) active++;
+    return {
+      id: this.id,
+      url: `http://${this.id}`,
+      region: "sim",
+      modelIdentity: SIM_MODEL,
+      sequencesTotal: this.capacity.sequences,
+      sequencesFree: this.capacity.sequences - this.#resident,
+      queueDepth: this.waiters.length,
+      activeRequests: active,
+      residentSessions: this.#resident,
+      prefixes: this.prefixes.list(64),
+      state: "up",
+      static: false,
+      pending: 0,
+      lastHeartbeat: 0,
+      capacityCeiling: this.capacity.sequences,
+    };
+  }
+
+  /** The session's record, created idle and not resident when unknown. */
+  session(sessionId: string, now: number): LiveSession {
+    let s = this.sessions.get(sessionId);
+    if (!s) {
+      s = {
+        tenant: SIM_TENANT,
+        sessionId,
+        sequence: undefined,
+        busy: false,
+        lastUsed: now,
+        frontier: undefined,
+        saving: undefined,
+        dataKey: undefined,
+      };
+      this.sessions.set(sessionId, s);
+    }
+    return s;
+  }
+
+  /**
+   * Give `session` a sequence now if one is free or an idle session can be parked for it (the
+   * SessionTable's #acquireSequence); the ms spent dumping the parked session, or undefined when
+   * the request must wait.
+   */
+  tryAcquire(session: LiveSession, now: number): number | undefined {
+    if (session.sequence) return 0;
+    let parkMs = 0;
+    if (this.#resident >= this.capacity.sequences) {
+      const victim = leastValuableIdle(this.sessions.values());
+      if (!victim) return undefined;
+      parkMs = this.park(victim, now);
+    }
+    session.sequence = simSequence(this.#resident);
+    this.#resident++;
+    return parkMs;
+  }
+
+  /** Park an idle session: checkpoint it ("parked") when it has a frontier, free its sequence, forget it. */
+  park(victim: LiveSession, now: number): number {
+    const kv = this.content.get(victim.sessionId);
+    let tokens = 0;
+    if (victim.frontier && kv) {
+      this.store("parked", victim.sessionId, `session:${victim.sessionId}:${now}`, kv, now);
+      tokens = kv.tokens;
+      this.parks++;
+    }
+    this.sessions.delete(victim.sessionId);
+    this.content.delete(victim.sessionId);
+    victim.sequence = undefined;
+    this.#resident--;
+    return tokens;
+  }
+
+  /** Write a checkpoint row (a session reason replaces the session's older one), then evict to the budget. */
+  store(reason: CheckpointReason, sessionId: string, textHash: string, kv: KvContent, now: number): string {
+    const id = randomBytes(16).toString("hex");
+    const meta: CheckpointMeta = {
+      id,
+      tenant: SIM_TENANT,
+      sessionId,
+      reason,
+      textHash,
+      textLength: kv.tokens,
+      tokenCount: kv.tokens,
+      toolUseIds: [],
+      bytes: kv.tokens,
+      chain: [],
+      modelIdentity: SIM_MODEL,
+      createdAt: Math.round(now),
+      lastUsedAt: Math.round(now),
+      hits: 0,
+    };
+    for (const old of this.index.insert(meta, "", reason !== "cold-anchor")) this.#stored.delete(old.id);
+    this.#stored.set(id, kv);
+    let total = this.index.totalBytes();
+    if (total > this.capacity.checkpointTokens) {
+      for (const row of this.index.evictionOrder(SIM_MODEL)) {
+        if (total <= this.capacity.checkpointTokens) break;
+        if (row.id === id) continue;
+        this.index.delete(row.id);
+        this.#stored.delete(row.id);
+        this.evictions++;
+        total = this.index.totalBytes();
+      }
+    }
+    return id;
+  }
+
+  /** The session's newest checkpoint (SessionCheckpoints.restore on lease), touched as loaded. */
+  sessionCheckpoint(sessionId: string, now: number): KvContent | undefined {
+    const meta = this.index.findBySession(SIM_TENANT, SIM_MODEL, sessionId);
+    const kv = meta && this.#stored.get(meta.id);
+    if (meta && kv) this.index.touch(meta.id, Math.round(now));
+    return kv;
+  }
+
+  /** The longest stored prefix of a request (the ladder's disk rung): its tokens, 0 when none. */
+  storedPrefix(prefixKeys: readonly string[], blockTokens: number, inputTokens: number, now: number): number {
+    const lengths = this.index.prefixLengths(SIM_TENANT, SIM_MODEL, inputTokens, 1, 64);
+    for (const length of lengths) {
+      if (length % blockTokens !== 0) continue;
+      const key = prefixKeys[length / blockTokens - 1];
+      if (key === undefined) continue;
+      const meta = this.index.findByPrefix(SIM_TENANT, SIM_MODEL, length, `blocks:${key}`, 1);
+      if (meta) {
+        this.index.touch(meta.id, Math.round(now));
+        return length;
+      }
+    }
+    return 0;
+  }
+
+  hasStoredPrefix(key: string, length: number): boolean {
+    return this.index.findByPrefix(SIM_TENANT, SIM_MODEL, length, `blocks:${key}`, 1) !== undefined;
+  }
+
+  close(): void {
+    this.index.close();
+  }
+}
