@@ -40,6 +40,10 @@ export const EDGE_METRICS = {
     type: "counter",
     help: "New sessions placed, of them with a known prefix and on its holder (kind).",
   },
+  "frontier:pool_registrations_refused_total": {
+    type: "counter",
+    help: "Worker heartbeats the pool refused, by reason (bad-token, revoked, url-not-bound, static-worker, …).",
+  },
   "frontier:tenant_turns_total": { type: "counter", help: "Turns counted for billing, by tenant and key id." },
   "frontier:tenant_tokens_total": {
     type: "counter",

@@ -23,6 +23,8 @@ const ROUTES: [RegExp, string][] = [
   [/^\/internal\/pool\/heartbeat$/, "/internal/pool/heartbeat"],
   [/^\/admin\/workers$/, "/admin/workers"],
   [/^\/admin\/workers\/[^/]+\/drain$/, "/admin/workers/:id/drain"],
+  [/^\/admin\/worker-credentials$/, "/admin/worker-credentials"],
+  [/^\/admin\/worker-credentials\/[^/]+$/, "/admin/worker-credentials/:id"],
   [/^\/admin\/(usage|metrics|status|status\.json)$/, "/admin/$1"],
 ];
 const METHODS = new Set(["GET", "HEAD", "POST", "DELETE", "PUT", "PATCH", "OPTIONS"]);
@@ -61,6 +63,11 @@ export function recordTurn(env: MetricsBindings, turn: RecentTurn, seconds: numb
 
 export function recordFailover(env: MetricsBindings, reason: FailoverReason): Promise<void> {
   return send(env, [{ name: "frontier:edge_failovers_total", labels: { reason }, value: 1 }]);
+}
+
+/** A worker heartbeat the pool refused (`reason`: registration-check.ts's RefusalReason). */
+export function recordRegistrationRefused(env: MetricsBindings, reason: string): Promise<void> {
+  return send(env, [{ name: "frontier:pool_registrations_refused_total", labels: { reason }, value: 1 }]);
 }
 
 /** The one EdgeMetricsDO. */

@@ -39,7 +39,7 @@ export interface PoolWorker
   /** Sessions placed here since the last heartbeat. */
   pending: number;
   /** The ceiling of its credential (`sequencesTotal` is the claim up to it); null: a static member never heard from. */
-  capacityCeiling: number | null;
+  capacityCeiling?: number | null;
   lastHeartbeat: number | null;
 }
 

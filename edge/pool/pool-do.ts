@@ -5,11 +5,24 @@
  * new sessions spreads) and records drain and down states. A registered worker that misses heartbeats
  * for `timeoutMs` is down; a worker the edge failed to reach is down until it heartbeats again (a
  * static one for a cooldown).
+ * Rows are keyed by worker id, one per credential: a heartbeat is checked against its credential's
+ * binding (registration-check.ts) and refreshes only its own row; placement counts at most the
+ * credential's capacity ceiling. Credentials issued at run time live here too (credential-store.ts).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { WorkerReport } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { type Placement, type PlacementRequest, type PoolWorker, placeSession, type WorkerState } from "./placement.ts";
-import { MAX_PREFIXES } from "./worker-report.ts";
+import type { EndpointPattern, WorkerBinding } from "../config/registration.ts";
+import { type CredentialInfo, CredentialStore, type IssueArgs } from "./credential-store.ts";
+import { FOREVER, memberView, type Row, stateOf, toWorker } from "./member-row.ts";
+import {
+  notePlacement,
+  type Placement,
+  type PlacementRequest,
+  type PoolWorker,
+  placeSession,
+  type WorkerState,
+} from "./placement.ts";
+import { checkRegistration, type Refusal } from "./registration-check.ts";
 
 export interface PoolArgs {
   region: string;
@@ -18,6 +31,14 @@ export interface PoolArgs {
   timeoutMs: number;
 }
 
+/** A heartbeat to check and apply: the binding of an env or development credential, or the digest of a token to look up here. */
+export interface RegisterArgs extends PoolArgs {
+  report: WorkerReport;
+  auth: { binding: WorkerBinding } | { digest: string };
+  allowList: readonly EndpointPattern[];
+}
+
+export type RegisterResult = { ok: true; state: WorkerState } | { ok: false; refusal: Refusal };
 export interface PlacementStats {
   placements: number;
   /** Placements of a request whose prefix some worker advertised. */
@@ -26,30 +47,10 @@ export interface PlacementStats {
   prefixHits: number;
 }
 
-type Row = {
-  url: string;
-  id: string;
-  region: string;
-  static: number;
-  boot: string | null;
-  model: string;
-  seq_total: number;
-  seq_free: number;
-  queue: number;
-  active: number;
-  resident: number;
-  prefixes: string;
-  pending: number;
-  last_heartbeat: number | null;
-  down_until: number | null;
-  drain: string | null;
-};
-
 /** A static member the edge could not reach is skipped this long. */
 const STATIC_DOWN_MS = 30_000;
 /** A registered worker silent this long is forgotten. */
 const FORGET_MS = 24 * 3600_000;
-const FOREVER = Number.MAX_SAFE_INTEGER;
 
 /** The binding this object is reached through (wrangler.toml); code that calls it takes this, not the whole Env. */
 export interface PoolBindings {
@@ -60,51 +61,121 @@ export interface PoolBindings {
 export class PoolDO extends DurableObject<unknown> {
   readonly #sql: SqlStorage;
 
+  readonly #credentials: CredentialStore;
+
   constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS workers (
-      url TEXT PRIMARY KEY, id TEXT NOT NULL, region TEXT NOT NULL, static INTEGER NOT NULL DEFAULT 0,
-      boot TEXT, model TEXT NOT NULL DEFAULT '', seq_total INTEGER NOT NULL DEFAULT 0,
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS members (
+      id TEXT PRIMARY KEY, url TEXT NOT NULL UNIQUE, region TEXT NOT NULL, static INTEGER NOT NULL DEFAULT 0,
+      boot TEXT, model TEXT NOT NULL DEFAULT '', seq_total INTEGER NOT NULL DEFAULT 0, ceiling INTEGER,
       seq_free INTEGER NOT NULL DEFAULT 0, queue INTEGER NOT NULL DEFAULT 0, active INTEGER NOT NULL DEFAULT 0,
       resident INTEGER NOT NULL DEFAULT 0, prefixes TEXT NOT NULL DEFAULT '[]', pending INTEGER NOT NULL DEFAULT 0,
       last_heartbeat INTEGER, down_until INTEGER, drain TEXT)`);
+    this.#migrateUrlKeyedRows();
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS placement_stats (singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
       placements INTEGER NOT NULL, prefix_known INTEGER NOT NULL, prefix_hits INTEGER NOT NULL)`);
     this.#sql.exec("INSERT OR IGNORE INTO placement_stats VALUES (1, 0, 0, 0)");
+    this.#credentials = new CredentialStore(this.#sql);
   }
 
-  /** Register or refresh a worker; answers the state the pool holds for it. */
-  async heartbeat(report: WorkerReport, timeoutMs: number): Promise<{ state: WorkerState }> {
+  /**
+   * Check a heartbeat against its credential and the pool's rows (registration-check.ts); if it
+   * passes, register or refresh the worker's own row and answer the state the pool holds for it.
+   */
+  async register(args: RegisterArgs): Promise<RegisterResult> {
+    this.#seed(args.region, args.staticUrls);
+    const { report } = args;
+    let binding: WorkerBinding;
+    if ("binding" in args.auth) binding = args.auth.binding;
+    else {
+      const found = this.#credentials.lookup(report.id, args.auth.digest, args.region);
+      if (found.kind === "refused") {
+        const message =
+          found.reason === "revoked"
+            ? "This worker's credential was revoked"
+            : "A valid pool token for this worker id is required (Authorization: Bearer <token>)";
+        return { ok: false, refusal: { reason: found.reason, status: 401, message } };
+      }
+      binding = found.binding;
+    }
     const now = Date.now();
-    const old = this.#rows().find((r) => r.url === report.url);
+    const rows = this.#rows();
+    const check = checkRegistration({
+      binding,
+      report,
+      allowList: args.allowList,
+      members: rows.map(memberView),
+      now,
+      timeoutMs: args.timeoutMs,
+    });
+    if (!check.ok) return check;
+    const old = rows.find((r) => r.id === report.id);
     const restarted = old !== undefined && old.boot !== report.boot;
     const drain = report.draining ? (old?.drain ?? "draining") : restarted ? null : (old?.drain ?? null);
+    // The row keeps its static flag: a static slot the worker takes over (or already holds) stays the operator's.
+    const isStatic = check.replaces?.static === true || (old?.static === 1 && old.url === report.url);
+    this.ctx.storage.transactionSync(() => {
+      if (check.replaces) this.#sql.exec("DELETE FROM members WHERE id = ?", check.replaces.id);
+      if (old && old.url !== report.url && old.static === 1) this.#vacate(old);
+      this.#sql.exec(
+        `INSERT INTO members (id, url, region, static, boot, model, seq_total, ceiling, seq_free, queue, active,
+           resident, prefixes, pending, last_heartbeat, down_until, drain)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET url = excluded.url, region = excluded.region, static = excluded.static,
+           boot = excluded.boot, model = excluded.model, seq_total = excluded.seq_total, ceiling = excluded.ceiling,
+           seq_free = excluded.seq_free, queue = excluded.queue, active = excluded.active,
+           resident = excluded.resident, prefixes = excluded.prefixes, pending = 0,
+           last_heartbeat = excluded.last_heartbeat, down_until = excluded.down_until, drain = excluded.drain`,
+        report.id,
+        report.url,
+        args.region,
+        isStatic ? 1 : 0,
+        report.boot,
+        report.modelIdentity,
+        report.sequencesTotal,
+        binding.capacity,
+        Math.min(report.sequencesFree, report.sequencesTotal),
+        report.queueDepth,
+        report.activeRequests,
+        report.residentSessions,
+        JSON.stringify(report.prefixes),
+        now,
+        report.leaving ? FOREVER : null,
+        drain,
+      );
+    });
+    const row = this.#rows().find((r) => r.id === report.id);
+    return { ok: true, state: row ? stateOf(row, now, args.timeoutMs) : "down" };
+  }
+
+  /** A worker leaves the static slot it held: the slot stays, as the operator's, in the state the worker left it. */
+  #vacate(row: Row): void {
+    this.#sql.exec("DELETE FROM members WHERE id = ?", row.id);
     this.#sql.exec(
-      `INSERT INTO workers (url, id, region, static, boot, model, seq_total, seq_free, queue, active, resident,
-         prefixes, pending, last_heartbeat, down_until, drain)
-       VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
-       ON CONFLICT (url) DO UPDATE SET id = excluded.id, region = excluded.region, boot = excluded.boot,
-         model = excluded.model, seq_total = excluded.seq_total, seq_free = excluded.seq_free, queue = excluded.queue,
-         active = excluded.active, resident = excluded.resident, prefixes = excluded.prefixes, pending = 0,
-         last_heartbeat = excluded.last_heartbeat, down_until = excluded.down_until, drain = excluded.drain`,
-      report.url,
-      report.id,
-      report.region,
-      report.boot,
-      report.modelIdentity,
-      report.sequencesTotal,
-      report.sequencesFree,
-      report.queueDepth,
-      report.activeRequests,
-      report.residentSessions,
-      JSON.stringify(report.prefixes),
-      now,
-      report.leaving ? FOREVER : null,
-      drain,
+      `INSERT INTO members (id, url, region, static, last_heartbeat, down_until) VALUES (?, ?, ?, 1, ?, ?)`,
+      row.url,
+      row.url,
+      row.region,
+      row.last_heartbeat,
+      row.down_until,
     );
-    const row = this.#rows().find((r) => r.url === report.url);
-    return { state: row ? stateOf(row, now, timeoutMs) : "down" };
+  }
+
+  /** Issue a credential in this region (the token's SHA-256 only). */
+  async issueCredential(args: IssueArgs): Promise<"issued" | "exists"> {
+    return this.#credentials.issue(args);
+  }
+
+  /** Revoke a credential: its heartbeats are refused and its row is down for good (no more placements). */
+  async revokeCredential(id: string): Promise<boolean> {
+    if (!this.#credentials.revoke(id)) return false;
+    this.#sql.exec("UPDATE members SET down_until = ? WHERE id = ?", FOREVER, id);
+    return true;
+  }
+
+  async credentials(): Promise<CredentialInfo[]> {
+    return this.#credentials.list();
   }
 
   /** Every member with its current state. */
@@ -142,17 +213,13 @@ export class PoolDO extends DurableObject<unknown> {
 
   /** Count a placement against its worker until the next heartbeat (and in the stats, unless `moving`). */
   #count(placement: Placement, prefix: string | undefined, moving: boolean): void {
-    this.#sql.exec("UPDATE workers SET pending = pending + 1 WHERE url = ?", placement.worker.url);
-    placement.worker.pending += 1;
-    // The chosen worker holds this prefix once it serves the session, but advertises it only from its
-    // next heartbeat: record it now so a new session with the same prefix, even within that interval,
-    // finds its holder. The heartbeat then replaces the list with the worker's own.
-    if (prefix !== undefined && !placement.worker.prefixes.includes(prefix)) {
-      placement.worker.prefixes = [prefix, ...placement.worker.prefixes].slice(0, MAX_PREFIXES);
+    this.#sql.exec("UPDATE members SET pending = pending + 1 WHERE id = ?", placement.worker.id);
+    // The heartbeat then replaces the prefix list with the worker's own.
+    if (notePlacement(placement.worker, prefix)) {
       this.#sql.exec(
-        "UPDATE workers SET prefixes = ? WHERE url = ?",
+        "UPDATE members SET prefixes = ? WHERE id = ?",
         JSON.stringify(placement.worker.prefixes),
-        placement.worker.url,
+        placement.worker.id,
       );
     }
     if (moving) return;
@@ -169,7 +236,7 @@ export class PoolDO extends DurableObject<unknown> {
     const row = this.#rows().find((r) => r.url === url);
     if (!row) return;
     const until = row.last_heartbeat === null ? Date.now() + STATIC_DOWN_MS : FOREVER;
-    this.#sql.exec("UPDATE workers SET down_until = ? WHERE url = ?", until, url);
+    this.#sql.exec("UPDATE members SET down_until = ? WHERE url = ?", until, url);
   }
 
   /** Set a worker's drain state (by id or URL); null clears it. The worker after the change, if known. */
@@ -179,7 +246,7 @@ export class PoolDO extends DurableObject<unknown> {
     this.#seed(args.region, args.staticUrls);
     const row = this.#rows().find((r) => r.id === args.worker || r.url === args.worker);
     if (!row) return null;
-    this.#sql.exec("UPDATE workers SET drain = ? WHERE url = ?", args.drain, row.url);
+    this.#sql.exec("UPDATE members SET drain = ? WHERE id = ?", args.drain, row.id);
     return toWorker({ ...row, drain: args.drain }, Date.now(), args.timeoutMs);
   }
 
@@ -196,15 +263,17 @@ export class PoolDO extends DurableObject<unknown> {
     const configured = new Set(staticUrls);
     for (const row of this.#rows()) {
       if (row.static === 1 && !configured.has(row.url)) {
-        if (row.last_heartbeat === null) this.#sql.exec("DELETE FROM workers WHERE url = ?", row.url);
-        else this.#sql.exec("UPDATE workers SET static = 0 WHERE url = ?", row.url);
+        if (row.last_heartbeat === null || row.id === row.url)
+          this.#sql.exec("DELETE FROM members WHERE id = ?", row.id);
+        else this.#sql.exec("UPDATE members SET static = 0 WHERE id = ?", row.id);
       } else if (row.static === 0 && row.last_heartbeat !== null && now - row.last_heartbeat > FORGET_MS) {
-        this.#sql.exec("DELETE FROM workers WHERE url = ?", row.url);
+        this.#sql.exec("DELETE FROM members WHERE id = ?", row.id);
       }
     }
+    // A static member never heard from is a slot named by its URL; a worker bound to that URL takes it.
     for (const url of staticUrls) {
       this.#sql.exec(
-        "INSERT INTO workers (url, id, region, static) VALUES (?, ?, ?, 1) ON CONFLICT (url) DO UPDATE SET static = 1",
+        "INSERT INTO members (id, url, region, static) VALUES (?, ?, ?, 1) ON CONFLICT (url) DO UPDATE SET static = 1",
         url,
         url,
         region,
@@ -212,33 +281,20 @@ export class PoolDO extends DurableObject<unknown> {
     }
   }
 
-  #rows(): Row[] {
-    return this.#sql.exec<Row>("SELECT * FROM workers ORDER BY url").toArray();
+  /** An older pool kept one row per URL (table `workers`): keep each worker id's newest row, once. */
+  #migrateUrlKeyedRows(): void {
+    const old = this.#sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'workers'").toArray();
+    if (old.length === 0) return;
+    this.ctx.storage.transactionSync(() => {
+      this.#sql.exec(`INSERT OR IGNORE INTO members (id, url, region, static, boot, model, seq_total, seq_free, queue,
+          active, resident, prefixes, pending, last_heartbeat, down_until, drain)
+        SELECT id, url, region, static, boot, model, seq_total, seq_free, queue, active, resident, prefixes, pending,
+          last_heartbeat, down_until, drain FROM workers ORDER BY last_heartbeat IS NULL, last_heartbeat DESC`);
+      this.#sql.exec("DROP TABLE workers");
+    });
   }
-}
 
-function stateOf(row: Row, now: number, timeoutMs: number): WorkerState {
-  if (row.down_until !== null && row.down_until > now) return "down";
-  if (row.last_heartbeat !== null && now - row.last_heartbeat > timeoutMs) return "down";
-  if (row.drain === "drained" || row.drain === "draining") return row.drain;
-  return "up";
-}
-
-function toWorker(row: Row, now: number, timeoutMs: number): PoolWorker {
-  return {
-    id: row.id,
-    url: row.url,
-    region: row.region,
-    state: stateOf(row, now, timeoutMs),
-    static: row.static === 1,
-    modelIdentity: row.model,
-    sequencesTotal: row.seq_total,
-    sequencesFree: row.seq_free,
-    queueDepth: row.queue,
-    activeRequests: row.active,
-    residentSessions: row.resident,
-    pending: row.pending,
-    prefixes: JSON.parse(row.prefixes) as string[],
-    lastHeartbeat: row.last_heartbeat,
-  };
+  #rows(): Row[] {
+    return this.#sql.exec<Row>("SELECT * FROM members ORDER BY url").toArray();
+  }
 }

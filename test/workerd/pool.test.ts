@@ -6,10 +6,13 @@
 import { env } from "cloudflare:workers";
 import { create } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { parsePatterns } from "../../edge/config/registration.ts";
+import type { PoolDO } from "../../edge/pool/pool-do.ts";
 import {
   CacheDecision,
   StopReason,
   WorkerErrorCode,
+  type WorkerReport,
   WorkerReportSchema,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
@@ -129,12 +132,12 @@ describe("pool membership", () => {
   it("marks a worker down when it misses heartbeats or leaves", async () => {
     const pool = env.POOLS.getByName("pool:unit");
     const args = { region: "unit", staticUrls: [], timeoutMs: 60_000 };
-    await pool.heartbeat(parseReport("http://10.0.2.1:1"), 60_000);
-    await pool.heartbeat(parseReport("http://10.0.2.2:1"), 60_000);
+    await beat(pool, parseReport("http://10.0.2.1:1"));
+    await beat(pool, parseReport("http://10.0.2.2:1"));
     expect((await pool.view(args)).map((w) => w.state)).toEqual(["up", "up"]);
     await new Promise((r) => setTimeout(r, 5));
     expect((await pool.view({ ...args, timeoutMs: 1 })).map((w) => w.state)).toEqual(["down", "down"]);
-    await pool.heartbeat({ ...parseReport("http://10.0.2.2:1"), leaving: true }, 60_000);
+    await beat(pool, { ...parseReport("http://10.0.2.2:1"), leaving: true });
     expect((await pool.view(args)).map((w) => w.state)).toEqual(["up", "down"]);
   });
 });
@@ -162,8 +165,8 @@ describe("placement", () => {
     const pool = env.POOLS.getByName("pool:lag");
     const args = { region: "lag", staticUrls: [], timeoutMs: 60_000 };
     const [a, b] = ["http://10.0.9.1:1", "http://10.0.9.2:1"];
-    await pool.heartbeat(parseReport(a), 60_000);
-    await pool.heartbeat(parseReport(b), 60_000);
+    await beat(pool, parseReport(a));
+    await beat(pool, parseReport(b));
     const prefix = await prefixFingerprint("local", { system: ["A new agent"], tools: [] });
     const first = await pool.place({ ...args, prefix });
     expect(first).toMatchObject({ reason: "load", prefixKnown: false });
@@ -171,7 +174,7 @@ describe("placement", () => {
     const second = await pool.place({ ...args, prefix });
     expect(second).toMatchObject({ reason: "prefix", prefixKnown: true, worker: { url: first?.worker.url } });
     // The worker's own report replaces the pool's guess.
-    await pool.heartbeat(parseReport(first?.worker.url ?? ""), 60_000);
+    await beat(pool, parseReport(first?.worker.url ?? ""));
     const view = await pool.view(args);
     expect(view.find((w) => w.url === first?.worker.url)?.prefixes).toEqual([]);
   });
@@ -284,6 +287,19 @@ describe("drain", () => {
     );
   });
 });
+
+/** A heartbeat straight to a PoolDO, with a development credential for the report's id (any allowed URL). */
+function beat(pool: DurableObjectStub<PoolDO>, report: WorkerReport) {
+  const binding = { id: report.id, url: undefined, capacity: 64, region: undefined, source: "dev" as const };
+  return pool.register({
+    region: report.region,
+    staticUrls: [],
+    timeoutMs: 60_000,
+    report,
+    auth: { binding },
+    allowList: parsePatterns("10.0.0.0/8"),
+  });
+}
 
 function parseReport(url: string) {
   return create(WorkerReportSchema, {
