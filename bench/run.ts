@@ -20,6 +20,8 @@
  *                         `npm start` runs; workerd: the same edge without wrangler, scripts/workerd-edge.ts)
  *   --edge-url URL --worker-grpc URL   use a running stack instead of starting one
  *   --out PATH            report file (default docs/bench/report.md); docs/benchmarks.md is then left alone
+ *   --trace FILE          the trace workload's JSONL trace (default ../shared/traces/mooncake-conversation.jsonl)
+ *   --json OUT            the trace workload's machine-readable report
  *   --workers 1,4,16,64   the pool simulation's worker counts (`--only sim`, bench/sim/; it reads --trace, --json too)
  *   --rates prefill=n,decode=n,restore=n   the simulation's costs in tokens/s (default: bench/sim/cost-model.ts)
  *   --no-record           do not update docs/benchmarks.md (otherwise a run without --quick or --out
@@ -45,6 +47,7 @@ import { responsesLoopWorkload } from "./responses-loop.ts";
 import { routingOverheadWorkload } from "./routing-overhead.ts";
 import { sessionsWorkload } from "./sessions.ts";
 import { simWorkload } from "./sim/sim-workload.ts";
+import { traceWorkload } from "./trace/workload.ts";
 import type { BenchOptions, BenchStack, Workload, WorkloadResult } from "./workload.ts";
 
 /** Run order. Add a workload here (one line) and in its own file. */
@@ -58,6 +61,7 @@ const WORKLOADS: Workload[] = [
   routingOverheadWorkload,
   placementWorkload,
   llamaServerWorkload,
+  traceWorkload(() => ({ trace: values.trace, json: values.json })),
   simWorkload,
 ];
 
