@@ -84,8 +84,14 @@ export function placeSession(workers: readonly PoolWorker[], request: PlacementR
   const usable = workers.filter((w) => w.state === "up" && !exclude.has(w.url));
   const prefix = request.prefix;
   const prefixKnown = prefix !== undefined && workers.some((w) => w.prefixes.includes(prefix));
+  // Equal load (e.g. every sequence holds an idle, parkable session): the worker running fewer turns
+  // first, so new sessions do not pile onto the lowest id while others sit idle.
   const byLoad = [...usable].sort(
-    (a, b) => workerLoad(a) - workerLoad(b) || a.queueDepth - b.queueDepth || a.id.localeCompare(b.id),
+    (a, b) =>
+      workerLoad(a) - workerLoad(b) ||
+      a.queueDepth - b.queueDepth ||
+      a.activeRequests + a.pending - (b.activeRequests + b.pending) ||
+      a.id.localeCompare(b.id),
   );
   const worker = byLoad[0];
   if (prefix !== undefined && worker) {

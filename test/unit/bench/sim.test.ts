@@ -1,9 +1,11 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { MEASURED_TINY_CPU } from "../../../bench/sim/cost-model.ts";
 import { simulate } from "../../../bench/sim/pool-sim.ts";
+import { SimWorker } from "../../../bench/sim/sim-worker.ts";
 import { DEFAULT_CAPACITY } from "../../../bench/sim/sim-workload.ts";
 import { deriveSessions } from "../../../bench/sim/trace-sessions.ts";
 import { infiniteCacheCeiling, parseTrace, type TraceRequest } from "../../../bench/trace-file.ts";
+import { placeSession } from "../../../edge/pool/placement.ts";
 
 // The production policies, wrapped so a test can change them and see the simulation change.
 const policy = vi.hoisted(() => ({ firstWorkerOnly: false, mostRecentVictim: false }));
@@ -117,5 +119,21 @@ describe("pool simulation drives the production policies", () => {
     const after = run(1, "frontier", capacity);
     expect(before.parks).toBeGreaterThan(0);
     expect(after.restores).not.toBe(before.restores);
+  });
+});
+
+describe("placement fix found by the simulation", () => {
+  it("at equal load (every sequence holding an idle session) a new session goes to the worker running fewer turns", () => {
+    const views = ["w0", "w1"].map((id) => {
+      const view = new SimWorker(id, DEFAULT_CAPACITY).report();
+      view.residentSessions = view.sequencesTotal;
+      view.prefixes = ["sys"];
+      return view;
+    });
+    const [w0, w1] = views;
+    if (!w0 || !w1) throw new Error("two views");
+    w0.activeRequests = 6;
+    expect(placeSession(views, { prefix: "sys" })?.worker.id).toBe("w1");
+    expect(placeSession(views, {})?.worker.id).toBe("w1");
   });
 });
