@@ -51,6 +51,8 @@ const TEMPLATE_RULES: readonly TemplateRule[] = [
   { family: "deepseek-v3.1", all: ["<｜User｜>"] },
   { family: "glm", all: ["[gMASK]"] },
   { family: "glm", all: ["<|observation|>"] },
+  { family: "kimi-k2", all: ["<|im_assistant|>", "<|im_middle|>"] },
+  { family: "minimax-m2", all: ["]~b]"], any: ["]~!b[", "<minimax:tool_call>"] },
   { family: "qwen3-coder", all: ["<|im_start|>", "<function=", "<parameter="] },
   { family: "qwen3", all: ["<|im_start|>"], any: ["<think>", "enable_thinking"] },
   { family: "chatml", all: ["<|im_start|>"] },
@@ -60,10 +62,16 @@ const TEMPLATE_RULES: readonly TemplateRule[] = [
 const TOKEN_RULES: readonly { family: ChatFamily; token: string }[] = [
   { family: "harmony", token: "<|channel|>" },
   { family: "glm", token: "<|observation|>" },
+  { family: "kimi-k2", token: "<|im_middle|>" },
+  { family: "minimax-m2", token: "]~b]" },
 ];
 
 /** Pre-tokenizers that name one family alone (ambiguous ones, like qwen2, are not here). */
-const PRE_RULES: Readonly<Record<string, ChatFamily>> = { glm4: "glm" };
+const PRE_RULES: Readonly<Record<string, ChatFamily>> = {
+  glm4: "glm",
+  "kimi-k2": "kimi-k2",
+  "minimax-m2": "minimax-m2",
+};
 
 export function detectFamily(model: ModelTemplateInfo): FamilyDetection {
   const t = model.chatTemplate;

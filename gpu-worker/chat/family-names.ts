@@ -1,6 +1,16 @@
 /** The chat-format families Frontier serves, by the names `FRONTIER_CHAT_FORMAT` takes. */
 
-export const CHAT_FAMILIES = ["chatml", "qwen3", "qwen3-coder", "harmony", "glm", "deepseek", "deepseek-v3.1"] as const;
+export const CHAT_FAMILIES = [
+  "chatml",
+  "qwen3",
+  "qwen3-coder",
+  "harmony",
+  "glm",
+  "deepseek",
+  "deepseek-v3.1",
+  "kimi-k2",
+  "minimax-m2",
+] as const;
 export type ChatFamily = (typeof CHAT_FAMILIES)[number];
 /** A family, or `auto`: recognised from the model's chat template. */
 export type ChatFormatName = ChatFamily | "auto";

@@ -9,6 +9,8 @@ import { DeepSeekFormat } from "./families/deepseek.ts";
 import { DeepSeekV31Format } from "./families/deepseek-v31.ts";
 import { GlmFormat } from "./families/glm.ts";
 import { HarmonyFormat, type HarmonyOptions } from "./families/harmony.ts";
+import { KimiK2Format } from "./families/kimi-k2.ts";
+import { MiniMaxM2Format } from "./families/minimax-m2.ts";
 import { Qwen3Format } from "./families/qwen3.ts";
 import { Qwen3CoderFormat } from "./families/qwen3-coder.ts";
 import type { ChatFamily, ChatFormatName } from "./family-names.ts";
@@ -34,6 +36,10 @@ export function createChatFormat(
       return new DeepSeekFormat();
     case "deepseek-v3.1":
       return new DeepSeekV31Format();
+    case "kimi-k2":
+      return new KimiK2Format();
+    case "minimax-m2":
+      return new MiniMaxM2Format();
     default: {
       const never: never = family;
       throw new RangeError(`unknown chat format: ${String(never)}`);

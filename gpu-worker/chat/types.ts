@@ -122,6 +122,8 @@ export interface ToolCallGrammarOptions {
   minCalls?: number;
   /** The prompt ends inside an open thinking block: the grammar closes it first (empty reasoning). */
   thinkingOpen: boolean;
+  /** Calls the history already holds: a family that numbers calls across a conversation (Kimi) starts here. */
+  firstCallIndex?: number;
 }
 
 export interface AnswerGrammarOptions {
@@ -163,8 +165,8 @@ export interface ChatFormat {
   answerGrammar(options: AnswerGrammarOptions): string;
   /** GBNF producing exactly `text` (after closing an open thinking block when asked). */
   fixedTextGrammar(text: string, thinkingOpen?: boolean): string;
-  /** GBNF producing exactly these calls, arguments verbatim. */
-  fixedToolCallsGrammar(calls: readonly FixedToolCall[], thinkingOpen: boolean): string;
+  /** GBNF producing exactly these calls, arguments verbatim (`firstCallIndex` as in `ToolCallGrammarOptions`). */
+  fixedToolCallsGrammar(calls: readonly FixedToolCall[], thinkingOpen: boolean, firstCallIndex?: number): string;
   /** GBNF for one short sentence of lowercase ASCII words ending in ".". */
   plainTextGrammar(thinkingOpen: boolean): string;
 }

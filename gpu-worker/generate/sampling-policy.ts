@@ -63,10 +63,12 @@ export function grammarForTurn(
     // A random model almost never continues past its first call; the scripted policy makes a forced
     // parallel turn carry 2-3 calls, so benchmarks and tests exercise parallel calls.
     const minCalls = testPolicy === "scripted-tools" ? 2 : 1;
+    const firstCallIndex = callsIn(conversation);
     if (choice.mode === ToolChoiceMode.ANY)
-      return format.toolCallGrammar({ tools, choice: "any", parallel, minCalls, thinkingOpen });
+      return format.toolCallGrammar({ tools, choice: "any", parallel, minCalls, thinkingOpen, firstCallIndex });
     if (choice.mode === ToolChoiceMode.TOOL) {
-      return format.toolCallGrammar({ tools, choice: { name: choice.name }, parallel, minCalls, thinkingOpen });
+      const name = { name: choice.name };
+      return format.toolCallGrammar({ tools, choice: name, parallel, minCalls, thinkingOpen, firstCallIndex });
     }
   }
   if (testPolicy === "scripted-tools") {
@@ -79,10 +81,10 @@ export function grammarForTurn(
         name: shell.name,
         argumentsJson: JSON.stringify(shell.args(command)),
       }));
-      return format.fixedToolCallsGrammar(calls, thinkingOpen);
+      return format.fixedToolCallsGrammar(calls, thinkingOpen, callsIn(conversation));
     }
     const hosted = last && isUserTextTurn(last) && toolsAllowed ? scriptedHostedCall(tools, last) : undefined;
-    if (hosted) return format.fixedToolCallsGrammar([hosted], thinkingOpen);
+    if (hosted) return format.fixedToolCallsGrammar([hosted], thinkingOpen, callsIn(conversation));
   }
   if (responseFormat !== undefined && responseFormat.type !== ResponseFormatType.TEXT) {
     const callsAllowed = tools.length > 0 && (choice?.mode ?? ToolChoiceMode.AUTO) === ToolChoiceMode.AUTO;
@@ -93,7 +95,7 @@ export function grammarForTurn(
       thinkingOpen,
       calls:
         callsAllowed && testPolicy !== "scripted-tools"
-          ? { tools, choice: "any", parallel: !choice?.disableParallelToolUse }
+          ? { tools, choice: "any", parallel: !choice?.disableParallelToolUse, firstCallIndex: callsIn(conversation) }
           : undefined,
     });
   }
@@ -125,6 +127,13 @@ function scriptedHostedCall(tools: Conversation["tools"], last: Message): FixedT
   const text = last.content.map((c) => (c.block.case === "text" ? c.block.value.text : "")).join("\n");
   const url = /https?:\/\/[^\s"'<>]+/.exec(text)?.[0];
   return url ? { name: "web_fetch", argumentsJson: JSON.stringify({ url }) } : undefined;
+}
+
+/** How many tool calls the history holds (Kimi numbers a new call after them). */
+function callsIn(conversation: Conversation): number {
+  let n = 0;
+  for (const message of conversation.messages) for (const c of message.content) if (c.block.case === "toolUse") n++;
+  return n;
 }
 
 function isUserTextTurn(message: Message): boolean {

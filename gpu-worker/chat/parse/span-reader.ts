@@ -3,13 +3,14 @@ import type { CallFormat } from "../call-format.ts";
 import type { SpanParser } from "./call-stream.ts";
 import { envelopeReader, sectionReader } from "./json-calls.ts";
 import type { TagMarkup } from "./tagged-parser.ts";
-import { xmlReader } from "./xml-calls.ts";
+import { xmlReader, xmlSectionReader } from "./xml-calls.ts";
 
 /** How one tool span of this format reads. */
 export function spanReader(format: CallFormat): SpanParser {
   const args = format.arguments;
   if (format.section !== undefined) {
-    if (args.kind !== "json") throw new RangeError("a call section holds JSON-argument calls");
+    if (args.kind === "xml") return xmlSectionReader(format, format.section, args.key, args.valueClose);
+    if (args.kind !== "json") throw new RangeError("a call section holds JSON-argument or XML-parameter calls");
     return sectionReader(format, format.section);
   }
   switch (args.kind) {
@@ -27,7 +28,7 @@ export function tagMarkup(format: CallFormat): TagMarkup {
   const { thinking } = format;
   const markup: TagMarkup = {
     thinkClose: thinking.close,
-    spanOpen: format.section?.open ?? format.call.open.trim(),
+    spanOpen: (format.section?.open ?? format.call.open).trim(),
     readSpan: spanReader(format),
   };
   if (thinking.modelOpens) markup.thinkOpen = thinking.open;

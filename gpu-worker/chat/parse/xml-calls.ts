@@ -52,6 +52,45 @@ export function xmlReader(format: CallFormat, key: { open: string; close: string
   return (span, tools) => readXmlSpan(span, tools, shape, partialClose);
 }
 
+/**
+ * Reads a section of XML-parameter calls (MiniMax's `<minimax:tool_call>` holding one `<invoke>` per
+ * call), each call read as a span of its own; anything in the section that is not a call is dropped.
+ */
+export function xmlSectionReader(
+  format: CallFormat,
+  section: { open: string; close: string },
+  key: { open: string; close: string },
+  valueClose: string,
+): SpanParser {
+  const shape = xmlShape(format, key, valueClose);
+  const partialClose = valueClose.trimEnd();
+  const [open, close] = [section.open.trim(), section.close.trim()];
+  return (span, tools) => {
+    const calls: SpanReading["calls"] = [];
+    let at = open.length;
+    for (;;) {
+      while (at < span.length && /\s/.test(span[at] as string)) at++;
+      const rest = span.slice(at);
+      if (rest.startsWith(close)) return { calls, end: at + close.length };
+      if (!rest.startsWith(shape.open)) {
+        // Not a call (or one still arriving): the section ends at its close tag.
+        const end = span.indexOf(close, at);
+        return { calls, end: end < 0 ? undefined : end + close.length };
+      }
+      const reading = readXmlSpan(rest, tools, shape, partialClose);
+      const call = reading.calls[0];
+      if (call !== undefined)
+        calls.push({ ...call, rawStart: at, rawEnd: call.rawEnd === undefined ? undefined : at + call.rawEnd });
+      if (reading.end === undefined) return { calls, end: undefined };
+      if (call === undefined || !call.done) {
+        const end = span.indexOf(close, at + reading.end);
+        return { calls, end: end < 0 ? undefined : end + close.length };
+      }
+      at += reading.end;
+    }
+  };
+}
+
 function readXmlSpan(span: string, tools: ToolSchemas, shape: XmlShape, partialClose: string): SpanReading {
   const at0 = span.indexOf(shape.close, shape.open.length);
   const end = at0 < 0 ? undefined : at0 + shape.close.length;

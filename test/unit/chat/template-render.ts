@@ -7,7 +7,15 @@ import { readFileSync } from "node:fs";
 import { Template } from "@huggingface/jinja";
 import { type Conversation, Role, ThinkingMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 
-export type TemplateName = "qwen3" | "qwen3-coder" | "gpt-oss" | "glm" | "glm-4.5" | "deepseek-v3.1";
+export type TemplateName =
+  | "qwen3"
+  | "qwen3-coder"
+  | "gpt-oss"
+  | "glm"
+  | "glm-4.5"
+  | "deepseek-v3.1"
+  | "kimi-k2"
+  | "minimax-m2";
 
 const cache = new Map<TemplateName, Template>();
 
@@ -31,6 +39,8 @@ export interface TemplateStyle {
   reasoningField?: "reasoning_content" | "thinking";
   /** Text put in place of the tools (DeepSeek V3.1's template has none; the model card puts them in the system prompt). */
   systemOverride?: string;
+  /** The ID the model sees for a tool_use ID (Kimi's `functions.NAME:IDX`), on calls and as each result's `tool_call_id`. */
+  callId?: (toolUseId: string) => string;
 }
 
 type JinjaMessage = Record<string, unknown>;
@@ -47,8 +57,11 @@ export function templateMessages(conversation: Conversation, style: TemplateStyl
     } else if (message.role === Role.USER) {
       const text: string[] = [];
       for (const c of message.content) {
-        if (c.block.case === "toolResult") out.push({ role: "tool", content: c.block.value.content });
-        else if (c.block.case === "text") text.push(c.block.value.text);
+        if (c.block.case === "toolResult") {
+          const result: JinjaMessage = { role: "tool", content: c.block.value.content };
+          if (style.callId) result.tool_call_id = style.callId(c.block.value.toolUseId);
+          out.push(result);
+        } else if (c.block.case === "text") text.push(c.block.value.text);
       }
       if (text.length > 0) out.push({ role: "user", content: text.join("\n\n") });
     } else {
@@ -61,7 +74,8 @@ export function templateMessages(conversation: Conversation, style: TemplateStyl
         else if (b.case === "text") content += b.value.text;
         else if (b.case === "toolUse") {
           const args = style.argumentsAsString ? b.value.inputJson : (JSON.parse(b.value.inputJson) as unknown);
-          calls.push({ type: "function", id: b.value.id, function: { name: b.value.name, arguments: args } });
+          const id = style.callId?.(b.value.id) ?? b.value.id;
+          calls.push({ type: "function", id, function: { name: b.value.name, arguments: args } });
         }
       }
       const field = style.reasoningField ?? "reasoning_content";
