@@ -35,6 +35,7 @@ export function answerGrammar(
   const body =
     options.calls === undefined
       ? answer
-      : `(${toolCallsExpression(markup, json, options.calls, maxCalls)}) | (${answer})`;
+      : // Grouped: a thinking close written before it applies to both alternatives.
+        `((${toolCallsExpression(markup, json, options.calls, maxCalls)}) | (${answer}))`;
   return json.rules.toGrammar(withThinkingClose(markup, options.thinkingOpen, body));
 }

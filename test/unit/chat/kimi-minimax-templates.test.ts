@@ -5,7 +5,9 @@
  * keeps its exact transcript, and each such place is a test below. Kimi's calls carry the ID the
  * model sees (`functions.NAME:IDX`), never the client's routable ID.
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { detectFamily } from "../../../gpu-worker/chat/detect-family.ts";
 import { KimiK2Format } from "../../../gpu-worker/chat/families/kimi-k2.ts";
 import { MiniMaxM2Format } from "../../../gpu-worker/chat/families/minimax-m2.ts";
 import { Role, ThinkingMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
@@ -127,5 +129,32 @@ describe("minimax-m2: Frontier renders what the template renders (llama.cpp's co
       expect(r.text.endsWith("]~b]ai\n<think>\n")).toBe(true);
       expect(r.thinkingOpen).toBe(true);
     }
+  });
+});
+
+describe("detection from the GGUF's metadata", () => {
+  const template = (name: string) =>
+    readFileSync(new URL(`../../../native/model/chat-templates/${name}.jinja`, import.meta.url), "utf8");
+
+  it("each real template matches its own rule, before any ChatML-like rule", () => {
+    expect(detectFamily({ chatTemplate: template("kimi-k2") })).toEqual({
+      family: "kimi-k2",
+      rule: 'template: "<|im_assistant|>" + "<|im_middle|>"',
+    });
+    expect(detectFamily({ chatTemplate: template("minimax-m2") })).toEqual({
+      family: "minimax-m2",
+      rule: 'template: "]~b]" + "]~!b["',
+    });
+  });
+
+  it("without a template: a control token only the family has, then its pre-tokenizer", () => {
+    expect(detectFamily({ chatTemplate: undefined, specialTokens: ["<|im_user|>", "<|im_middle|>"] }).rule).toBe(
+      'no template; control token "<|im_middle|>"',
+    );
+    expect(detectFamily({ chatTemplate: undefined, specialTokens: ["]~!b[", "]~b]"] }).family).toBe("minimax-m2");
+    expect(detectFamily({ chatTemplate: undefined, tokenizerPre: "kimi-k2" }).family).toBe("kimi-k2");
+    expect(detectFamily({ chatTemplate: undefined, tokenizerPre: "minimax-m2" }).rule).toBe(
+      'no template; pre-tokenizer "minimax-m2"',
+    );
   });
 });

@@ -51,7 +51,7 @@ describe("selectChatFormat", () => {
       expect(() => selectChatFormat("auto", { chatTemplate })).toThrow(UnknownChatTemplateError);
     }
     expect(() => selectChatFormat("auto", { chatTemplate: "{{ messages }}" })).toThrow(
-      /Supported families: chatml, qwen3, qwen3-coder, harmony, glm, deepseek, deepseek-v3\.1\. Set FRONTIER_CHAT_FORMAT/,
+      /Supported families: chatml, qwen3, qwen3-coder, harmony, glm, deepseek, deepseek-v3\.1, kimi-k2, minimax-m2\. Set FRONTIER_CHAT_FORMAT/,
     );
     expect(selectChatFormat("glm", { chatTemplate: "{{ messages }}" }).format.name).toBe("glm");
   });
