@@ -4,6 +4,7 @@
  * anchor at half the prompt, then two chunks at 75% and 100%, the shape of a tool loop's checkpoints).
  * Also what each write put on disk and how long it held the sequence plus made itself durable.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +14,9 @@ import { createEngine } from "../native/engine.ts";
 import type { Engine, EngineSequence, Token } from "../native/engine-types.ts";
 import { fmt, median, ratioSpread } from "./stats.ts";
 import type { SummaryRow, Workload } from "./workload.ts";
+
+/** The bench tenant's data key: checkpoints are sealed at rest, as in the worker. */
+const BENCH_KEY = { tenant: "bench", bytes: randomBytes(32) };
 
 const TEXT = "The agent reads the tool result, updates its plan and calls the next tool with care. ";
 
@@ -65,6 +69,7 @@ async function measure(modelPath: string, tokens: number, reps: number, gpu: "au
     const meta = await store.write(
       {
         tenant: "bench",
+        key: BENCH_KEY,
         sessionId: reason === "cold-anchor" ? "" : `s-${tag.split("c")[0]}`,
         reason,
         toolUseIds: [tag],
@@ -113,7 +118,7 @@ async function measure(modelPath: string, tokens: number, reps: number, gpu: "au
       ] as const) {
         if (!meta) continue;
         const t0 = performance.now();
-        await store.load(meta, "bench", (path, payload) => b.loadState(path, payload.tokens));
+        await store.load(meta, BENCH_KEY, (path, payload) => b.loadState(path, payload.tokens));
         into.push(performance.now() - t0);
         await b.truncate(0);
       }

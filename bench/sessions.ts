@@ -4,6 +4,7 @@
  * concurrent sessions (one context, shared batches), checkpoint bytes per token and worker memory
  * per resident session.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,9 @@ import { createEngine } from "../native/engine.ts";
 import { type Engine, type EngineSequence, GREEDY, type Token } from "../native/engine-types.ts";
 import { fmt, median, ratioSpread } from "./stats.ts";
 import type { Workload } from "./workload.ts";
+
+/** The bench tenant's data key: checkpoints are sealed at rest, as in the worker. */
+const BENCH_KEY = { tenant: "bench", bytes: randomBytes(32) };
 
 const TEXT = "The agent reads the tool result, updates its plan and calls the next tool with care. ";
 
@@ -75,6 +79,7 @@ export async function benchSessions(
       const meta = await store.write(
         {
           tenant: "bench",
+          key: BENCH_KEY,
           sessionId: "",
           reason: "parked",
           toolUseIds: [],
@@ -88,7 +93,7 @@ export async function benchSessions(
       a.dispose();
       const b = await engine.acquireSequence();
       t0 = performance.now();
-      await store.load(meta, "bench", (path, payload) => b.loadState(path, payload.tokens));
+      await store.load(meta, BENCH_KEY, (path, payload) => b.loadState(path, payload.tokens));
       report.restoreMs.push(performance.now() - t0);
       b.dispose();
       store.remove(meta.id);

@@ -23,6 +23,7 @@ const MISS_WORDS = {
   [MissReason.TEXT_MISMATCH]: "text-mismatch",
   [MissReason.TOKEN_MISMATCH]: "token-mismatch",
   [MissReason.CHECKPOINT_CORRUPT]: "checkpoint-corrupt",
+  [MissReason.CHECKPOINT_KEY]: "checkpoint-key",
 } as const satisfies Record<MissReason, string>;
 
 /** A decision the planner can make (every value but UNSPECIFIED). */

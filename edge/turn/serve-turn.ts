@@ -7,6 +7,7 @@
 import type { PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { decisionWord, missWord } from "../../shared/cache-decision.ts";
 import { log } from "../core/log.ts";
+import { tenantDataKey } from "../core/tenant-data-key.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { RecentTurn } from "../metrics/edge-metrics-do.ts";
 import { recordFailover, recordTurn as recordTurnMetrics } from "../metrics/record.ts";
@@ -66,8 +67,15 @@ export async function serveTurn<R extends TurnRenderer>(
   rc.timing.mark("admit");
   // A new session's SessionDO is written while the worker runs the turn (recordTurn waits for it).
   const resolved = beginCreation(env, config, routed);
+  const dataKey = await tenantDataKey(config.idSecret, tenant);
   const attempt = (session: ResolvedSession): Promise<Response> => {
-    const target = { requestId, tenantId: tenant, sessionId: session.sessionId, epoch: session.epoch };
+    const target = {
+      requestId,
+      tenantId: tenant,
+      sessionId: session.sessionId,
+      epoch: session.epoch,
+      tenantDataKey: dataKey,
+    };
     const worker = { baseUrl: session.workerUrl, token: config.workerToken };
     const call = new GenerateCall(worker, generateRequestFor(target, options.turn, options.prefix), signal);
     const started = Date.now();

@@ -5,9 +5,18 @@
  */
 import type { EngineSequence } from "../../native/engine-types.ts";
 import type { Frontier } from "../continuation/frontier.ts";
+import type { TenantDataKey } from "./state/sealed-file.ts";
 
-export interface CheckpointedSession {
+/**
+ * Whose checkpoints an operation reads or writes, with the data key the edge sent for that tenant
+ * on the request (undefined: none was sent, so nothing is written and nothing stored is opened).
+ */
+export interface KeyedOwner {
   readonly tenant: string;
+  readonly dataKey: TenantDataKey | undefined;
+}
+
+export interface CheckpointedSession extends KeyedOwner {
   readonly sessionId: string;
   /** The engine sequence; undefined while it is being acquired or after parking. */
   readonly sequence: EngineSequence | undefined;

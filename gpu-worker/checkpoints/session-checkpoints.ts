@@ -4,10 +4,15 @@ import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord } from "../continuation/frontier.ts";
 import type { TurnMemory } from "../continuation/turn-memory.ts";
 import { log } from "../log.ts";
-import type { ResidentSession } from "./checkpointed-session.ts";
+import type { KeyedOwner, ResidentSession } from "./checkpointed-session.ts";
 import { earlierTurns, earlierTurnsOf } from "./earlier-turns.ts";
 import type { CheckpointStorage } from "./store/checkpoint-storage.ts";
-import { type CheckpointPayload, type CheckpointReason, CorruptCheckpointError } from "./store/types.ts";
+import {
+  CheckpointKeyError,
+  type CheckpointPayload,
+  type CheckpointReason,
+  CorruptCheckpointError,
+} from "./store/types.ts";
 
 export interface CheckpointPolicy {
   /** Cold prefills whose header (system + tools) is at least this many tokens save an anchor. */
@@ -28,6 +33,13 @@ const MAX_REFRESHED = 10_000;
 
 /** Which session a checkpoint belongs to. */
 type SessionKey = { readonly tenant: string; readonly sessionId: string };
+
+/** Why a stored checkpoint was not used: damaged (removed), or the request's key does not open it (kept). */
+export type CheckpointFailure = "corrupt" | "wrong-key";
+
+function failureOf(error: unknown): CheckpointFailure {
+  return error instanceof CheckpointKeyError ? "wrong-key" : "corrupt";
+}
 
 /** A prefix of a request restored from disk: the KV now holds `keep` tokens; `append` follows. */
 export interface RestoredPrefix {
@@ -96,16 +108,19 @@ export class SessionCheckpoints {
     onStateWritten?: () => void,
   ): Promise<{ id: string; exact: boolean } | undefined> {
     const frontier = session.frontier;
-    if (!frontier) {
+    const key = session.dataKey;
+    if (!frontier || !key) {
+      if (frontier) log("checkpoint skipped", { reason, session: session.sessionId.slice(0, 8), why: "no data key" });
       onStateWritten?.();
       return undefined;
     }
     const sequence = session.sequence;
     const tokens = [...sequence.tokens];
-    const base = this.policy.chunked === false ? undefined : await this.#baseOf(session.tenant, frontier.text, tokens);
+    const base = this.policy.chunked === false ? undefined : await this.#baseOf(session, frontier.text, tokens);
     const meta = await this.store.write(
       {
         tenant: session.tenant,
+        key,
         sessionId: session.sessionId,
         reason,
         toolUseIds: [...frontier.toolUseIds],
@@ -143,23 +158,36 @@ export class SessionCheckpoints {
    * (the session's previous checkpoint, or the tenant's anchor): the new one stores only the cells
    * after it. Undefined when none applies.
    */
-  async #baseOf(tenant: string, text: string, tokens: readonly Token[]): Promise<string | undefined> {
-    const meta = this.store.findLongestPrefix(tenant, text, { minTokens: 1 });
-    if (!meta || meta.tokenCount > tokens.length) return undefined;
-    const payload = await this.store.localPayload(meta, tenant);
+  async #baseOf(owner: KeyedOwner, text: string, tokens: readonly Token[]): Promise<string | undefined> {
+    const key = owner.dataKey;
+    const meta = key && this.store.findLongestPrefix(owner.tenant, text, { minTokens: 1 });
+    if (!key || !meta || meta.tokenCount > tokens.length) return undefined;
+    const payload = await this.store.localPayload(meta, key);
     if (!payload || payload.tokens.length !== meta.tokenCount) return undefined;
     for (let i = 0; i < payload.tokens.length; i++) if (payload.tokens[i] !== tokens[i]) return undefined;
     return meta.id;
   }
 
-  /** Load the session's newest checkpoint into `sequence`; its frontier, or undefined (cold). */
-  async restore(session: SessionKey, sequence: EngineSequence): Promise<Frontier | undefined> {
+  /**
+   * Load the session's newest checkpoint into `sequence` with the session's data key; its frontier,
+   * or undefined (cold: none stored, no key, a key that does not open it, or a damaged one).
+   */
+  async restore(session: SessionKey & KeyedOwner, sequence: EngineSequence): Promise<Frontier | undefined> {
     await this.refresh(session.tenant, session.sessionId);
     const meta = this.store.findBySession(session.tenant, session.sessionId);
     if (!meta) return undefined;
+    const key = session.dataKey;
+    if (!key) {
+      log("checkpoint restore failed", {
+        reason: "wrong-key",
+        why: "no data key",
+        session: session.sessionId.slice(0, 8),
+      });
+      return undefined;
+    }
     const started = performance.now();
     try {
-      const payload = await this.store.load(meta, session.tenant, (path, loaded) => loadInto(sequence, path, loaded));
+      const payload = await this.store.load(meta, key, (path, loaded) => loadInto(sequence, path, loaded));
       const frontier = frontierFromJson(payload.extra);
       for (const turn of earlierTurnsOf(payload.extra)) this.memory?.remember(session.tenant, turn.keys, turn);
       this.rememberTurn(session.tenant, frontier.lastTurn);
@@ -177,7 +205,7 @@ export class SessionCheckpoints {
       return frontier;
     } catch (error) {
       await sequence.truncate(0);
-      log("checkpoint restore failed", { reason: error instanceof CorruptCheckpointError ? "corrupt" : String(error) });
+      log("checkpoint restore failed", { reason: reasonOf(error), session: session.sessionId.slice(0, 8) });
       return undefined;
     }
   }
@@ -185,23 +213,30 @@ export class SessionCheckpoints {
   /**
    * Ladder step "disk checkpoint": the longest stored prefix of the rendered request for this
    * tenant, if it covers more than `keep` live tokens. Loads it into `sequence` and tokenizes the
-   * rest of the request after it. Undefined (and the sequence untouched) when none applies; on a
-   * failed load the sequence is cleared and undefined is returned.
+   * rest of the request after it with `owner`'s data key. Undefined (and the sequence untouched)
+   * when none applies; "wrong-key" (the sequence untouched: nothing was loaded) when the request
+   * has no key or its key does not open the checkpoint; "corrupt" (the sequence cleared) when the
+   * load failed otherwise.
    */
   async restorePrefix(
-    tenant: string,
+    owner: KeyedOwner,
     rendered: RenderedPrompt,
     sequence: EngineSequence,
     keep: number,
     tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
-  ): Promise<RestoredPrefix | "failed" | undefined> {
-    const meta = this.store.findLongestPrefix(tenant, rendered.text, { minTokens: keep + 1 });
+  ): Promise<RestoredPrefix | CheckpointFailure | undefined> {
+    const meta = this.store.findLongestPrefix(owner.tenant, rendered.text, { minTokens: keep + 1 });
     if (!meta) return undefined;
     const rest = segmentsFrom(rendered.segments, meta.textLength);
     if (!rest || rest.length === 0) return undefined;
+    const key = owner.dataKey;
+    if (!key) {
+      log("checkpoint restore failed", { reason: "wrong-key", why: "no data key", key: meta.id.slice(0, 8) });
+      return "wrong-key";
+    }
     const started = performance.now();
     try {
-      await this.store.load(meta, tenant, (path, loaded) => loadInto(sequence, path, loaded), {
+      await this.store.load(meta, key, (path, loaded) => loadInto(sequence, path, loaded), {
         prefixOf: rendered.text,
       });
       log("kv cache hit text", {
@@ -213,18 +248,22 @@ export class SessionCheckpoints {
       });
       return { keep: meta.tokenCount, append: await tokenize(rest), tokenCount: meta.tokenCount };
     } catch (error) {
-      await sequence.truncate(0);
-      log("checkpoint restore failed", { reason: error instanceof CorruptCheckpointError ? "corrupt" : String(error) });
-      return "failed";
+      const failure = failureOf(error);
+      // A key that does not open the checkpoint fails before the engine reads anything.
+      if (failure === "corrupt") await sequence.truncate(0);
+      log("checkpoint restore failed", { reason: reasonOf(error), key: meta.id.slice(0, 8) });
+      return failure;
     }
   }
 
-  /** Where a cold prefill should save an anchor (tokens of system + tools), if anywhere. */
+  /** Where a cold prefill should save an anchor (tokens of system + tools), if anywhere (never without a key). */
   async anchorFor(
-    tenant: string,
+    owner: KeyedOwner,
     rendered: RenderedPrompt,
     tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
   ): Promise<{ tokens: number; text: string } | undefined> {
+    const tenant = owner.tenant;
+    if (!owner.dataKey) return undefined;
     const offset = rendered.messageOffsets[0];
     if (offset === undefined || offset === 0) return undefined;
     const text = rendered.text.slice(0, offset);
@@ -236,10 +275,14 @@ export class SessionCheckpoints {
     return existing ? undefined : { tokens, text };
   }
 
-  async saveAnchor(tenant: string, text: string, sequence: EngineSequence): Promise<void> {
+  /** Save the tenant's shared system + tools anchor, sealed under `owner`'s data key (none: nothing is saved). */
+  async saveAnchor(owner: KeyedOwner, text: string, sequence: EngineSequence): Promise<void> {
+    const key = owner.dataKey;
+    if (!key) return;
     const meta = await this.store.write(
       {
-        tenant,
+        tenant: owner.tenant,
+        key,
         sessionId: "",
         reason: "cold-anchor",
         toolUseIds: [],
@@ -260,6 +303,12 @@ export class SessionCheckpoints {
       this.store.remove(meta.id);
     }
   }
+}
+
+/** The log word for a failed restore: the two failures, else the error itself. */
+function reasonOf(error: unknown): string {
+  if (error instanceof CheckpointKeyError || error instanceof CorruptCheckpointError) return failureOf(error);
+  return String(error);
 }
 
 /** Load a checkpoint's state (all of its tokens) into `sequence`. */

@@ -9,6 +9,7 @@ import type {
   CheckpointReplica,
   ReplicatedCheckpoint,
 } from "../checkpoints/replica/checkpoint-replica.ts";
+import type { TenantDataKey } from "../checkpoints/state/sealed-file.ts";
 import type { CheckpointStorage } from "../checkpoints/store/checkpoint-storage.ts";
 import {
   type CheckpointMeta,
@@ -50,7 +51,7 @@ export class MeteredCheckpointStorage implements CheckpointStorage {
 
   async load(
     meta: CheckpointMeta,
-    tenant: string,
+    key: TenantDataKey,
     readState: (statePath: string, payload: CheckpointPayload) => Promise<void>,
     options?: { prefixOf?: string },
   ): Promise<CheckpointPayload> {
@@ -58,7 +59,7 @@ export class MeteredCheckpointStorage implements CheckpointStorage {
     const trace = currentTrace();
     let outcome: ReadOutcome = "error";
     try {
-      const payload = await this.inner.load(meta, tenant, readState, options);
+      const payload = await this.inner.load(meta, key, readState, options);
       outcome = "ok";
       return payload;
     } catch (error) {
@@ -72,8 +73,8 @@ export class MeteredCheckpointStorage implements CheckpointStorage {
     }
   }
 
-  localPayload(meta: CheckpointMeta, tenant: string): Promise<CheckpointPayload | undefined> {
-    return this.inner.localPayload(meta, tenant);
+  localPayload(meta: CheckpointMeta, key: TenantDataKey): Promise<CheckpointPayload | undefined> {
+    return this.inner.localPayload(meta, key);
   }
 
   findLongestPrefix(tenant: string, text: string, options?: { minTokens?: number }): CheckpointMeta | undefined {

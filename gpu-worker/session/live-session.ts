@@ -1,10 +1,17 @@
 import type { EngineSequence } from "../../native/engine-types.ts";
+import type { TenantDataKey } from "../checkpoints/state/sealed-file.ts";
 import type { Frontier } from "../continuation/frontier.ts";
 
 /** A conversation resident on this worker (parked ones live only in the checkpoint store). */
 export interface LiveSession {
   readonly tenant: string;
   readonly sessionId: string;
+  /**
+   * The tenant's data key from the session's newest request, held only while the session is
+   * resident (its background, parking and shutdown checkpoints are sealed under it); dropped when
+   * the session is parked, superseded, released or closed.
+   */
+  dataKey: TenantDataKey | undefined;
   /** The engine sequence; undefined only while it is being acquired or after parking. */
   sequence: EngineSequence | undefined;
   busy: boolean;

@@ -1,6 +1,7 @@
 import { type Engine, type EngineSequence, NoFreeSequenceError } from "../../native/engine-types.ts";
 import { CheckpointScheduler } from "../checkpoints/checkpoint-scheduler.ts";
 import type { SessionCheckpoints } from "../checkpoints/session-checkpoints.ts";
+import { DATA_KEY_BYTES, type TenantDataKey } from "../checkpoints/state/sealed-file.ts";
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
 import { type LeasedSession, type LiveSession, leastValuableIdle } from "./live-session.ts";
@@ -82,6 +83,7 @@ export class SessionTable {
         this.#scheduler?.cancel(session);
         this.#sessions.delete(key);
         session.sequence?.dispose();
+        session.dataKey = undefined;
         log("session state superseded", { session: sessionId.slice(0, 8), epoch, was: known });
       }
     }
@@ -113,8 +115,14 @@ export class SessionTable {
     return this.#park(session);
   }
 
-  /** Take the session for one request (restoring it from disk if parked); call `release` after. */
-  async lease(tenant: string, sessionId: string): Promise<LeasedSession> {
+  /**
+   * Take the session for one request (restoring it from disk if parked); call `release` after.
+   * `dataKey`: the tenant's data key the request carries (the edge's `tenant_data_key`); the
+   * session holds it while resident, for the checkpoints it writes and restores (none: it writes
+   * none and opens none). A key of the wrong size is refused before anything is leased.
+   */
+  async lease(tenant: string, sessionId: string, dataKey?: Uint8Array): Promise<LeasedSession> {
+    const owned = tenantDataKey(tenant, dataKey);
     const key = sessionKey(tenant, sessionId);
     this.#parkedOnToolFrontier.delete(key);
     let session = this.#sessions.get(key);
@@ -132,6 +140,7 @@ export class SessionTable {
       session = {
         tenant,
         sessionId,
+        dataKey: undefined,
         sequence: undefined,
         busy: false,
         lastUsed: Date.now(),
@@ -142,6 +151,7 @@ export class SessionTable {
     }
     session.busy = true;
     session.lastUsed = Date.now();
+    session.dataKey = owned;
     try {
       if (!session.sequence) {
         const sequence = await this.#acquireSequence();
@@ -179,6 +189,7 @@ export class SessionTable {
     this.#scheduler?.cancel(session);
     this.#sessions.delete(key);
     session.sequence?.dispose();
+    session.dataKey = undefined;
     this.#checkpoints?.forget(session);
     return true;
   }
@@ -194,6 +205,7 @@ export class SessionTable {
     for (const session of this.#sessions.values()) {
       this.#scheduler?.cancel(session);
       session.sequence?.dispose();
+      session.dataKey = undefined;
     }
     this.#sessions.clear();
   }
@@ -268,6 +280,7 @@ export class SessionTable {
       this.#sessions.delete(sessionKey(session.tenant, session.sessionId));
       session.sequence = undefined;
       session.frontier = undefined;
+      session.dataKey = undefined;
       sequence.dispose();
       session.busy = false;
     }
@@ -280,6 +293,15 @@ export class SessionTable {
 }
 
 const MAX_EPOCHS = 100_000;
+
+/** The request's data key for `tenant` (undefined when it sent none); a malformed one is a 400. */
+function tenantDataKey(tenant: string, bytes: Uint8Array | undefined): TenantDataKey | undefined {
+  if (bytes === undefined || bytes.length === 0) return undefined;
+  if (bytes.length !== DATA_KEY_BYTES) {
+    throw WorkerFailure.invalid(`tenant_data_key must be ${DATA_KEY_BYTES} bytes`, "tenant_data_key");
+  }
+  return { tenant, bytes: Buffer.from(bytes) };
+}
 
 function sessionKey(tenant: string, sessionId: string): string {
   return `${tenant}\u0000${sessionId}`;

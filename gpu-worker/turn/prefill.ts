@@ -18,7 +18,7 @@ export async function* prefill(turn: Turn, planned: PlannedStep): AsyncGenerator
   await sequence.truncate(plan.keep);
   const anchor =
     step === 0 && plan.decision === "cold"
-      ? await deps.checkpoints?.anchorFor(request.tenantId, plan.rendered, turn.tokenize)
+      ? await deps.checkpoints?.anchorFor(session, plan.rendered, turn.tokenize)
       : undefined;
   // The prompt's last token is held back for the first sampling decode, which evaluates it
   // anyway: prefilling it too would decode it twice. An anchor that ends there needs it in the KV.
@@ -28,7 +28,7 @@ export async function* prefill(turn: Turn, planned: PlannedStep): AsyncGenerator
   if (anchor && deps.checkpoints) {
     const checkpoints = deps.checkpoints;
     yield* prefillTokens(deps.config, sequence, toPrefill.slice(0, anchor.tokens), signal);
-    await trace.during("anchor", () => checkpoints.saveAnchor(request.tenantId, anchor.text, sequence));
+    await trace.during("anchor", () => checkpoints.saveAnchor(session, anchor.text, sequence));
     yield* prefillTokens(deps.config, sequence, toPrefill.slice(anchor.tokens), signal);
   } else {
     yield* prefillTokens(deps.config, sequence, toPrefill, signal);

@@ -1,6 +1,7 @@
 /** Ladder step "disk checkpoint": a stored prefix longer than what the live KV offers. */
 import type { EngineSequence, Token } from "../../native/engine-types.ts";
 import type { PromptSegment } from "../chat/types.ts";
+import type { KeyedOwner } from "../checkpoints/checkpointed-session.ts";
 import type { SessionCheckpoints } from "../checkpoints/session-checkpoints.ts";
 import type { ContinuationPlan } from "../continuation/plan-continuation.ts";
 
@@ -10,14 +11,16 @@ import type { ContinuationPlan } from "../continuation/plan-continuation.ts";
  */
 export async function withStoredPrefix(
   checkpoints: SessionCheckpoints,
-  tenant: string,
+  owner: KeyedOwner,
   plan: ContinuationPlan,
   sequence: EngineSequence,
   tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
 ): Promise<ContinuationPlan> {
-  const restored = await checkpoints.restorePrefix(tenant, plan.rendered, sequence, plan.keep, tokenize);
+  const restored = await checkpoints.restorePrefix(owner, plan.rendered, sequence, plan.keep, tokenize);
   if (restored === undefined) return plan;
-  if (restored === "failed") {
+  // The request's data key does not open it: nothing was loaded, the live plan stands.
+  if (restored === "wrong-key") return { ...plan, missReason: "checkpoint-key" };
+  if (restored === "corrupt") {
     // The failed load cleared the sequence: whatever the live KV offered is gone.
     return {
       ...plan,

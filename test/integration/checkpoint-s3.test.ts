@@ -7,9 +7,14 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { S3Client } from "../../gpu-worker/checkpoints/replica/s3-client.ts";
 import { S3CheckpointReplica } from "../../gpu-worker/checkpoints/replica/s3-replica.ts";
-import { type CheckpointMeta, CorruptCheckpointError } from "../../gpu-worker/checkpoints/store/types.ts";
+import {
+  CheckpointKeyError,
+  type CheckpointMeta,
+  CorruptCheckpointError,
+} from "../../gpu-worker/checkpoints/store/types.ts";
 import { S3_CREDENTIALS, startS3, type TestS3 } from "../support/s3-server.ts";
 import { syntheticState, tokensOf } from "../support/synthetic-kv-state.ts";
+import { testDataKey } from "../support/test-data-key.ts";
 import { StoreFixture } from "../unit/checkpoints/fixture.ts";
 
 let s3: TestS3;
@@ -123,7 +128,7 @@ describe("checkpoints replicated to S3", () => {
     const found = b.store.findBySession("tenant-a", "s4");
     expect(found?.id).toBe(meta.id);
     let engineRead = false;
-    const loading = b.store.load(found!, "tenant-a", async () => {
+    const loading = b.store.load(found!, testDataKey("tenant-a"), async () => {
       engineRead = true;
     });
     await expect(loading).rejects.toMatchObject({ name: CorruptCheckpointError.name, kind: "checksum" });
@@ -161,6 +166,7 @@ describe("chained checkpoints in S3 (each KV chunk stored once)", () => {
     fx.store.write(
       {
         tenant: "tenant-a",
+        key: testDataKey("tenant-a"),
         sessionId: base ? "chain-s" : "",
         reason: base ? "tool-frontier" : "cold-anchor",
         toolUseIds: [`c-${n}`],
@@ -190,7 +196,7 @@ describe("chained checkpoints in S3 (each KV chunk stored once)", () => {
     const found = b.store.findBySession("tenant-a", "chain-s");
     expect(found?.id).toBe(two.id);
     let state = Buffer.alloc(0);
-    await b.store.load(found ?? two, "tenant-a", async (path) => {
+    await b.store.load(found ?? two, testDataKey("tenant-a"), async (path) => {
       state = readFileSync(path);
     });
     expect(state.equals(syntheticState(tokensOf(480)))).toBe(true);
@@ -200,5 +206,76 @@ describe("chained checkpoints in S3 (each KV chunk stored once)", () => {
     expect(await until(async () => (await blobSize("tenant-a", one.id)) === undefined)).toBe(true);
     expect(await until(async () => (await blobSize("tenant-a", two.id)) === undefined)).toBe(true);
     expect(await blobSize("tenant-a", anchor.id)).toBe(anchorBlob);
+  });
+});
+
+describe("checkpoints at rest are sealed under the tenant's data key (local disk and S3)", () => {
+  const payloadKey = (tenant: string, id: string) => `${PREFIX}blob/${shortHash(tenant)}/${id}.payload`;
+  /** Bytes that would show up in any plaintext copy: the prompt text, the KV state, the token ids. */
+  const PROMPT = "SECRET-PROMPT-of-tenant-a: the quarterly numbers are 4242 and 1717. ";
+
+  it("disk and bucket hold ciphertext only; chained restores and replication still work; a wrong key is a clean miss", async () => {
+    const a = host();
+    const b = host();
+    const sealedWrite = (n: number, base?: CheckpointMeta) =>
+      a.store.write(
+        {
+          tenant: "tenant-a",
+          key: testDataKey("tenant-a"),
+          sessionId: base ? "sealed-s" : "",
+          reason: base ? "tool-frontier" : "cold-anchor",
+          toolUseIds: [`sealed-${n}`],
+          payload: { text: PROMPT.repeat(n / 40), tokens: tokensOf(n), extra: { note: PROMPT } },
+          ...(base ? { extends: base.id } : {}),
+        },
+        async (path) => writeFileSync(path, syntheticState(tokensOf(n))),
+      );
+    const anchor = await sealedWrite(400);
+    const turn = await sealedWrite(480, anchor);
+    expect(turn.chain.map((l) => l.id)).toEqual([anchor.id]); // still a chain: only its chunk was written
+
+    // What a plaintext copy would contain: the prompt, the token ids as the engine's i32 array, KV rows.
+    const plainState = syntheticState(tokensOf(480));
+    const tokenBytes = Buffer.from(new Int32Array(tokensOf(480).slice(400, 440)).buffer);
+    const needles = [Buffer.from(PROMPT.slice(0, 24)), tokenBytes, plainState.subarray(4096, 4160)];
+    const stored = [
+      readFileSync(a.statePath(anchor.id)),
+      readFileSync(a.statePath(turn.id)),
+      readFileSync(a.payloadPath(anchor.id)),
+      readFileSync(a.payloadPath(turn.id)),
+    ];
+    const remote = await Promise.all([
+      client.get(blobKey("tenant-a", anchor.id)),
+      client.get(blobKey("tenant-a", turn.id)),
+      client.get(payloadKey("tenant-a", anchor.id)),
+      client.get(payloadKey("tenant-a", turn.id)),
+    ]);
+    for (const bytes of [...stored, ...remote.map((r) => Buffer.from(r ?? new Uint8Array()))]) {
+      expect(bytes.length).toBeGreaterThan(76);
+      for (const needle of needles) expect(bytes.includes(needle)).toBe(false);
+    }
+    // The replica copies the sealed bytes as written: no key is needed to replicate.
+    expect(Buffer.from(remote[1] ?? new Uint8Array()).equals(stored[1] ?? Buffer.alloc(0))).toBe(true);
+
+    await b.store.refresh("tenant-a", "sealed-s");
+    const found = b.store.findBySession("tenant-a", "sealed-s");
+    expect(found?.id).toBe(turn.id);
+    // Another host with a wrong key: a key miss before the engine reads, and nothing is deleted.
+    let engineRead = false;
+    await expect(
+      b.store.load(found ?? turn, testDataKey("tenant-a", "another deployment"), async () => {
+        engineRead = true;
+      }),
+    ).rejects.toBeInstanceOf(CheckpointKeyError);
+    expect(engineRead).toBe(false);
+    expect(b.store.findBySession("tenant-a", "sealed-s")?.id).toBe(turn.id);
+    expect(await client.get(blobKey("tenant-a", turn.id))).toBeDefined();
+    // With the tenant's key the chain assembles to exactly the state the engine dumped.
+    let state = Buffer.alloc(0);
+    const payload = await b.store.load(found ?? turn, testDataKey("tenant-a"), async (path) => {
+      state = readFileSync(path);
+    });
+    expect(state.equals(plainState)).toBe(true);
+    expect(payload.extra).toEqual({ note: PROMPT });
   });
 });

@@ -12,6 +12,7 @@ import { appendFile, writeFile } from "node:fs/promises";
 import { CheckpointStore } from "../../gpu-worker/checkpoints/store/checkpoint-store.ts";
 import type { CheckpointMeta } from "../../gpu-worker/checkpoints/store/types.ts";
 import { syntheticState, tokensOf } from "./synthetic-kv-state.ts";
+import { testDataKey } from "./test-data-key.ts";
 
 const [dir, mode, scratchDir] = process.argv.slice(2);
 const modes = ["pause", "loop", "chain-pause", "chain-loop"];
@@ -38,6 +39,7 @@ if (mode.startsWith("chain")) {
   let base: CheckpointMeta = await store.write(
     {
       tenant: "tenant-a",
+      key: testDataKey("tenant-a"),
       sessionId: "",
       reason: "cold-anchor",
       toolUseIds: [],
@@ -50,6 +52,7 @@ if (mode.startsWith("chain")) {
     base = await store.write(
       {
         tenant: "tenant-a",
+        key: testDataKey("tenant-a"),
         sessionId: "s1",
         reason: "tool-frontier",
         toolUseIds: [`id-${i}`],
@@ -68,6 +71,7 @@ for (let i = 0; ; i++) {
   await store.write(
     {
       tenant: "tenant-a",
+      key: testDataKey("tenant-a"),
       sessionId: "s1",
       reason: "tool-frontier",
       toolUseIds: [`id-${i}`],

@@ -57,7 +57,8 @@ export class ChunkedState {
     rmSync(this.#dir, { recursive: true, force: true });
   }
 
-  #scratch(): string {
+  /** A fresh path in this store's scratch directory (memory); the caller removes the file. */
+  scratchPath(): string {
     return join(this.#dir, `${randomBytes(8).toString("hex")}.state`);
   }
 
@@ -66,7 +67,7 @@ export class ChunkedState {
    * (true). A layout the chunker does not know is copied whole instead (false).
    */
   async writeChunk(fromPos: number, path: string, dumpState: (path: string) => Promise<void>): Promise<boolean> {
-    const scratch = this.#scratch();
+    const scratch = this.scratchPath();
     try {
       await dumpState(scratch);
       try {
@@ -88,7 +89,7 @@ export class ChunkedState {
     checks: readonly ChunkCheck[],
     use: (path: string) => Promise<T>,
   ): Promise<T> {
-    const scratch = this.#scratch();
+    const scratch = this.scratchPath();
     try {
       await assembleState(chunks, checks, scratch);
       return await use(scratch);

@@ -1,16 +1,25 @@
 /**
  * The store's chained checkpoints: a checkpoint that extends a stored one writes only the KV cells
- * past it (a chunk) and hard-links the base's chunks beside its own files; a load assembles the
- * chunks (each checked while read) into one state file; remote deletion keeps chunks still linked.
+ * past it (a chunk) and hard-links the base's chunks beside its own files; a load opens each sealed
+ * chunk (tags checked) and assembles them into one plain state file in scratch memory; remote
+ * deletion keeps chunks still linked.
  */
+import { rm } from "node:fs/promises";
 
 import type { ChunkedState } from "../state/chunked-state.ts";
 import { ChunkChecksumError, UnsupportedStateError } from "../state/kv-state-chunks.ts";
+import type { TenantDataKey } from "../state/sealed-file.ts";
 import type { CheckpointFiles, WrittenCheckpoint } from "./checkpoint-files.ts";
 import { stateCheck } from "./checkpoint-files.ts";
 import type { CheckpointIndex } from "./checkpoint-index.ts";
 import type { CheckpointPins } from "./checkpoint-pins.ts";
-import { type ChainLink, type CheckpointMeta, type CheckpointWriteInput, CorruptCheckpointError } from "./types.ts";
+import {
+  type ChainLink,
+  CheckpointKeyError,
+  type CheckpointMeta,
+  type CheckpointWriteInput,
+  CorruptCheckpointError,
+} from "./types.ts";
 
 /** Most chunks a checkpoint's state is assembled from; a write past it stores the whole state. */
 const MAX_CHAIN = 64;
@@ -41,7 +50,7 @@ export class CheckpointChains {
   ): Promise<{ written: WrittenCheckpoint; chain: ChainLink[] }> {
     const base =
       input.extends === undefined ? undefined : this.#base(input.extends, input.tenant, input.payload.tokens);
-    if (!base) return { written: await this.files.write(id, input.payload, writeState), chain: [] };
+    if (!base) return { written: await this.files.write(id, input.key, input.payload, writeState), chain: [] };
     const { meta, check } = base;
     this.pins.pin(meta.id);
     try {
@@ -49,6 +58,7 @@ export class CheckpointChains {
       let chunked = false;
       const written = await this.files.write(
         id,
+        input.key,
         input.payload,
         async (path) => {
           chunked = await this.chunks.writeChunk(meta.tokenCount, path, writeState);
@@ -71,33 +81,47 @@ export class CheckpointChains {
   }
 
   /**
-   * Assemble a chained checkpoint's chunks (each checked while read) into one scratch state file and
-   * `readState` it. A chunk that is missing, fails its check or does not parse throws
-   * {@link CorruptCheckpointError}; an error of `readState` passes through.
+   * Open a checkpoint's sealed state (each chunk of a chain under its writer's id) into plain
+   * scratch files, assemble a chain into one, and `readState` it; the plain files are removed
+   * after. A chunk that is missing, fails its tag or does not parse throws
+   * {@link CorruptCheckpointError}; a key that does not open it {@link CheckpointKeyError} (before
+   * `readState`); an error of `readState` passes through.
    */
-  async load(meta: CheckpointMeta, checksum: string, readState: (path: string) => Promise<void>): Promise<void> {
+  async load(meta: CheckpointMeta, key: TenantDataKey, readState: (path: string) => Promise<void>): Promise<void> {
     const { id } = meta;
-    const own = stateCheck(checksum) ?? { crc: -1, bytes: -1 };
-    const paths = [...meta.chain.map((_, k) => this.files.chainPath(id, k)), this.files.statePath(id)];
-    let assembled = false;
-    await this.chunks
-      .assembled(paths, [...meta.chain, own], async (path) => {
-        assembled = true;
+    const sealed = [
+      ...meta.chain.map((link, k) => ({ writer: link.id, path: this.files.chainPath(id, k) })),
+      { writer: id, path: this.files.statePath(id) },
+    ];
+    const plain = sealed.map(() => this.files.scratchPath());
+    let reading = false;
+    try {
+      for (const [k, part] of sealed.entries()) await this.files.openState(part.writer, part.path, key, plain[k] ?? "");
+      const [only] = plain;
+      if (plain.length === 1 && only !== undefined) {
+        reading = true;
+        await readState(only);
+        return;
+      }
+      await this.chunks.assembled(plain, [], async (path) => {
+        reading = true;
         await readState(path);
-      })
-      .catch((error: unknown) => {
-        if (assembled) throw error;
-        const kind =
-          error instanceof ChunkChecksumError
-            ? "checksum"
-            : error instanceof UnsupportedStateError
-              ? "payload"
-              : (error as NodeJS.ErrnoException).code === "ENOENT"
-                ? "missing"
-                : undefined;
-        if (kind === undefined) throw error;
-        throw new CorruptCheckpointError(`checkpoint ${id}: ${String(error)}`, { checkpointId: id, kind });
       });
+    } catch (error) {
+      if (reading || error instanceof CorruptCheckpointError || error instanceof CheckpointKeyError) throw error;
+      const kind =
+        error instanceof ChunkChecksumError
+          ? "checksum"
+          : error instanceof UnsupportedStateError
+            ? "payload"
+            : (error as NodeJS.ErrnoException).code === "ENOENT"
+              ? "missing"
+              : undefined;
+      if (kind === undefined) throw error;
+      throw new CorruptCheckpointError(`checkpoint ${id}: ${String(error)}`, { checkpointId: id, kind });
+    } finally {
+      await Promise.all(plain.map((path) => rm(path, { force: true })));
+    }
   }
 
   /**

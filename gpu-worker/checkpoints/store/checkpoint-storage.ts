@@ -5,6 +5,7 @@
  * hosts find and load its checkpoints: lookups stay synchronous over the local index, `refresh`
  * pulls the bucket's metadata into it, and `load` downloads the files on first use.
  */
+import type { TenantDataKey } from "../state/sealed-file.ts";
 import type { CheckpointMeta, CheckpointPayload, CheckpointStats, CheckpointWriteInput } from "./types.ts";
 
 export interface CheckpointStorage {
@@ -21,15 +22,19 @@ export interface CheckpointStorage {
   findByToolUseIds(tenant: string, ids: readonly string[]): CheckpointMeta | undefined;
   /** The newest tool-frontier, parked or shutdown checkpoint of a session. */
   findBySession(tenant: string, sessionId: string): CheckpointMeta | undefined;
-  /** Verify and load: `readState(localPath, payload)` reads the KV state from a local file. */
+  /**
+   * Open with the owner's data key and load: `readState(plainPath, payload)` reads the KV state from
+   * a plain file in scratch memory (every tag checked before). A key that does not open it throws
+   * `CheckpointKeyError` and keeps the checkpoint.
+   */
   load(
     meta: CheckpointMeta,
-    tenant: string,
+    key: TenantDataKey,
     readState: (statePath: string, payload: CheckpointPayload) => Promise<void>,
     options?: { prefixOf?: string },
   ): Promise<CheckpointPayload>;
-  /** The verified payload of a checkpoint stored on local disk, else undefined. */
-  localPayload(meta: CheckpointMeta, tenant: string): Promise<CheckpointPayload | undefined>;
+  /** The payload of a checkpoint stored on local disk, opened with `key`, else undefined. */
+  localPayload(meta: CheckpointMeta, key: TenantDataKey): Promise<CheckpointPayload | undefined>;
   remove(id: string): boolean;
   /**
    * Pull remote metadata (with a replica) of `tenant`'s shared-prefix checkpoints and, with

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { log } from "../../log.ts";
 import { CheckpointReplication } from "../replica/checkpoint-replication.ts";
 import { ChunkedState, defaultScratchDir } from "../state/chunked-state.ts";
+import type { TenantDataKey } from "../state/sealed-file.ts";
 import { hashText, prefixHashes } from "../state/text-hash.ts";
 import { CheckpointBudget } from "./checkpoint-budget.ts";
 import { CheckpointChains } from "./checkpoint-chains.ts";
@@ -14,6 +15,7 @@ import { CheckpointPins } from "./checkpoint-pins.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
 import type { CheckpointStoreOptions } from "./store-options.ts";
 import {
+  CheckpointKeyError,
   type CheckpointMeta,
   CheckpointMismatchError,
   type CheckpointPayload,
@@ -49,20 +51,19 @@ export class CheckpointStore implements CheckpointStorage {
   #hits = 0;
   #misses = 0;
 
-  private constructor(index: CheckpointIndex, files: CheckpointFiles, options: CheckpointStoreOptions) {
+  private constructor(
+    index: CheckpointIndex,
+    files: CheckpointFiles,
+    scratch: ChunkedState,
+    options: CheckpointStoreOptions,
+  ) {
     this.#index = index;
     this.#files = files;
     this.#modelIdentity = options.modelIdentity;
     this.#now = options.now ?? Date.now;
     this.#maxPrefixCandidates = options.maxPrefixCandidates ?? 64;
     this.#shared = options.shared ?? false;
-    this.#chains = new CheckpointChains(
-      index,
-      files,
-      this.#pins,
-      new ChunkedState(options.scratchDir ?? defaultScratchDir()),
-      this.#modelIdentity,
-    );
+    this.#chains = new CheckpointChains(index, files, this.#pins, scratch, this.#modelIdentity);
     this.#replica =
       options.replica && new CheckpointReplication(options.replica, index, files, this.#pins, this.#modelIdentity);
     this.#budget = new CheckpointBudget({
@@ -83,8 +84,10 @@ export class CheckpointStore implements CheckpointStorage {
   static open(options: CheckpointStoreOptions): CheckpointStore {
     assert(options.budgetBytes >= 0 && options.modelIdentity !== "", "a checkpoint store needs a budget and a model");
     mkdirSync(options.dir, { recursive: true });
-    const files = new CheckpointFiles(join(options.dir, "files"));
-    const store = new CheckpointStore(new CheckpointIndex(join(options.dir, "index.sqlite")), files, options);
+    const scratch = new ChunkedState(options.scratchDir ?? defaultScratchDir());
+    const files = new CheckpointFiles(join(options.dir, "files"), () => scratch.scratchPath());
+    const index = new CheckpointIndex(join(options.dir, "index.sqlite"));
+    const store = new CheckpointStore(index, files, scratch, options);
     store.#reconcile();
     store.evictToBudget();
     return store;
@@ -103,7 +106,7 @@ export class CheckpointStore implements CheckpointStorage {
    * same reason. Finally evicts to the budget, never the new entry nor a pinned one.
    */
   async write(input: CheckpointWriteInput, writeState: (tempPath: string) => Promise<void>): Promise<CheckpointMeta> {
-    assert(input.tenant !== "", "a checkpoint needs a tenant");
+    assert(input.tenant !== "" && input.key.tenant === input.tenant, "a checkpoint needs its tenant's data key");
     const id = randomBytes(16).toString("hex");
     const { text, tokens } = input.payload;
     const textHash = hashText(text);
@@ -189,46 +192,32 @@ export class CheckpointStore implements CheckpointStorage {
 
   /**
    * Load a checkpoint found by a `find*` call. Pins it (eviction and replacement leave its files alone)
-   * until done, verifies and parses the payload BEFORE `readState(statePath, payload)` (the payload
-   * carries the tokens the engine needs), and checks the state file's checksum WHILE the engine reads
-   * it (one more sequential read, overlapped with the load instead of added to it): it resolves only
-   * when both succeeded, so a caller never keeps a state that failed its check. Files just fetched
-   * from the replica crossed the network and another host's disk: they are checked before the engine
-   * reads them (the download dominates that load anyway). Then records the use
-   * and returns the payload. A missing entry or file, a checksum mismatch or an unreadable payload
-   * removes the entry and throws {@link CorruptCheckpointError} — for the state file after
-   * `readState` settled, so the caller must discard what it loaded (the sequences do on any throw).
-   * With `prefixOf`, a stored text that is not a prefix of it throws {@link CheckpointMismatchError}
-   * (the entry is kept) before the state is read.
+   * until done, opens and parses the payload, then opens the sealed state (each chunk of a chain)
+   * into plain scratch memory and `readState(plainPath, payload)`s it: every GCM tag is checked
+   * before the engine reads a byte, so a state that does not open is never loaded. Files fetched from
+   * the replica are opened the same way. Then records the use and returns the payload. A missing
+   * entry or file, a failed tag or an unreadable payload removes the entry and throws
+   * {@link CorruptCheckpointError}; a `key` that does not open it throws {@link CheckpointKeyError}
+   * and keeps it (a wrong key is a miss, not damage). With `prefixOf`, a stored text that is not a
+   * prefix of it throws {@link CheckpointMismatchError} (the entry is kept) before the state is read.
    */
   async load(
     meta: CheckpointMeta,
-    tenant: string,
+    key: TenantDataKey,
     readState: (statePath: string, payload: CheckpointPayload) => Promise<void>,
     options: { prefixOf?: string } = {},
   ): Promise<CheckpointPayload> {
-    assert(meta.tenant === tenant, "checkpoint belongs to another tenant");
+    assert(meta.tenant === key.tenant, "checkpoint belongs to another tenant");
     const { id } = meta;
     this.#pins.pin(id);
     try {
-      const { payload, checksum, downloaded } = await this.#readPayload(id, tenant);
+      const { payload } = await this.#readPayload(id, key);
       if (options.prefixOf !== undefined && !options.prefixOf.startsWith(payload.text)) {
         throw new CheckpointMismatchError(id);
       }
-      if (meta.chain.length > 0) {
-        await this.#chains
-          .load(meta, checksum, (path) => readState(path, payload))
-          .catch((error: unknown) => this.#corrupt(id, error));
-        this.#index.touch(id, this.#now());
-        return payload;
-      }
-      if (downloaded) await this.#files.verifyState(id, checksum).catch((error: unknown) => this.#corrupt(id, error));
-      const [verified, loaded] = await Promise.allSettled([
-        downloaded ? Promise.resolve() : this.#files.verifyState(id, checksum),
-        readState(this.#files.statePath(id), payload),
-      ]);
-      if (verified.status === "rejected") this.#corrupt(id, verified.reason);
-      if (loaded.status === "rejected") throw loaded.reason;
+      await this.#chains
+        .load(meta, key, (path) => readState(path, payload))
+        .catch((error: unknown) => this.#corrupt(id, error));
       this.#index.touch(id, this.#now());
       return payload;
     } finally {
@@ -237,17 +226,17 @@ export class CheckpointStore implements CheckpointStorage {
   }
 
   /**
-   * The verified payload of a checkpoint whose files are on local disk (a candidate for
-   * `extends`); undefined when it is not local. A damaged one is removed (and undefined).
+   * The payload of a checkpoint whose files are on local disk (a candidate for `extends`), opened
+   * with `key`; undefined when it is not local or does not open. A damaged one is removed.
    */
-  async localPayload(meta: CheckpointMeta, tenant: string): Promise<CheckpointPayload | undefined> {
+  async localPayload(meta: CheckpointMeta, key: TenantDataKey): Promise<CheckpointPayload | undefined> {
     const row = this.#index.get(meta.id);
-    if (!row?.local || row.meta.tenant !== tenant) return undefined;
+    if (!row?.local || row.meta.tenant !== key.tenant) return undefined;
     this.#pins.pin(meta.id);
     try {
-      return (await this.#readPayload(meta.id, tenant)).payload;
+      return (await this.#readPayload(meta.id, key)).payload;
     } catch (error) {
-      if (error instanceof CorruptCheckpointError) return undefined;
+      if (error instanceof CorruptCheckpointError || error instanceof CheckpointKeyError) return undefined;
       throw error;
     } finally {
       if (this.#pins.unpin(meta.id)) this.#files.remove(meta.id);
@@ -311,25 +300,25 @@ export class CheckpointStore implements CheckpointStorage {
     this.#chains.close();
   }
 
-  async #readPayload(
-    id: string,
-    tenant: string,
-  ): Promise<{ payload: CheckpointPayload; checksum: string; downloaded: boolean }> {
+  async #readPayload(id: string, key: TenantDataKey): Promise<{ payload: CheckpointPayload }> {
     try {
       const row = this.#index.get(id);
       if (!row) {
         throw new CorruptCheckpointError(`checkpoint ${id} is no longer stored`, { checkpointId: id, kind: "missing" });
       }
-      assert(row.meta.tenant === tenant && row.meta.modelIdentity === this.#modelIdentity, "checkpoint not loadable");
+      assert(
+        row.meta.tenant === key.tenant && row.meta.modelIdentity === this.#modelIdentity,
+        "checkpoint not loadable",
+      );
       if (!row.local) await this.#download(row.meta);
-      const payload = await this.#files.readPayload(id, row.checksum);
+      const payload = await this.#files.readPayload(id, row.checksum, key);
       if (payload.text.length !== row.meta.textLength || hashText(payload.text) !== row.meta.textHash) {
         throw new CorruptCheckpointError(`checkpoint ${id}: payload text does not match its index row`, {
           checkpointId: id,
           kind: "payload",
         });
       }
-      return { payload, checksum: row.checksum, downloaded: !row.local };
+      return { payload };
     } catch (error) {
       this.#corrupt(id, error);
     }

@@ -1,3 +1,5 @@
+import type { TenantDataKey } from "../state/sealed-file.ts";
+
 /** Why a checkpoint was written; also its eviction value (see {@link REASON_WEIGHT}). */
 export type CheckpointReason = "cold-anchor" | "tool-frontier" | "periodic" | "parked" | "shutdown";
 
@@ -87,6 +89,8 @@ export interface ChainLink {
 export interface CheckpointWriteInput {
   /** Owner (non-empty). */
   readonly tenant: string;
+  /** The owner's data key (from the request): the state and payload are sealed under it. */
+  readonly key: TenantDataKey;
   /** The session, or "" for a shared prefix (never replaced by another write). */
   readonly sessionId: string;
   /** Why it is written; decides replacement and eviction value. */
@@ -136,6 +140,17 @@ export class CorruptCheckpointError extends Error {
     super(message);
     this.checkpointId = detail.checkpointId ?? "";
     this.kind = detail.kind ?? "other";
+  }
+}
+
+/**
+ * The caller's data key does not open the checkpoint (another tenant's or deployment's key, a
+ * rotated key, an altered header). The checkpoint is kept: a wrong key is a miss, never a deletion.
+ */
+export class CheckpointKeyError extends Error {
+  override readonly name = "CheckpointKeyError";
+  constructor(readonly checkpointId: string) {
+    super(`checkpoint ${checkpointId} does not open with this data key`);
   }
 }
 

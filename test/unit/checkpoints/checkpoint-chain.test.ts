@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type CheckpointMeta, CorruptCheckpointError } from "../../../gpu-worker/checkpoints/store/types.ts";
 import { syntheticState, tokensOf } from "../../support/synthetic-kv-state.ts";
+import { testDataKey } from "../../support/test-data-key.ts";
 import { StoreFixture } from "./fixture.ts";
 
 let fx: StoreFixture;
@@ -32,6 +33,7 @@ async function checkpoint(
   return fx.store.write(
     {
       tenant: options.tenant ?? "tenant-a",
+      key: testDataKey(options.tenant ?? "tenant-a"),
       sessionId: reason === "cold-anchor" ? "" : (options.sessionId ?? "s1"),
       reason,
       toolUseIds: [`id-${n}`],
@@ -44,7 +46,7 @@ async function checkpoint(
 
 async function loaded(meta: CheckpointMeta): Promise<Buffer> {
   let state = Buffer.alloc(0);
-  await fx.store.load(meta, meta.tenant, async (path) => {
+  await fx.store.load(meta, testDataKey(meta.tenant), async (path) => {
     state = readFileSync(path);
   });
   return state;
@@ -116,6 +118,6 @@ describe("checkpoints extending a stored prefix", () => {
     expect(turn.chain).toEqual([]);
     expect(readdirSync(join(fx.dir, "files")).some((name) => name.startsWith(`${turn.id}.chain`))).toBe(false);
     expect((await loaded(turn)).equals(syntheticState(tokensOf(260)))).toBe(true);
-    expect(await fx.store.localPayload(anchor, "tenant-a")).toBeUndefined();
+    expect(await fx.store.localPayload(anchor, testDataKey("tenant-a"))).toBeUndefined();
   });
 });

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CheckpointStore } from "../../../gpu-worker/checkpoints/store/checkpoint-store.ts";
 import { REPO_ROOT } from "../../../scripts/stack.ts";
 import { syntheticState, tokensOf } from "../../support/synthetic-kv-state.ts";
+import { testDataKey } from "../../support/test-data-key.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -71,7 +72,7 @@ async function reopenAndCheck(dir: string): Promise<number> {
     const newest = store.findBySession("tenant-a", "s1");
     if (!newest) throw new Error("no checkpoint survived");
     const i = Number(newest.toolUseIds[0]?.replace("id-", ""));
-    const payload = await store.load(newest, "tenant-a", async (statePath) => {
+    const payload = await store.load(newest, testDataKey("tenant-a"), async (statePath) => {
       expect(readFileSync(statePath).equals(Buffer.alloc(1 << 20, i & 0xff))).toBe(true);
     });
     expect(payload.text).toBe(`turn ${i}`);
@@ -93,7 +94,7 @@ async function reopenChainAndCheck(dir: string, scratch: string): Promise<number
     const i = Number(newest.toolUseIds[0]?.replace("id-", ""));
     expect(newest.chain.length).toBe(i + 1);
     const n = 256 + 64 * (i + 1);
-    await store.load(newest, "tenant-a", async (statePath) => {
+    await store.load(newest, testDataKey("tenant-a"), async (statePath) => {
       expect(readFileSync(statePath).equals(syntheticState(tokensOf(n)))).toBe(true);
     });
     // The anchor and the newest turn (its chunk, payload and chain links); the dead writer's

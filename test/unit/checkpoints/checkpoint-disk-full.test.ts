@@ -7,6 +7,7 @@ import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CheckpointMeta } from "../../../gpu-worker/checkpoints/store/types.ts";
+import { testDataKey } from "../../support/test-data-key.ts";
 import { StoreFixture } from "./fixture.ts";
 
 const STATE_BYTES = 4096;
@@ -32,6 +33,7 @@ function writeState(quota: number) {
 
 const input = (text: string, reason: CheckpointMeta["reason"] = "periodic") => ({
   tenant: "tenant-a",
+  key: testDataKey("tenant-a"),
   sessionId: reason === "periodic" ? "" : `s-${text}`,
   reason,
   toolUseIds: [],

@@ -1,8 +1,9 @@
 /** Checkpoint store eviction, pinning, corruption, replacement and reconciliation at open. */
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CorruptCheckpointError } from "../../../gpu-worker/checkpoints/store/types.ts";
+import { CheckpointKeyError, CorruptCheckpointError } from "../../../gpu-worker/checkpoints/store/types.ts";
+import { testDataKey } from "../../support/test-data-key.ts";
 import { StoreFixture } from "./fixture.ts";
 
 let fx: StoreFixture;
@@ -82,24 +83,22 @@ describe("eviction", () => {
 });
 
 describe("corruption", () => {
-  it("flipped state byte: the load fails with CorruptCheckpointError (checked while the engine reads), entry removed, store still works", async () => {
+  it("flipped state byte: the load fails with CorruptCheckpointError before the engine reads a byte, entry removed, store still works", async () => {
     const meta = await fx.write({ text: "victim" });
     const bytes = readFileSync(fx.statePath(meta.id));
-    bytes[17] = bytes[17]! ^ 0xff;
+    const at = bytes.length - 40; // inside the sealed body, past the 76-byte header
+    bytes[at] = bytes[at]! ^ 0xff;
     writeFileSync(fx.statePath(meta.id), bytes);
-    fx.reopen(); // a file this process did not write or check: read in full on its first load
-    // The engine reads the local file while its checksum is checked; the load rejects (so the caller
-    // discards what it read) only after that read settled.
-    let readStateSettled = false;
+    fx.reopen();
+    let engineRead = false;
     const error = await fx.store
-      .load(meta, "tenant-a", async () => {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        readStateSettled = true;
+      .load(meta, testDataKey("tenant-a"), async () => {
+        engineRead = true;
       })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CorruptCheckpointError);
     expect(error).toMatchObject({ kind: "checksum", checkpointId: meta.id });
-    expect(readStateSettled).toBe(true);
+    expect(engineRead).toBe(false);
     expect(gone(meta.id)).toBe(true);
     expect(fx.store.findLongestPrefix("tenant-a", "victim")).toBeUndefined();
 
@@ -108,28 +107,28 @@ describe("corruption", () => {
     expect(next.id).not.toBe(meta.id);
   });
 
-  it("a state file is checked once: unchanged files this store wrote or checked are not read again", async () => {
-    const meta = await fx.write({ text: "once" });
-    const path = fx.statePath(meta.id);
-    // A whole-second mtime (utimes cannot restore a nanosecond one): the next load checks the
-    // changed file in full, and it is intact.
-    const mtime = new Date(Math.floor(statSync(path).mtimeMs / 1000) * 1000 - 60_000);
-    utimesSync(path, mtime, mtime);
-    await expect(fx.load(meta)).resolves.toMatchObject({ text: "once" });
-    const bytes = readFileSync(path);
-    bytes[17] = bytes[17]! ^ 0xff;
-    writeFileSync(path, bytes);
-    // Damage that keeps size and mtime (a bit flipped under the page cache) is not re-read here…
-    utimesSync(path, mtime, mtime);
-    await expect(fx.store.load(meta, meta.tenant, async () => undefined)).resolves.toMatchObject({ text: "once" });
-    // …but a changed mtime is, and so is every file after a restart.
-    utimesSync(path, mtime, new Date(mtime.getTime() + 5_000));
-    await expect(fx.load(meta)).rejects.toMatchObject({ kind: "checksum" });
-    await fx.write({ text: "once more" });
-    fx.reopen(); // checked in full, and intact
-    await expect(fx.load(fx.store.findLongestPrefix("tenant-a", "once more!")!)).resolves.toMatchObject({
-      text: "once more",
-    });
+  it("a key that does not open a checkpoint is a CheckpointKeyError: nothing read, the entry kept for its own key", async () => {
+    const meta = await fx.write({ text: "sealed", stateBytes: 3 << 20 });
+    let engineRead = false;
+    for (const key of [testDataKey("tenant-a", "rotated"), { tenant: "tenant-a", bytes: Buffer.alloc(32) }]) {
+      await expect(
+        fx.store.load(meta, key, async () => {
+          engineRead = true;
+        }),
+      ).rejects.toBeInstanceOf(CheckpointKeyError);
+      expect(await fx.store.localPayload(meta, key)).toBeUndefined();
+    }
+    expect(engineRead).toBe(false);
+    expect(gone(meta.id)).toBe(false);
+    await expect(fx.load(meta)).resolves.toMatchObject({ text: "sealed" });
+  });
+
+  it("a truncated state file is corrupt and removed", async () => {
+    const meta = await fx.write({ text: "cut", stateBytes: 2 << 20 });
+    const bytes = readFileSync(fx.statePath(meta.id));
+    writeFileSync(fx.statePath(meta.id), bytes.subarray(0, bytes.length - (1 << 20)));
+    await expect(fx.load(meta)).rejects.toMatchObject({ name: CorruptCheckpointError.name, kind: "checksum" });
+    expect(gone(meta.id)).toBe(true);
   });
 
   it("missing file or truncated payload: CorruptCheckpointError and the entry is removed", async () => {
@@ -145,7 +144,14 @@ describe("corruption", () => {
 
   it("a failed writeState leaves neither files nor a row", async () => {
     const write = fx.store.write(
-      { tenant: "t", sessionId: "", reason: "periodic", toolUseIds: [], payload: { text: "x", tokens: [1], extra: 1 } },
+      {
+        tenant: "t",
+        key: testDataKey("t"),
+        sessionId: "",
+        reason: "periodic",
+        toolUseIds: [],
+        payload: { text: "x", tokens: [1], extra: 1 },
+      },
       async (tempPath) => {
         writeFileSync(tempPath, "partial");
         throw new Error("engine failed");

@@ -1,6 +1,7 @@
 /** Checkpoint store lookups: longest prefix, tool-use IDs, sessions; tenant and model scoping. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CheckpointMismatchError } from "../../../gpu-worker/checkpoints/store/types.ts";
+import { testDataKey } from "../../support/test-data-key.ts";
 import { StoreFixture } from "./fixture.ts";
 
 let fx: StoreFixture;
@@ -36,7 +37,7 @@ describe("findLongestPrefix", () => {
     let readStateCalled = false;
     const load = fx.store.load(
       meta,
-      "tenant-a",
+      testDataKey("tenant-a"),
       async () => {
         readStateCalled = true;
       },
@@ -77,7 +78,7 @@ describe("tenant scoping", () => {
     expect(fx.store.findByToolUseIds("tenant-c", ["t1"])).toBeUndefined();
     expect(fx.store.findBySession("tenant-b", "s1")?.id).toBe(b.id);
     expect(fx.store.findBySession("tenant-c", "s1")).toBeUndefined();
-    await expect(fx.store.load(a, "tenant-b", async () => {})).rejects.toThrow(/another tenant/);
+    await expect(fx.store.load(a, testDataKey("tenant-b"), async () => {})).rejects.toThrow(/another tenant/);
   });
 });
 
@@ -88,7 +89,7 @@ describe("model identity", () => {
     expect(fx.store.findLongestPrefix("tenant-a", "shared prefix!")).toBeUndefined();
     expect(fx.store.findByToolUseIds("tenant-a", ["x"])).toBeUndefined();
     expect(fx.store.findBySession("tenant-a", "s")).toBeUndefined();
-    await expect(fx.store.load(old, "tenant-a", async () => {})).rejects.toThrow();
+    await expect(fx.store.load(old, testDataKey("tenant-a"), async () => {})).rejects.toThrow();
 
     const fresh = await fx.write({ text: "shared prefix", reason: "periodic" });
     expect(fx.store.findLongestPrefix("tenant-a", "shared prefix!")?.id).toBe(fresh.id);

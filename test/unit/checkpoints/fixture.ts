@@ -11,6 +11,7 @@ import type {
   CheckpointPayload,
   CheckpointReason,
 } from "../../../gpu-worker/checkpoints/store/types.ts";
+import { testDataKey } from "../../support/test-data-key.ts";
 
 export interface WriteSpec {
   tenant?: string;
@@ -56,6 +57,7 @@ export class StoreFixture {
     const meta = await this.store.write(
       {
         tenant: spec.tenant ?? "tenant-a",
+        key: testDataKey(spec.tenant ?? "tenant-a"),
         sessionId: spec.sessionId ?? "",
         reason: spec.reason ?? "periodic",
         toolUseIds: spec.toolUseIds ?? [],
@@ -73,7 +75,7 @@ export class StoreFixture {
     let read = false;
     const payload = await this.store.load(
       meta,
-      meta.tenant,
+      testDataKey(meta.tenant),
       async (statePath, loaded) => {
         if (during) await during();
         expect(readFileSync(statePath).equals(this.states.get(meta.id)!)).toBe(true);
