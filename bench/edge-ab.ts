@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { edgeVars, freePort } from "../scripts/stack.ts";
 import type { WorkerdEdge } from "../scripts/workerd-edge.ts";
 import { BENCH_KEY } from "./edge-client.ts";
-import { startInstantWorker } from "./instant-worker.ts";
+import { INSTANT_WORKER_ID, startInstantWorker } from "./instant-worker.ts";
 import { percentile } from "./stats.ts";
 
 const { values, positionals } = parseArgs({
@@ -67,7 +67,9 @@ try {
     const edge = await startWorkerdEdge({
       port: await freePort(),
       stateDir: join(stateDir, String(i)),
-      vars: edgeVars([`http://127.0.0.1:${worker.httpPort}`], {}),
+      vars: edgeVars([`http://127.0.0.1:${worker.httpPort}`], {
+        WORKER_IDS: JSON.stringify({ [`http://127.0.0.1:${worker.httpPort}`]: INSTANT_WORKER_ID }),
+      }),
     });
     const pid = [...workerdChildren()].find((p) => !before.has(p));
     if (pid === undefined) throw new Error(`no workerd process appeared for ${root}`);

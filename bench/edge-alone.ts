@@ -25,7 +25,7 @@ import { Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type EdgeDirect, edgeVars, freePort, startEdge, stopChild } from "../scripts/stack.ts";
 import { startWorkerdEdge } from "../scripts/workerd-edge.ts";
 import { BENCH_KEY } from "./edge-client.ts";
-import { startInstantWorker } from "./instant-worker.ts";
+import { INSTANT_WORKER_ID, startInstantWorker } from "./instant-worker.ts";
 import { percentile } from "./stats.ts";
 import { startTurnShape } from "./turn-shape.ts";
 import {
@@ -53,9 +53,10 @@ const dir = mkdtempSync(join(values["state-in"] ?? tmpdir(), "frontier-edge-alon
 let direct: EdgeDirect | undefined;
 const edgePort = await freePort();
 const workerUrls = [`http://127.0.0.1:${server.httpPort}`];
-const limitVars: Record<string, string> = values["no-limits"]
-  ? { TENANT_MAX_CONCURRENT: "0", TENANT_RATE_PER_MIN: "0" }
-  : {};
+const limitVars: Record<string, string> = {
+  WORKER_IDS: JSON.stringify(Object.fromEntries(workerUrls.map((url) => [url, INSTANT_WORKER_ID]))),
+  ...(values["no-limits"] ? { TENANT_MAX_CONCURRENT: "0", TENANT_RATE_PER_MIN: "0" } : {}),
+};
 const edge = await startEdge({
   port: edgePort,
   workerUrls,

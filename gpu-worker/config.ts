@@ -1,5 +1,7 @@
 /** The GPU worker's configuration, read once from the environment at start-up. */
+import { createHmac } from "node:crypto";
 import type { EngineOptions } from "../native/engine-types.ts";
+import { WORKER_KEY_LABEL } from "../shared/capability.ts";
 import { DEV_ID_SECRET, DEV_MODE_FLAG, DEV_POOL_TOKEN, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
 import { LIMITS } from "../shared/limits.ts";
 import { CHAT_FORMAT_NAMES, type ChatFormatName } from "./chat/family-names.ts";
@@ -20,8 +22,13 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   chatFormat: ChatFormatName;
   /** harmony (gpt-oss) only: the fixed date of its system block (YYYY-MM-DD). */
   harmonyDate: string | undefined;
-  /** Shared with the edge: keys the MAC of every ID Frontier mints. */
-  idSecret: string;
+  /**
+   * This worker's own capability key (FRONTIER_CAPABILITY_KEY, 32 bytes): the edge derives it from its
+   * master secret and this worker's id and signs every call's capability with it. The worker holds no
+   * secret shared with other workers or the edge: IDs are minted with the session key each request
+   * carries, thinking is signed by the edge.
+   */
+  capabilityKey: Uint8Array;
   /** Bearer token every RPC must carry (shared with the edge), checked from the headers before any body is read. */
   workerToken: string;
   /** Largest request message the worker reads (FRONTIER_MAX_MESSAGE_MB); larger: RESOURCE_EXHAUSTED. */
@@ -85,6 +92,31 @@ export interface CheckpointS3Config {
 export { DEV_ID_SECRET, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
 
 /**
+ * FRONTIER_CAPABILITY_KEY: base64url (or hex) of the 32 bytes the edge derives for this worker
+ * (`npm run worker-key -- <worker id>` on the edge's side). Local development derives it from the
+ * public development secret; outside it that derived key is refused like any development default.
+ */
+function capabilityKey(env: NodeJS.ProcessEnv, workerId: string): Uint8Array {
+  const raw = (env.FRONTIER_CAPABILITY_KEY ?? "").trim();
+  const dev = env[DEV_MODE_FLAG] === "1";
+  const devKey = createHmac("sha256", DEV_ID_SECRET).update(`${WORKER_KEY_LABEL}${workerId}`).digest();
+  if (raw === "") {
+    if (dev) return new Uint8Array(devKey);
+    throw new Error(
+      `FRONTIER_CAPABILITY_KEY must be set (this worker's key from the edge); ${DEV_MODE_FLAG}=1 derives the development one`,
+    );
+  }
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64url");
+  if (key.length !== 32 || (!/^[0-9a-fA-F]{64}$/.test(raw) && key.toString("base64url") !== raw)) {
+    throw new Error("FRONTIER_CAPABILITY_KEY must be 32 bytes, base64url (43 characters) or hex (64)");
+  }
+  if (key.equals(devKey) && !dev) {
+    throw new Error(`FRONTIER_CAPABILITY_KEY is derived from the public development secret; ${DEV_MODE_FLAG}=1 only`);
+  }
+  return new Uint8Array(key);
+}
+
+/**
  * A secret from the environment. Outside local development (FRONTIER_DEV=1) a missing, short or
  * development-default value stops the worker at start-up; in it, the development default fills in.
  */
@@ -130,7 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     batchSize: intFrom(env, "FRONTIER_BATCH_SIZE", 512),
     chatFormat: oneOf(env, "FRONTIER_CHAT_FORMAT", CHAT_FORMAT_NAMES, "auto"),
     harmonyDate: env.FRONTIER_HARMONY_DATE || undefined,
-    idSecret: secret(env, "FRONTIER_ID_SECRET", DEV_ID_SECRET),
+    capabilityKey: capabilityKey(env, workerId),
     workerToken: secret(env, "FRONTIER_WORKER_TOKEN", DEV_WORKER_TOKEN),
     maxMessageBytes: maxMessageMb(env) * 1024 * 1024,
     testPolicy: testPolicy ? "scripted-tools" : undefined,

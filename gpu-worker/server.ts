@@ -25,6 +25,9 @@ export interface ServerOptions {
   httpPort: number;
   /** Every request must carry `authorization: Bearer <worker token>`, checked before its body is read. */
   workerToken: string;
+  /** Every request must carry a capability signed with this worker's own key, naming `workerId` (auth-gate.ts). */
+  capabilityKey: Uint8Array;
+  workerId: string;
   /** Largest request message (default DEFAULT_MAX_MESSAGE_BYTES); larger: RESOURCE_EXHAUSTED. */
   maxMessageBytes?: number | undefined;
 }
@@ -45,7 +48,8 @@ export async function startServer(
     readMaxBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     acceptCompression: [],
   });
-  const handler = authenticateFirst(options.workerToken, connect);
+  const capabilities = { key: options.capabilityKey, workerId: options.workerId };
+  const handler = authenticateFirst(options.workerToken, capabilities, connect);
   const h2 = http2.createServer(handler);
   const h1 = http.createServer(handler);
   h1.keepAliveTimeout = 60_000;

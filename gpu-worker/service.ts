@@ -6,7 +6,9 @@ import {
   WorkerErrorCode,
   type WorkerService,
 } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { NO_SCOPE } from "../shared/capability.ts";
 import { prefixFingerprint } from "../shared/prefix-fingerprint.ts";
+import { type CapabilityVerifier, requireCapability } from "./capability-check.ts";
 import { WorkerFailure } from "./errors.ts";
 import { generateEvent } from "./generate/events.ts";
 import { log } from "./log.ts";
@@ -24,10 +26,17 @@ export interface WorkerDeps extends TurnDeps {
 }
 
 /** The WorkerService implementation: thin glue from RPCs to the turn runner and session table. */
+/** What this worker checks each call's capability with (its own key and id). */
+function verifierOf(deps: WorkerDeps): CapabilityVerifier {
+  return { key: deps.config.capabilityKey, workerId: deps.config.workerId };
+}
+
 export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof WorkerService> {
   return {
     async *generate(request, context): AsyncGenerator<GenerateEvent> {
       // Sent at once: the response headers go out with the first event, so the edge can tell a
+      const scope = { op: "generate", tenant: request.tenantId, session: request.sessionId } as const;
+      requireCapability(verifierOf(deps), context.requestHeader, scope);
       // worker that died while running this request (never retried elsewhere) from one it never reached.
       yield generateEvent({ case: "keepAlive", value: { prefilledTokens: 0, totalTokens: 0 } });
       try {
@@ -46,12 +55,14 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
       }
     },
 
-    async countTokens(request) {
+    async countTokens(request, context) {
+      const scope = { op: "count_tokens", tenant: request.tenantId, session: NO_SCOPE } as const;
+      requireCapability(verifierOf(deps), context.requestHeader, scope);
       if (!request.conversation || request.conversation.messages.length === 0) {
         throw new ConnectError("messages: at least one message is required", Code.InvalidArgument);
       }
       try {
-        return { inputTokens: await countPromptTokens(deps, request.conversation, request.tenantId) };
+        return { inputTokens: await countPromptTokens(deps, request.conversation, request.ownServerCallIds) };
       } catch (error) {
         if (error instanceof WorkerFailure && isClientError(error.code)) {
           throw new ConnectError(error.message, Code.InvalidArgument);
@@ -60,7 +71,8 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
       }
     },
 
-    async health() {
+    async health(_request, context) {
+      requireCapability(verifierOf(deps), context.requestHeader, { op: "health", tenant: NO_SCOPE, session: NO_SCOPE });
       return {
         ...workerHealth(deps),
         modelIdentity: deps.engine.model.identity,
@@ -69,7 +81,8 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
       };
     },
 
-    async stats() {
+    async stats(_request, context) {
+      requireCapability(verifierOf(deps), context.requestHeader, { op: "stats", tenant: NO_SCOPE, session: NO_SCOPE });
       const engineStats = deps.engine.stats();
       const sessions = deps.sessions.stats();
       const store = deps.checkpoints?.store.stats();
@@ -87,11 +100,14 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
       };
     },
 
-    async releaseSession(request) {
+    async releaseSession(request, context) {
+      const scope = { op: "release_session", tenant: request.tenantId, session: request.sessionId } as const;
+      requireCapability(verifierOf(deps), context.requestHeader, scope);
       return { released: deps.sessions.drop(request.tenantId, request.sessionId) };
     },
 
-    async drain() {
+    async drain(_request, context) {
+      requireCapability(verifierOf(deps), context.requestHeader, { op: "drain", tenant: NO_SCOPE, session: NO_SCOPE });
       return deps.drain.drain(deps.sessions);
     },
   };

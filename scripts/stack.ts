@@ -311,12 +311,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       }
     }
     const workerUrls = workers.map((w) => w.httpUrl);
-    const edge = await startEdge({ port, workerUrls, stateDir, vars: options.edgeVars, verbose: options.verbose });
+    // Capabilities are signed for a worker id: the edge learns its static workers' ids here.
+    const vars = {
+      WORKER_IDS: JSON.stringify(Object.fromEntries(workers.map((w) => [w.httpUrl, w.id]))),
+      ...options.edgeVars,
+    };
+    const edge = await startEdge({ port, workerUrls, stateDir, vars, verbose: options.verbose });
     const direct = options.edgeDirect
       ? await startWorkerdEdge({
           port: await freePort(),
           stateDir: join(stateDir, "workerd-edge"),
-          vars: edgeVars(workerUrls, options.edgeVars),
+          vars: edgeVars(workerUrls, vars),
         }).catch(async (error: unknown) => {
           await stopChild(edge);
           throw error;

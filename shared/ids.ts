@@ -2,15 +2,19 @@
  * Self-routing, unforgeable IDs.
  *
  * Every ID Frontier mints (`toolu_…`, `msg_…`, `resp_…`, `call_…`, the Responses API's item IDs
- * `fc_…` and `rs_…`, and Chat Completions' `chatcmpl-…`) carries the session it belongs
- * to and a keyed MAC over (kind, tenant, session, nonce). The edge finds the SessionDO from the ID
- * alone; an ID minted for another tenant, or forged, fails verification and is treated exactly like
- * an unknown ID. Works in Node 20 and workerd (WebCrypto only).
+ * `fc_…` and `rs_…`, and Chat Completions' `chatcmpl-…`) carries the session it belongs to and a
+ * keyed MAC over (kind, session, nonce). The MAC key is the session's own ID key, derived by the edge
+ * from its secret, the tenant and the session (`sessionIdKey`): the edge finds the SessionDO from the
+ * ID alone and checks it with the key it derives again, and a GPU worker is handed only the key of
+ * the session it runs (GenerateRequest.session_id_key), so a stolen worker mints IDs for the sessions
+ * the edge sent it and no other. An ID minted for another tenant, or forged, fails verification and
+ * is treated exactly like an unknown ID. Works in Node 20 and workerd (WebCrypto only).
  */
 
 export type IdKind = "toolu" | "msg" | "resp" | "call" | "fc" | "rs" | "sig" | "chatcmpl" | "srvtoolu" | "ws";
 
-const VERSION = 1;
+/** 2: the MAC is keyed by the session's ID key (1 keyed it by the edge's secret itself). */
+const VERSION = 2;
 const SESSION_BYTES = 16;
 const NONCE_BYTES = 6;
 const MAC_BYTES = 12;
@@ -24,23 +28,57 @@ function prefixOf(kind: IdKind): string {
 }
 
 const encoder = new TextEncoder();
-const keyCache = new Map<string, Promise<CryptoKey>>();
+const SESSION_KEY_LABEL = "frontier/session-ids/v1";
+const masterKeys = new Map<string, Promise<CryptoKey>>();
+/** Session MAC keys recently used, by master, tenant and session (bounded: oldest dropped first). */
+const sessionKeys = new Map<string, Promise<CryptoKey>>();
+const SESSION_KEY_CACHE = 1024;
 
-function hmacKey(secret: string): Promise<CryptoKey> {
-  let key = keyCache.get(secret);
+function masterKey(secret: string): Promise<CryptoKey> {
+  let key = masterKeys.get(secret);
   if (!key) {
     key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    keyCache.set(secret, key);
+    masterKeys.set(secret, key);
   }
   return key;
 }
 
-async function mac(secret: string, kind: IdKind, tenant: string, payload: Uint8Array): Promise<Uint8Array> {
-  const header = encoder.encode(`${kind}\u0000${tenant}\u0000`);
+/**
+ * The key every ID of `session` (of `tenant`) is MACed with: HMAC-SHA256(secret, label ‖ tenant ‖
+ * session), 32 bytes. The edge derives it; a worker gets it only for the session it runs.
+ */
+export async function sessionIdKey(secret: string, tenant: string, session: string): Promise<Uint8Array> {
+  const message = encoder.encode(`${SESSION_KEY_LABEL}\u0000${tenant}\u0000${session}`);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", await masterKey(secret), message));
+}
+
+function importSessionKey(raw: Uint8Array): Promise<CryptoKey> {
+  return crypto.subtle.importKey("raw", Uint8Array.from(raw), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+}
+
+function derivedSessionKey(secret: string, tenant: string, session: string): Promise<CryptoKey> {
+  const cacheKey = `${secret}\u0000${tenant}\u0000${session}`;
+  let key = sessionKeys.get(cacheKey);
+  if (key) {
+    sessionKeys.delete(cacheKey);
+  } else {
+    key = sessionIdKey(secret, tenant, session).then(importSessionKey);
+    key.catch(() => sessionKeys.delete(cacheKey));
+  }
+  sessionKeys.set(cacheKey, key);
+  if (sessionKeys.size > SESSION_KEY_CACHE) {
+    const oldest = sessionKeys.keys().next().value;
+    if (oldest !== undefined) sessionKeys.delete(oldest);
+  }
+  return key;
+}
+
+async function mac(key: CryptoKey, kind: IdKind, payload: Uint8Array): Promise<Uint8Array> {
+  const header = encoder.encode(`${kind}\u0000`);
   const message = new Uint8Array(header.length + payload.length);
   message.set(header);
   message.set(payload, header.length);
-  const signature = await crypto.subtle.sign("HMAC", await hmacKey(secret), message);
+  const signature = await crypto.subtle.sign("HMAC", key, message);
   return new Uint8Array(signature, 0, MAC_BYTES);
 }
 
@@ -57,14 +95,25 @@ export function isSessionId(value: string): boolean {
   return /^[0-9a-f]{32}$/.test(value);
 }
 
-/** Mint an ID of `kind` for `session` of `tenant`. */
+/** Mint an ID of `kind` for `session` of `tenant` (the edge, which holds `secret`). */
 export async function mintId(secret: string, kind: IdKind, tenant: string, session: string): Promise<string> {
   if (!isSessionId(session)) throw new Error("mintId: session must be 32 hex chars");
+  return mintWith(await derivedSessionKey(secret, tenant, session), kind, session);
+}
+
+/** Mint an ID of `kind` for `session` with that session's ID key (a worker: `sessionIdKey` from the edge). */
+export async function mintIdWithSessionKey(sessionKey: Uint8Array, kind: IdKind, session: string): Promise<string> {
+  if (!isSessionId(session)) throw new Error("mintId: session must be 32 hex chars");
+  if (sessionKey.length !== 32) throw new Error("mintId: a session ID key is 32 bytes");
+  return mintWith(await importSessionKey(sessionKey), kind, session);
+}
+
+async function mintWith(key: CryptoKey, kind: IdKind, session: string): Promise<string> {
   const payload = new Uint8Array(PAYLOAD_BYTES);
   payload[0] = VERSION;
   payload.set(fromHex(session), 1);
   payload.set(crypto.getRandomValues(new Uint8Array(NONCE_BYTES)), 1 + SESSION_BYTES);
-  const tag = await mac(secret, kind, tenant, payload);
+  const tag = await mac(key, kind, payload);
   const all = new Uint8Array(PAYLOAD_BYTES + MAC_BYTES);
   all.set(payload);
   all.set(tag, PAYLOAD_BYTES);
@@ -87,9 +136,10 @@ export async function verifyId(secret: string, id: string, tenant: string): Prom
   const bytes = fromBase64Url(match[3] ?? "");
   if (!bytes || bytes.length !== PAYLOAD_BYTES + MAC_BYTES || bytes[0] !== VERSION) return undefined;
   const payload = bytes.subarray(0, PAYLOAD_BYTES);
-  const expected = await mac(secret, kind, tenant, payload);
+  const session = toHex(payload.subarray(1, 1 + SESSION_BYTES));
+  const expected = await mac(await derivedSessionKey(secret, tenant, session), kind, payload);
   if (!constantTimeEqual(expected, bytes.subarray(PAYLOAD_BYTES))) return undefined;
-  return { kind, session: toHex(payload.subarray(1, 1 + SESSION_BYTES)) };
+  return { kind, session };
 }
 
 function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
@@ -117,12 +167,13 @@ function toBase64Url(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/** Canonical base64url only: the last character's unused bits must be zero, so one ID has one spelling. */
 function fromBase64Url(text: string): Uint8Array | undefined {
   try {
     const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
     const out = new Uint8Array(binary.length);
     for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-    return out;
+    return toBase64Url(out) === text ? out : undefined;
   } catch {
     return undefined;
   }

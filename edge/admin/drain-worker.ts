@@ -11,6 +11,7 @@ import { ApiError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { invalidatePoolView, placeNewSession, poolStub, poolView, regionNamed } from "../pool/pool-client.ts";
 import type { RouteBindings } from "../session/session-route.ts";
+import { capabilityHeaders, workerScope } from "../worker/worker-capability.ts";
 import { workerClient } from "../worker/worker-client.ts";
 import { rpcErrorToApiError } from "../worker/worker-errors.ts";
 
@@ -48,7 +49,12 @@ export async function drainWorker(
   log("worker drain started", { request: requestId, worker: worker.id, url: worker.url });
   let drained: Awaited<ReturnType<ReturnType<typeof workerClient>["drain"]>>;
   try {
-    drained = await workerClient(worker.url, config.workerToken).drain({}, { timeoutMs: DRAIN_TIMEOUT_MS });
+    const headers = await capabilityHeaders(
+      config.idSecret,
+      config.workerIds.get(worker.url) ?? worker.id,
+      workerScope("drain"),
+    );
+    drained = await workerClient(worker.url, config.workerToken).drain({}, { timeoutMs: DRAIN_TIMEOUT_MS, headers });
   } catch (error) {
     throw rpcErrorToApiError(error);
   }

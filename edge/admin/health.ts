@@ -4,6 +4,8 @@ import { jsonResponse } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { poolView } from "../pool/pool-client.ts";
 import type { PoolBindings } from "../pool/pool-do.ts";
+import { workerCallHeaders } from "../turn/worker-identity.ts";
+import { workerScope } from "../worker/worker-capability.ts";
 import { workerClient } from "../worker/worker-client.ts";
 import { rpcErrorToApiError } from "../worker/worker-errors.ts";
 
@@ -14,7 +16,11 @@ export async function handleHealth(rc: RequestContext<PoolBindings>): Promise<Re
   const workers = await Promise.all(
     members.map(async (url, index) => {
       try {
-        const health = await workerClient(url, rc.config.workerToken).health({}, { timeoutMs: HEALTH_TIMEOUT_MS });
+        const headers = await workerCallHeaders(rc.env, rc.config, url, workerScope("health"));
+        const health = await workerClient(url, rc.config.workerToken).health(
+          {},
+          { timeoutMs: HEALTH_TIMEOUT_MS, headers },
+        );
         return {
           index,
           ready: health.ready,

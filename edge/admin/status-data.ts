@@ -8,6 +8,7 @@ import { metricsStub } from "../metrics/record.ts";
 import type { PoolWorker } from "../pool/placement.ts";
 import { poolStub, poolView } from "../pool/pool-client.ts";
 import { dayOf } from "../tenancy/usage-do.ts";
+import { capabilityHeaders, workerScope } from "../worker/worker-capability.ts";
 import { workerClient } from "../worker/worker-client.ts";
 import { rpcErrorToApiError } from "../worker/worker-errors.ts";
 import type { AdminContext } from "./bindings.ts";
@@ -119,7 +120,9 @@ async function askWorker(rc: AdminContext, worker: PoolWorker): Promise<WorkerSe
   if (worker.state === "down") return { reachable: false, error: "down" };
   const client = workerClient(worker.url, rc.config.workerToken);
   try {
-    const options = { timeoutMs: WORKER_RPC_TIMEOUT_MS };
+    const id = rc.config.workerIds.get(worker.url) ?? worker.id;
+    const headers = await capabilityHeaders(rc.config.idSecret, id, workerScope("health", "stats"));
+    const options = { timeoutMs: WORKER_RPC_TIMEOUT_MS, headers };
     const [health, stats] = await Promise.all([client.health({}, options), client.stats({}, options)]);
     return {
       reachable: true,

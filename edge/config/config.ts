@@ -7,9 +7,11 @@ import { parseTenantLimits, type TenantLimitConfig, type TenantLimitVars } from 
 export interface EdgeVars extends PoolVars, SecretVars, TenantLimitVars {
   /** Comma-separated GPU worker gRPC-Web base URLs. */
   WORKER_URLS?: string;
+  /** JSON: worker URL → worker id, for static workers (capabilities are signed for a worker id; registered workers' ids come from the pool). */
+  WORKER_IDS?: string;
   /** JSON object: sha256-hex of an API key → tenant id. */
   API_KEYS?: string;
-  /** HMAC secret for self-routing IDs; shared with the workers. */
+  /** The edge's master secret: IDs' session keys, workers' capability keys, sealed text. Never given to a worker. */
   ID_SECRET?: string;
   /** Comma-separated model ids listed by GET /v1/models. */
   MODEL_IDS?: string;
@@ -30,6 +32,8 @@ export interface EdgeConfig extends PoolConfig {
   /** sha256-hex of key → tenant. */
   apiKeys: ReadonlyMap<string, string>;
   idSecret: string;
+  /** Static workers' ids by URL (WORKER_IDS). */
+  workerIds: ReadonlyMap<string, string>;
   modelIds: string[];
   keepAliveMs: number;
   headerWaitMs: number;
@@ -64,6 +68,7 @@ export function parseConfig(vars: EdgeVars): EdgeConfig {
     tenantLimits: parseTenantLimits(vars),
     apiKeys: parseApiKeys(vars.API_KEYS),
     idSecret,
+    workerIds: parseWorkerIds(vars.WORKER_IDS),
     modelIds,
     keepAliveMs: positiveInt(vars.KEEPALIVE_MS, "KEEPALIVE_MS", 5000),
     headerWaitMs: positiveInt(vars.HEADER_WAIT_MS, "HEADER_WAIT_MS", 2000),
@@ -90,6 +95,24 @@ function parseApiKeys(raw: string | undefined): Map<string, string> {
     keys.set(hash, tenant);
   }
   return keys;
+}
+
+function parseWorkerIds(raw: string | undefined): Map<string, string> {
+  const ids = new Map<string, string>();
+  if (raw === undefined || raw.trim() === "") return ids;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new ConfigError("WORKER_IDS must be a JSON object: worker URL → worker id");
+  for (const [url, id] of Object.entries(parsed)) {
+    if (typeof id !== "string" || id === "") throw new ConfigError(`WORKER_IDS.${url} must be a worker id`);
+    ids.set(url.replace(/\/+$/, ""), id);
+  }
+  return ids;
 }
 
 function list(raw: string | undefined): string[] {

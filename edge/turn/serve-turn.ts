@@ -6,8 +6,8 @@
  */
 import type { PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { decisionWord, missWord } from "../../shared/cache-decision.ts";
+import { signThinking } from "../../shared/thinking-signature.ts";
 import { log } from "../core/log.ts";
-import { tenantDataKey } from "../core/tenant-data-key.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { RecentTurn } from "../metrics/edge-metrics-do.ts";
 import { recordFailover, recordTurn as recordTurnMetrics } from "../metrics/record.ts";
@@ -23,12 +23,13 @@ import {
 import type { Caller } from "../tenancy/auth.ts";
 import { recordUsage, turnUsage } from "../tenancy/record-usage.ts";
 import { GenerateCall } from "../worker/generate-call.ts";
-import { generateRequestFor, type WorkerTurn } from "../worker/generate-request.ts";
+import { generateRequestFor, type WorkerTurn, withIdKeys } from "../worker/generate-request.ts";
 import type { FailoverReason } from "../worker/worker-errors.ts";
 import type { TurnBindings } from "./bindings.ts";
 import { serveWithFailover } from "./serve-with-failover.ts";
 import { respondJson, respondStream, type TurnOptions, type TurnRenderer } from "./turn-driver.ts";
 
+import { workerCallHeaders } from "./worker-identity.ts";
 export interface ServeTurnOptions<R extends TurnRenderer> {
   /** The log line's name: `${protocol} turn`. */
   protocol: string;
@@ -67,17 +68,16 @@ export async function serveTurn<R extends TurnRenderer>(
   rc.timing.mark("admit");
   // A new session's SessionDO is written while the worker runs the turn (recordTurn waits for it).
   const resolved = beginCreation(env, config, routed);
-  const dataKey = await tenantDataKey(config.idSecret, tenant);
-  const attempt = (session: ResolvedSession): Promise<Response> => {
-    const target = {
-      requestId,
-      tenantId: tenant,
-      sessionId: session.sessionId,
-      epoch: session.epoch,
-      tenantDataKey: dataKey,
-    };
-    const worker = { baseUrl: session.workerUrl, token: config.workerToken };
-    const call = new GenerateCall(worker, generateRequestFor(target, options.turn, options.prefix), signal);
+  const attempt = async (session: ResolvedSession): Promise<Response> => {
+    const target = { requestId, tenantId: tenant, sessionId: session.sessionId, epoch: session.epoch };
+    const scope = { tenant, session: session.sessionId, ops: ["generate" as const] };
+    const [headers, request] = await Promise.all([
+      workerCallHeaders(env, config, session.workerUrl, scope),
+      withIdKeys(config.idSecret, generateRequestFor(target, options.turn, options.prefix)),
+    ]);
+    const worker = { baseUrl: session.workerUrl, token: config.workerToken, headers };
+    const sign = (thinking: string) => signThinking(config.idSecret, tenant, thinking);
+    const call = new GenerateCall(worker, request, signal, sign);
     const started = Date.now();
     const turn: TurnOptions<R> = {
       requestId,

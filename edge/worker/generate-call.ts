@@ -1,7 +1,8 @@
 /**
  * One server-streaming Generate call (read by grpc-web-stream.ts). Cancellation flows down: the
  * client's disconnect (or an explicit cancel) aborts the gRPC-Web fetch, which the worker sees as a
- * cancelled call.
+ * cancelled call. The edge signs the thinking the worker streamed (`signThinking`): a worker holds no
+ * key a signature could be made with, so its `ThinkingEnd` arrives unsigned and leaves here signed.
  */
 import {
   type GenerateEvent,
@@ -12,19 +13,32 @@ import {
 import { GrpcWebStream } from "./grpc-web-stream.ts";
 import { rpcErrorToApiError } from "./worker-errors.ts";
 
-/** The worker a call goes to: its gRPC-Web base URL and the shared worker token. */
+/** The worker a call goes to: its gRPC-Web base URL, the shared worker token and the call's capability headers. */
 export interface WorkerTarget {
   baseUrl: string;
   token: string;
+  headers?: Record<string, string> | undefined;
 }
+
+/** The signature of a finished thinking block (shared/thinking-signature.ts for the tenant). */
+export type ThinkingSigner = (thinking: string) => Promise<string>;
 
 export class GenerateCall {
   readonly #abort = new AbortController();
   readonly #stream: Promise<GrpcWebStream<typeof WorkerService.method.generate.output>>;
   #pending: Promise<GenerateEvent | undefined> | undefined;
   #stop: Stop | undefined;
+  readonly #signThinking: ThinkingSigner | undefined;
+  /** Thinking streamed since the last ThinkingEnd. */
+  #thinking = "";
 
-  constructor(worker: WorkerTarget, request: GenerateRequest, clientSignal?: AbortSignal) {
+  constructor(
+    worker: WorkerTarget,
+    request: GenerateRequest,
+    clientSignal?: AbortSignal,
+    signThinking?: ThinkingSigner,
+  ) {
+    this.#signThinking = signThinking;
     if (clientSignal?.aborted) this.#abort.abort();
     clientSignal?.addEventListener("abort", () => this.cancel(), { once: true });
     this.#stream = GrpcWebStream.open(WorkerService.method.generate, request, {
@@ -59,6 +73,11 @@ export class GenerateCall {
     try {
       const event = await pending;
       if (event?.event.case === "stop") this.#stop = event.event.value;
+      else if (event?.event.case === "thinkingDelta") this.#thinking += event.event.value.text;
+      else if (event?.event.case === "thinkingEnd") {
+        if (this.#signThinking) event.event.value.signature = await this.#signThinking(this.#thinking);
+        this.#thinking = "";
+      }
       return event;
     } catch (error) {
       throw rpcErrorToApiError(error);

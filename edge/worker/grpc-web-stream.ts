@@ -31,6 +31,8 @@ export interface GrpcWebCallOptions {
   baseUrl: string;
   /** Sent as `authorization: Bearer <token>`. */
   token: string;
+  /** More request headers (the call's capability, worker-capability.ts). */
+  headers?: Record<string, string> | undefined;
   signal: AbortSignal;
 }
 
@@ -70,7 +72,12 @@ export class GrpcWebStream<O extends DescMessage> {
     try {
       response = await fetch(createMethodUrl(options.baseUrl, method), {
         method: "POST",
-        headers: requestHeader(true, undefined, { authorization: `Bearer ${options.token}` }, false),
+        headers: requestHeader(
+          true,
+          undefined,
+          { ...options.headers, authorization: `Bearer ${options.token}` },
+          false,
+        ),
         body: encodeEnvelope(0, toBinary(method.input, request)),
         signal,
         redirect: "manual",

@@ -18,12 +18,11 @@ import {
   MessageSchema,
   Role,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { verifyId } from "../../shared/ids.ts";
 import { WorkerFailure } from "../errors.ts";
 import { type OfferedServerTools, serverToolDefinition } from "./declarations.ts";
 
 /**
- * `own` names the hosted calls Frontier ran (IDs it minted for this tenant, `ownServerCallIds`); other
+ * `own` names the hosted calls Frontier ran (IDs the edge verified as minted for this tenant); other
  * providers' exchanges stay where they are, as context (gpu-worker/continuation/replay-turn.ts).
  */
 export function expandServerTools(
@@ -50,23 +49,6 @@ function serverCallId({ block }: ContentBlock): string {
   if (block.case === "serverToolUse") return block.value.id;
   if (block.case === "serverToolResult") return block.value.toolUseId;
   return "";
-}
-
-/** The hosted-call IDs in a conversation that Frontier minted for this tenant (srvtoolu_ / ws_). */
-export async function ownServerCallIds(
-  conversation: Conversation,
-  secret: string,
-  tenant: string,
-): Promise<Set<string>> {
-  const ids = new Set<string>();
-  for (const message of conversation.messages)
-    for (const block of message.content) if (block.block.case === "serverToolUse") ids.add(block.block.value.id);
-  const own = new Set<string>();
-  for (const id of ids) {
-    const decoded = await verifyId(secret, id, tenant);
-    if (decoded?.kind === "srvtoolu" || decoded?.kind === "ws") own.add(id);
-  }
-  return own;
 }
 
 function splitAssistant(message: Message, isOwn: (block: ContentBlock) => boolean): Message[] {

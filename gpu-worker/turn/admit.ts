@@ -1,14 +1,13 @@
 /** Step "admit": check the request, offer its hosted tools, lease its session and open the turn. */
 import type { GenerateRequest } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { isSessionId, mintId } from "../../shared/ids.ts";
+import { isSessionId, mintIdWithSessionKey } from "../../shared/ids.ts";
 import type { PromptSegment } from "../chat/types.ts";
 import { WorkerFailure } from "../errors.ts";
 import { tokenizeSegments } from "../generate/prompt-tokens.ts";
 import { log } from "../log.ts";
 import type { TurnTrace } from "../metrics/turn-trace.ts";
 import { offerServerTools } from "../server-tools/declarations.ts";
-import { ownServerCallIds } from "../server-tools/expand.ts";
 import { checkConversation, idKinds } from "./request.ts";
 import { ServerToolUses } from "./server-tool-step.ts";
 import type { Turn, TurnDeps } from "./turn.ts";
@@ -25,12 +24,12 @@ export async function admit(deps: TurnDeps, request: GenerateRequest, trace: Tur
   const ids = idKinds(request);
   if (!isSessionId(request.sessionId))
     throw WorkerFailure.invalid("session_id must be 32 hex characters", "session_id");
+  if (request.sessionIdKey.length !== 32)
+    throw WorkerFailure.invalid("session_id_key must be the session's 32-byte ID key from the edge", "session_id_key");
   const offered = offerServerTools(request.conversation?.serverTools ?? [], deps.config.serverTools);
   if (offered.notOffered.length > 0)
     log("server tools not offered", { tools: offered.notOffered.join(","), request: request.requestId });
-  const session = await trace.during("lease", () =>
-    deps.sessions.lease(request.tenantId, request.sessionId, request.tenantDataKey),
-  );
+  const session = await trace.during("lease", () => deps.sessions.lease(request.tenantId, request.sessionId));
   return { conversation, ids, offered, session };
 }
 
@@ -42,7 +41,6 @@ export async function openTurn(
   trace: TurnTrace,
   admitted: Admitted,
 ): Promise<Turn> {
-  const { config } = deps;
   const { ids, offered } = admitted;
   const tokenize = (segments: readonly PromptSegment[]) =>
     tokenizeSegments(deps.engine, segments, (text) => deps.spans.recall(request.tenantId, text));
@@ -50,7 +48,7 @@ export async function openTurn(
     offered.byName.size > 0
       ? {
           names: new Set(offered.byName.keys()),
-          mintId: () => mintId(config.idSecret, ids.serverToolCall, request.tenantId, request.sessionId),
+          mintId: () => mintIdWithSessionKey(request.sessionIdKey, ids.serverToolCall, request.sessionId),
         }
       : undefined;
   return {
@@ -61,7 +59,8 @@ export async function openTurn(
     trace,
     tokenize,
     serverTools,
-    own: await ownServerCallIds(admitted.conversation, config.idSecret, request.tenantId),
+    // The edge verified which hosted-call IDs are Frontier's own; the worker holds no key to check them.
+    own: new Set(request.ownServerCallIds),
     uses: new ServerToolUses(),
     stepBlocks: [],
     totals: { input: 0, output: 0, cached: 0 },

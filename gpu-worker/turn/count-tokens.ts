@@ -2,18 +2,18 @@
 import type { Conversation } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { tokenizeSegments } from "../generate/prompt-tokens.ts";
 import { offerServerTools } from "../server-tools/declarations.ts";
-import { expandServerTools, ownServerCallIds } from "../server-tools/expand.ts";
+import { expandServerTools } from "../server-tools/expand.ts";
 import type { TurnDeps } from "./turn.ts";
 
 /** Render + tokenize without generating (count_tokens). */
 export async function countPromptTokens(
   deps: Pick<TurnDeps, "engine" | "format" | "config">,
   conversation: Conversation,
-  tenant: string,
+  /** The hosted-call IDs the edge verified as Frontier's own (CountTokensRequest.own_server_call_ids). */
+  ownServerCallIds: readonly string[],
 ): Promise<number> {
   // Hosted tools count as the turn renders them: the offered ones as tools, own exchanges split.
   const offered = offerServerTools(conversation.serverTools, deps.config.serverTools);
-  const own = await ownServerCallIds(conversation, deps.config.idSecret, tenant);
-  const expanded = expandServerTools(conversation, offered, own);
+  const expanded = expandServerTools(conversation, offered, new Set(ownServerCallIds));
   return (await tokenizeSegments(deps.engine, deps.format.render(expanded).segments)).length;
 }

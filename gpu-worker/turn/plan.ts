@@ -4,7 +4,7 @@
  * the decision.
  */
 import type { Conversation, GenerateEvent, GenerateRequest } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { mintId } from "../../shared/ids.ts";
+import { mintIdWithSessionKey } from "../../shared/ids.ts";
 import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.ts";
 import { type ContinuationPlan, planContinuation } from "../continuation/plan-continuation.ts";
 import { WorkerFailure } from "../errors.ts";
@@ -53,7 +53,7 @@ export async function announce(turn: Turn, planned: PlannedStep): Promise<Genera
       cachedTokens: plan.keep,
       decision: decisionToWire(plan.decision),
       missReason: missReasonToWire(plan.missReason),
-      messageId: await mintId(deps.config.idSecret, turn.ids.message, request.tenantId, request.sessionId),
+      messageId: await mintIdWithSessionKey(request.sessionIdKey, turn.ids.message, request.sessionId),
       serverToolsNotOffered: [...turn.offered.notOffered],
     },
   });
@@ -74,7 +74,9 @@ async function ladder(turn: Turn, conversation: Conversation): Promise<Continuat
   const checkpoints = deps.checkpoints;
   if (!checkpoints || plan.decision === "live-tool-ids" || plan.decision === "live-text-prefix") return plan;
   await trace.during("ladder", () => checkpoints.refresh(request.tenantId, request.sessionId));
-  return trace.during("ladder", () => withStoredPrefix(checkpoints, session, plan, session.sequence, turn.tokenize));
+  return trace.during("ladder", () =>
+    withStoredPrefix(checkpoints, request.tenantId, plan, session.sequence, turn.tokenize),
+  );
 }
 
 function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTokens: number): void {

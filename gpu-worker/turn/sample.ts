@@ -1,8 +1,7 @@
 /** Step "sample": one generation of the step under its grammar, streamed as protocol-neutral events. */
 import type { Token } from "../../native/engine-types.ts";
 import type { GenerateEvent } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { mintId } from "../../shared/ids.ts";
-import { signThinking } from "../../shared/thinking-signature.ts";
+import { mintIdWithSessionKey } from "../../shared/ids.ts";
 import { type SampledTurn, sampleTurn } from "../generate/sample-turn.ts";
 import type { PlannedStep, Turn } from "./turn.ts";
 
@@ -13,7 +12,7 @@ export function sample(
   promptEnd: Token[],
 ): AsyncGenerator<GenerateEvent, SampledTurn> {
   const { deps, request, signal, trace } = turn;
-  const { engine, format, config } = deps;
+  const { engine, format } = deps;
   const { plan, grammar } = planned;
   const sampling = request.sampling;
   return sampleTurn({
@@ -37,9 +36,10 @@ export function sample(
     signal,
     tokenBytes: (token) => engine.tokenBytes(token),
     isEndOfGeneration: (token) => engine.isEndOfGeneration(token),
-    mintToolUseId: () => mintId(config.idSecret, turn.ids.toolCall, request.tenantId, request.sessionId),
+    mintToolUseId: () => mintIdWithSessionKey(request.sessionIdKey, turn.ids.toolCall, request.sessionId),
     serverTools: turn.serverTools,
-    signThinking: (text) => signThinking(config.idSecret, request.tenantId, text),
+    // The edge signs thinking (edge/worker/generate-call.ts): a worker holds no key that could.
+    signThinking: async () => "",
     onToken: () => trace.token(),
   });
 }

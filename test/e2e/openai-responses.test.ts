@@ -12,8 +12,10 @@ import type { Response as OpenAiResponse, ResponseInputItem } from "openai/resou
 import { describe, expect, inject, it } from "vitest";
 import { DEV_WORKER_TOKEN } from "../../gpu-worker/config.ts";
 import { WorkerService } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { CAPABILITY_HEADER } from "../../shared/capability.ts";
 import { verifyId } from "../../shared/ids.ts";
 import { LOCAL_API_KEY, OTHER_TENANT_API_KEY } from "../support/api.ts";
+import { devCapability } from "../support/dev-capability.ts";
 
 const DEV_ID_SECRET = "frontier-dev-id-secret-change-me";
 const baseURL = `${inject("edgeUrl")}/v1`;
@@ -131,7 +133,10 @@ describe("OpenAI Responses API through the openai SDK", () => {
     const instructions = `You are a dictionary agent ${crypto.randomUUID()}.`;
     const first = await firstToolTurn({ instructions });
     const session = (await verifyId(DEV_ID_SECRET, first.id, "local"))?.session ?? "";
-    expect((await workerClient().releaseSession({ tenantId: "local", sessionId: session })).released).toBe(true);
+    const headers = { [CAPABILITY_HEADER]: await devCapability(["release_session"], "local", session) };
+    expect((await workerClient().releaseSession({ tenantId: "local", sessionId: session }, { headers })).released).toBe(
+      true,
+    );
     const { data: second, response: raw } = await client.responses
       .create({
         model: "frontier-test",

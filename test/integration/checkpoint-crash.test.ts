@@ -24,7 +24,9 @@ import {
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { startWorker, stopChild, type WorkerHandle } from "../../scripts/stack.ts";
 import { decisionWord } from "../../shared/cache-decision.ts";
+import { CAPABILITY_HEADER } from "../../shared/capability.ts";
 import { newSessionId } from "../../shared/ids.ts";
+import { devCapability, devSessionIdKey } from "../support/dev-capability.ts";
 import { LOOKUP_TOOL } from "../support/worker-harness.ts";
 
 const stateDir = mkdtempSync(join(tmpdir(), "frontier-crash-"));
@@ -71,12 +73,16 @@ async function generate(
     requestId: `crash-${Math.random().toString(36).slice(2, 8)}`,
     tenantId: "local",
     sessionId,
+    sessionIdKey: await devSessionIdKey("local", sessionId),
     conversation,
     sampling: { maxTokens: 200, temperature: 0 },
     idKinds: { message: "msg", toolCall: "toolu" },
   });
   const out: Outcome = { decision: "", stop: StopReason.UNSPECIFIED, toolUseIds: [], toolCalls: [], error: undefined };
-  for await (const { event } of client.generate(request)) {
+  const headers = {
+    [CAPABILITY_HEADER]: await devCapability(["generate"], "local", sessionId, { workerId: target.id }),
+  };
+  for await (const { event } of client.generate(request, { headers })) {
     if (event.case === "prompt") out.decision = decisionWord(event.value.decision);
     else if (event.case === "toolCallStart")
       out.toolCalls.push({ id: event.value.id, name: event.value.name, inputJson: "" });

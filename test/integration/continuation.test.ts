@@ -9,8 +9,10 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { describe, expect, inject, it } from "vitest";
 import { DEV_ID_SECRET, DEV_WORKER_TOKEN } from "../../gpu-worker/config.ts";
 import { ReleaseSessionRequestSchema, WorkerService } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { CAPABILITY_HEADER } from "../../shared/capability.ts";
 import { verifyId } from "../../shared/ids.ts";
 import { OTHER_TENANT_API_KEY, postJson, randomHint } from "../support/api.ts";
+import { devCapability } from "../support/dev-capability.ts";
 
 /** The worker requires the shared worker token on every call (dev default here). */
 const workerAuth: Interceptor = (next) => (request) => {
@@ -82,8 +84,13 @@ describe("live continuation keyed on tool-result IDs", () => {
     // the same tokens.
     const session = await verifyId(DEV_ID_SECRET, ids[0] ?? "", "local");
     expect(session).toBeDefined();
+    const sessionId = session?.session ?? "";
+    const capability = await devCapability(["release_session"], "local", sessionId);
     const released = await worker.releaseSession(
-      create(ReleaseSessionRequestSchema, { tenantId: "local", sessionId: session?.session ?? "" }),
+      create(ReleaseSessionRequestSchema, { tenantId: "local", sessionId }),
+      {
+        headers: { [CAPABILITY_HEADER]: capability },
+      },
     );
     expect(released.released).toBe(true);
     const coldRes = await postJson(messagesUrl, second, { headers: { "x-claude-code-session-id": hint } });

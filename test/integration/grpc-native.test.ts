@@ -1,6 +1,7 @@
 /**
  * A native gRPC client (@grpc/grpc-js, built from the same .proto with @grpc/proto-loader) talks to
- * the worker's h2c listener: proof that the contract is plain gRPC, not only gRPC-Web.
+ * the worker's h2c listener: proof that the contract is plain gRPC, not only gRPC-Web. Every call
+ * carries the worker token and a capability signed for this worker (test/support/dev-capability.ts).
  */
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
@@ -8,6 +9,8 @@ import * as protoLoader from "@grpc/proto-loader";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { DEV_WORKER_TOKEN } from "../../gpu-worker/config.ts";
 import { REPO_ROOT } from "../../scripts/stack.ts";
+import { CAPABILITY_HEADER } from "../../shared/capability.ts";
+import { devCapability, devSessionIdKey } from "../support/dev-capability.ts";
 
 type Callback = (error: grpc.ServiceError | null, response: Record<string, unknown>) => void;
 
@@ -18,10 +21,11 @@ interface WorkerClient extends grpc.Client {
   Generate(request: object, metadata: grpc.Metadata): grpc.ClientReadableStream<Record<string, unknown>>;
 }
 
-/** Every worker RPC carries the shared worker token (the dev default here). */
-function auth(token = DEV_WORKER_TOKEN): grpc.Metadata {
+/** Every worker RPC carries the shared worker token (the dev default here) and, given one, a capability. */
+function auth(token = DEV_WORKER_TOKEN, capability = ""): grpc.Metadata {
   const metadata = new grpc.Metadata();
   metadata.set("authorization", `Bearer ${token}`);
+  if (capability) metadata.set(CAPABILITY_HEADER, capability);
   return metadata;
 }
 
@@ -64,14 +68,22 @@ describe("native gRPC (h2c) against the worker", () => {
     });
   });
 
+  it("refuses the worker token without a capability, and a capability for another tenant", async () => {
+    await expect(unary("Health", {})).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+    const forOther = await devCapability(["count_tokens"], "other");
+    await expect(
+      unary("CountTokens", { requestId: "t0", tenantId: "local", conversation }, auth(DEV_WORKER_TOKEN, forOther)),
+    ).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+  });
+
   it("answers Health with the model identity", async () => {
-    const health = await unary("Health", {});
+    const health = await unary("Health", {}, auth(DEV_WORKER_TOKEN, await devCapability(["health"])));
     expect(health.ready).toBe(true);
     expect(String(health.modelIdentity)).toMatch(/^[0-9a-f]{16,}$/);
   });
 
   it("reports Stats: sequences, sessions and checkpoints", async () => {
-    const stats = await unary("Stats", {});
+    const stats = await unary("Stats", {}, auth(DEV_WORKER_TOKEN, await devCapability(["stats"])));
     expect(Number(stats.sequencesTotal)).toBe(4);
     expect(Number(stats.sequencesFree)).toBeLessThanOrEqual(4);
     for (const field of ["liveSessions", "parkedSessions", "queuedRequests", "checkpoints", "checkpointBytes"]) {
@@ -80,21 +92,28 @@ describe("native gRPC (h2c) against the worker", () => {
   });
 
   it("counts tokens of a rendered conversation", async () => {
-    const counted = await unary("CountTokens", { requestId: "t1", tenantId: "local", conversation });
+    const capability = await devCapability(["count_tokens"], "local");
+    const counted = await unary(
+      "CountTokens",
+      { requestId: "t1", tenantId: "local", conversation },
+      auth(DEV_WORKER_TOKEN, capability),
+    );
     expect(Number(counted.inputTokens)).toBeGreaterThan(5);
   });
 
   it("streams a Generate turn: prompt first, text, then stop with usage", async () => {
+    const sessionId = "0123456789abcdef0123456789abcdef";
     const call = client.Generate(
       {
         requestId: "t2",
         tenantId: "local",
-        sessionId: "0123456789abcdef0123456789abcdef",
+        sessionId,
         idKinds: { message: "msg", toolCall: "toolu" },
         conversation,
         sampling: { maxTokens: 8, temperature: 0 },
+        sessionIdKey: Buffer.from(await devSessionIdKey("local", sessionId)),
       },
-      auth(),
+      auth(DEV_WORKER_TOKEN, await devCapability(["generate"], "local", sessionId)),
     );
     const kinds: string[] = [];
     let stop: Record<string, unknown> | undefined;

@@ -1,8 +1,9 @@
 /**
- * The worker checks its token from the headers, before reading or decompressing a body: an
- * unauthenticated request is answered while its body is still on the wire, and the server reads
- * no more than the first socket reads (measured at the server's socket); authenticated requests
- * keep working, an oversize message is RESOURCE_EXHAUSTED and a compressed one is refused.
+ * The worker checks its token and the call's capability from the headers, before reading or
+ * decompressing a body: an unauthenticated request is answered while its body is still on the wire,
+ * and the server reads no more than the first socket reads (measured at the server's socket);
+ * authenticated requests keep working, an oversize message is RESOURCE_EXHAUSTED and a compressed
+ * one is refused; the token without a capability signed with this worker's key is PERMISSION_DENIED.
  */
 import { once } from "node:events";
 import * as http from "node:http";
@@ -24,12 +25,26 @@ import { authenticateFirst } from "../../../gpu-worker/auth-gate.ts";
 import { loadConfig } from "../../../gpu-worker/config.ts";
 import { type RunningServer, startServer } from "../../../gpu-worker/server.ts";
 import { CountTokensRequestSchema, WorkerService } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { CAPABILITY_HEADER, type CapabilityOp, NO_SCOPE, signCapability } from "../../../shared/capability.ts";
 import { LIMITS } from "../../../shared/limits.ts";
 
 const TOKEN = "test-worker-token-0123456789";
 const MiB = 1024 * 1024;
 const BODY_BYTES = 64 * MiB;
 const COUNT_TOKENS = "/frontier.worker.v1.WorkerService/CountTokens";
+const WORKER_ID = "worker-under-test";
+const KEY = new Uint8Array(32).fill(7);
+const CAPABILITIES = { key: KEY, workerId: WORKER_ID };
+const ALL_OPS: CapabilityOp[] = ["generate", "count_tokens", "release_session", "health", "stats", "drain"];
+/** A capability for every operation on this worker, signed with `key` (the worker's own by default). */
+function capability(key = KEY, worker = WORKER_ID): Promise<string> {
+  const expires = Math.floor(Date.now() / 1000) + 600;
+  return signCapability(key, { worker, tenant: NO_SCOPE, session: NO_SCOPE, ops: ALL_OPS, expires });
+}
+let VALID = "";
+beforeAll(async () => {
+  VALID = await capability();
+});
 
 /** The implementation counts the characters of the system prompt; `calls` says it ran. */
 let calls = 0;
@@ -45,10 +60,12 @@ const impl: Partial<ServiceImpl<typeof WorkerService>> = {
 };
 
 const bearer =
-  (token: string): Interceptor =>
+  (token: string, withCapability: () => string = () => VALID): Interceptor =>
   (next) =>
   (request) => {
     request.header.set("authorization", `Bearer ${token}`);
+    const value = withCapability();
+    if (value) request.header.set(CAPABILITY_HEADER, value);
     return next(request);
   };
 
@@ -120,7 +137,7 @@ describe("the worker's token gate, at the socket", () => {
   async function gateServer(kind: "h1" | "h2") {
     let handled = 0;
     const sockets: net.Socket[] = [];
-    const gate = authenticateFirst(TOKEN, () => {
+    const gate = authenticateFirst(TOKEN, CAPABILITIES, () => {
       handled++;
     });
     const server = kind === "h1" ? http.createServer(gate) : http2.createServer(gate);
@@ -189,23 +206,24 @@ describe("the worker's token gate, at the socket", () => {
 
 describe("the worker's server", () => {
   let server: RunningServer;
-  const transports: Record<string, (token: string) => Transport> = {};
+  const transports: Record<string, (token: string, capability?: () => string) => Transport> = {};
   beforeAll(async () => {
     server = await startServer(impl as ServiceImpl<typeof WorkerService>, {
       host: "127.0.0.1",
       grpcPort: 0,
       httpPort: 0,
       workerToken: TOKEN,
+      ...{ capabilityKey: KEY, workerId: WORKER_ID },
       maxMessageBytes: 1 * MiB,
     });
-    transports["gRPC-Web over HTTP/1.1"] = (token) =>
+    transports["gRPC-Web over HTTP/1.1"] = (token, cap) =>
       createGrpcWebTransport({
         baseUrl: `http://127.0.0.1:${server.httpPort}`,
         httpVersion: "1.1",
-        interceptors: [bearer(token)],
+        interceptors: [bearer(token, cap)],
       });
-    transports["gRPC over h2c"] = (token) =>
-      createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.grpcPort}`, interceptors: [bearer(token)] });
+    transports["gRPC over h2c"] = (token, cap) =>
+      createGrpcTransport({ baseUrl: `http://127.0.0.1:${server.grpcPort}`, interceptors: [bearer(token, cap)] });
   });
   afterAll(() => server.close());
 
@@ -240,6 +258,34 @@ describe("the worker's server", () => {
     },
   );
 
+  it.each(["gRPC-Web over HTTP/1.1", "gRPC over h2c"])(
+    "%s: the worker token without a valid capability is PERMISSION_DENIED, and the handler never runs",
+    async (name) => {
+      const transport = transports[name];
+      if (!transport) throw new Error(name);
+      const otherWorkersKey = new Uint8Array(32).fill(9);
+      const [foreign, forOther, expired] = await Promise.all([
+        capability(otherWorkersKey),
+        capability(KEY, "worker-2"),
+        signCapability(KEY, { worker: WORKER_ID, tenant: NO_SCOPE, session: NO_SCOPE, ops: ALL_OPS, expires: 1 }),
+      ]);
+      const [head = "", , mac = ""] = VALID.split(".");
+      const tampered = `${head}.${Buffer.from('{"w":"worker-under-test","t":"b","s":"none","o":["drain"],"e":9999999999}').toString("base64url")}.${mac}`;
+      const before = calls;
+      for (const value of ["", "v1.garbage", foreign, forOther, expired, tampered]) {
+        const client = createClient(
+          WorkerService,
+          transport(TOKEN, () => value),
+        );
+        expect(await code(client.health({}))).toBe("PermissionDenied");
+        expect(await code(client.countTokens({ conversation: { system: ["a".repeat(1000)] } }))).toBe(
+          "PermissionDenied",
+        );
+      }
+      expect(calls).toBe(before);
+    },
+  );
+
   it("answers an unauthenticated 64 MiB body while it is still being sent", async () => {
     const answer = await rawPost(server.httpPort, { "content-type": "application/grpc-web+proto" }, BODY_BYTES);
     expect(answer.body).toContain("grpc-status: 16");
@@ -257,7 +303,8 @@ describe("the worker's server", () => {
       }).then(async (r) => ({ status: r.status, body: Buffer.from(await r.arrayBuffer()).toString("latin1") }));
     const before = calls;
     expect((await post({})).body).toContain("grpc-status: 16");
-    const authenticated = await post({ authorization: `Bearer ${TOKEN}` });
+    expect((await post({ authorization: `Bearer ${TOKEN}` })).body).toContain("grpc-status: 7");
+    const authenticated = await post({ authorization: `Bearer ${TOKEN}`, [CAPABILITY_HEADER]: VALID });
     // Compression is off: UNIMPLEMENTED (12) names the encoding, nothing was inflated or parsed.
     expect(authenticated.body).toMatch(/grpc-status: 12/);
     expect(calls).toBe(before);

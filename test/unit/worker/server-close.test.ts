@@ -7,8 +7,10 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { describe, expect, it } from "vitest";
 import { startServer } from "../../../gpu-worker/server.ts";
 import { StopReason, WorkerService } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { CAPABILITY_HEADER, signCapability } from "../../../shared/capability.ts";
 
 const TOKEN = "test-worker-token";
+const KEY = new Uint8Array(32).fill(3);
 
 describe("worker gRPC server", () => {
   it("closes while an h2c client's session is still open", async () => {
@@ -22,12 +24,23 @@ describe("worker gRPC server", () => {
       grpcPort: 0,
       httpPort: 0,
       workerToken: TOKEN,
+      capabilityKey: KEY,
+      workerId: "w",
+    });
+    const expires = Math.floor(Date.now() / 1000) + 60;
+    const capability = await signCapability(KEY, {
+      worker: "w",
+      tenant: "t",
+      session: "s",
+      ops: ["generate"],
+      expires,
     });
     const transport = createGrpcTransport({
       baseUrl: `http://127.0.0.1:${server.grpcPort}`,
       interceptors: [
         (next) => (request) => {
           request.header.set("authorization", `Bearer ${TOKEN}`);
+          request.header.set(CAPABILITY_HEADER, capability);
           return next(request);
         },
       ],
