@@ -226,4 +226,25 @@ describe("pool identity", () => {
     expect((await heartbeat(rogue, { id: "gpu-rogue", url: ROGUE_URL })).status).toBe(401);
     expect((await heartbeat(fresh, { id: "gpu-rogue", url: ROGUE_URL, boot: "boot2" })).status).toBe(200);
   });
+
+  // H4 as reported, with a credential of the older form (POOL_WORKER_TOKENS: id → digest, no binding):
+  // on main it registered 16 rows, took the static member over and drew placements with a huge claim.
+  it("an older-form credential (digest only) still gets one row, no static worker and the default ceiling", async () => {
+    const token = "token-of-worker-bound";
+    expect((await heartbeat(token, { id: "worker-bound", url: "http://10.0.8.1:1" })).status).toBe(200);
+    const statuses: number[] = [];
+    for (let i = 2; i <= 17; i++) {
+      statuses.push((await heartbeat(token, { id: "worker-bound", url: `http://10.0.8.${i}:1` })).status);
+    }
+    expect(statuses).toEqual(Array(16).fill(409));
+    expect((await heartbeat(token, { id: "worker-bound", url: STATIC_URL, leaving: true })).status).toBe(403);
+    const huge = await heartbeat(token, { id: "worker-bound", url: "http://10.0.8.1:1", sequences_total: 1_000_000 });
+    expect(await refusal(huge)).toMatchObject({ status: 403, message: expect.stringContaining("ceiling is 64") });
+    const view = await members();
+    expect(view.filter((w) => w.id === "worker-bound").map((w) => [w.url, w.state, w.sequencesTotal])).toEqual([
+      ["http://10.0.8.1:1", "up", 4],
+    ]);
+    expect(view.filter((w) => w.url.startsWith("http://10.0.8."))).toHaveLength(1);
+    expect(view.find((w) => w.url === STATIC_URL)).toMatchObject({ id: "gpu-static", static: true, state: "up" });
+  });
 });
