@@ -6,23 +6,34 @@
 import { ApiError } from "../core/errors.ts";
 import type { RequestContext } from "../http/context.ts";
 import { sha256Hex } from "../tenancy/auth.ts";
+import { isStateChanging, refuseCrossSite } from "./cross-site.ts";
 
 /**
- * Every `/admin/…` route: the admin token (its SHA-256 is ADMIN_TOKEN_SHA256) as
- * `Authorization: Bearer <token>`, or as the password of HTTP Basic auth (any user name) so that a
- * browser can open the status page: the 401 asks for Basic credentials.
+ * Every `/admin/…` route: first the cross-site guard (cross-site.ts), then the admin token (its SHA-256
+ * is ADMIN_TOKEN_SHA256) as `Authorization: Bearer <token>`. Reads (GET/HEAD) also take it as the
+ * password of HTTP Basic auth (any user name) so that a browser can open the status page (the 401
+ * of a read asks for Basic credentials); a state-changing route takes the Bearer header only, which
+ * no browser attaches on its own.
  */
-export async function requireAdmin(request: Request, rc: RequestContext<unknown>): Promise<void> {
+export async function requireAdmin(
+  request: Request,
+  rc: RequestContext<unknown>,
+  options: { page?: boolean } = {},
+): Promise<void> {
+  refuseCrossSite(request, options);
   const expected = rc.config.adminTokenHash;
-  const basic = basicPassword(request.headers);
+  const write = isStateChanging(request);
+  const basic = write ? undefined : basicPassword(request.headers);
   const ok =
     basic === undefined
       ? await bearerMatches(request.headers, expected)
       : expected !== undefined && constantTimeEqual(await sha256Hex(basic), expected);
   if (!ok) {
-    throw new ApiError("authentication_error", "A valid admin token is required (Authorization: Bearer <token>)", {
-      headers: { "www-authenticate": 'Basic realm="frontier-admin", charset="UTF-8"' },
-    });
+    throw new ApiError(
+      "authentication_error",
+      "A valid admin token is required (Authorization: Bearer <token>)",
+      write ? {} : { headers: { "www-authenticate": 'Basic realm="frontier-admin", charset="UTF-8"' } },
+    );
   }
 }
 

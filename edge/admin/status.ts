@@ -1,6 +1,9 @@
 /**
  * GET /admin/status       the status page (HTML; admin token as Bearer or as the Basic password)
  * GET /admin/status.json  its data
+ * Both are reads: Basic auth is what lets a browser open the page, and the page itself fetches its
+ * data same-origin. A cross-site page cannot read either (no CORS headers) and is refused outright
+ * (Sec-Fetch-Site), except a top-level navigation to the page (bearer.ts, cross-site.ts).
  */
 
 import { jsonResponse } from "../http/body.ts";
@@ -19,7 +22,7 @@ const PAGE_HEADERS = {
 };
 
 export async function handleStatusPage(request: Request, rc: AdminContext): Promise<Response> {
-  await requireAdmin(request, rc);
+  await requireAdmin(request, rc, { page: true });
   return new Response(STATUS_PAGE_HTML, { headers: PAGE_HEADERS });
 }
 
