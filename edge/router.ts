@@ -10,6 +10,7 @@ import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat } from "./adm
 import { handleStatusData, handleStatusPage } from "./admin/status.ts";
 import { handleUsage } from "./admin/usage.ts";
 import { refuseDevOffLoopback } from "./config/dev-loopback.ts";
+import { handleIssueCredential, handleListCredentials, handleRevokeCredential } from "./admin/worker-credentials.ts";
 import { ApiError, toApiError } from "./core/errors.ts";
 import type { Env } from "./env.ts";
 import type { RequestContext } from "./http/context.ts";
@@ -89,6 +90,13 @@ router
   .all("/admin/workers", notAllowed("GET"))
   .post("/admin/workers/:id/drain", (request, rc) => handleDrainWorker(request, rc, request.params.id ?? ""))
   .all("/admin/workers/:id/drain", notAllowed("POST"))
+  .get("/admin/worker-credentials", (request, rc) => handleListCredentials(request, rc))
+  .post("/admin/worker-credentials", (request, rc) => handleIssueCredential(request, rc))
+  .all("/admin/worker-credentials", notAllowed("GET, POST"))
+  .delete("/admin/worker-credentials/:id", (request, rc) =>
+    handleRevokeCredential(request, rc, request.params.id ?? ""),
+  )
+  .all("/admin/worker-credentials/:id", notAllowed("DELETE"))
   .get("/admin/usage", (request, rc) => handleUsage(request, rc))
   .all("/admin/usage", notAllowed("GET"))
   .get("/admin/metrics", (request, rc) => handleMetrics(request, rc))
