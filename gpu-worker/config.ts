@@ -2,7 +2,14 @@
 import { createHmac } from "node:crypto";
 import type { EngineOptions } from "../native/engine-types.ts";
 import { WORKER_KEY_LABEL } from "../shared/capability.ts";
-import { DEV_ID_SECRET, DEV_MODE_FLAG, DEV_POOL_TOKEN, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
+import {
+  DEV_ID_SECRET,
+  DEV_MODE_FLAG,
+  DEV_POOL_TOKEN,
+  DEV_WORKER_TOKEN,
+  isLoopbackHost,
+  secretProblem,
+} from "../shared/dev-secrets.ts";
 import { LIMITS } from "../shared/limits.ts";
 import { CHAT_FORMAT_NAMES, type ChatFormatName } from "./chat/family-names.ts";
 import type { TestPolicyName } from "./generate/sampling-policy.ts";
@@ -117,12 +124,13 @@ function capabilityKey(env: NodeJS.ProcessEnv, workerId: string): Uint8Array {
 }
 
 /**
- * A secret from the environment. Outside local development (FRONTIER_DEV=1) a missing, short or
- * development-default value stops the worker at start-up; in it, the development default fills in.
+ * A secret from the environment. Outside local development (FRONTIER_DEV=1) a missing or short value,
+ * a development default in any spelling, a placeholder or a value with whitespace at either end stops
+ * the worker at start-up (shared/dev-secrets.ts `secretProblem`); in it, the development default fills in.
  */
 function secret(env: NodeJS.ProcessEnv, name: string, devDefault: string): string {
   const raw = env[name] ?? "";
-  const dev = env[DEV_MODE_FLAG] === "1";
+  const dev = isDev(env);
   if (raw === "") {
     if (dev) return devDefault;
     throw new Error(
@@ -130,12 +138,35 @@ function secret(env: NodeJS.ProcessEnv, name: string, devDefault: string): strin
     );
   }
   if (raw.length < 16) throw new Error(`${name} must be at least 16 characters`);
-  if (raw === devDefault && !dev) {
-    throw new Error(
-      `${name} is the public development default; set a secret of your own (or ${DEV_MODE_FLAG}=1 locally)`,
-    );
+  const problem = dev ? undefined : secretProblem(raw);
+  if (problem !== undefined) {
+    throw new Error(`${name} ${problem}; set a secret of your own (or ${DEV_MODE_FLAG}=1 locally)`);
   }
   return raw;
+}
+
+/** FRONTIER_DEV: "1" is local development; anything but "1", "0" or unset is refused. */
+function isDev(env: NodeJS.ProcessEnv): boolean {
+  const flag = env[DEV_MODE_FLAG];
+  if (flag !== undefined && flag !== "" && flag !== "1" && flag !== "0") {
+    throw new Error(`${DEV_MODE_FLAG} must be "1" (local development) or unset, got "${flag}"`);
+  }
+  return flag === "1";
+}
+
+/**
+ * Local development is loopback only: its secrets are public, so a worker with FRONTIER_DEV=1 that
+ * listens on another interface (or 0.0.0.0 / ::) would serve anyone who can reach it.
+ */
+function refuseDevOffLoopback(env: NodeJS.ProcessEnv, binds: readonly [string, string][]): void {
+  if (!isDev(env)) return;
+  for (const [name, host] of binds) {
+    if (!isLoopbackHost(host)) {
+      throw new Error(
+        `${DEV_MODE_FLAG}=1 (public development secrets) listens on loopback only, but ${name} is "${host}"; bind 127.0.0.1, or unset ${DEV_MODE_FLAG} and configure real secrets`,
+      );
+    }
+  }
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
@@ -143,12 +174,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   if (testPolicy !== undefined && testPolicy !== "" && testPolicy !== "scripted-tools") {
     throw new Error(`FRONTIER_TEST_POLICY must be "scripted-tools" or unset, got "${testPolicy}"`);
   }
+  if (testPolicy && !isDev(env)) {
+    throw new Error(
+      `FRONTIER_TEST_POLICY is a test-only sampling policy: it needs ${DEV_MODE_FLAG}=1 (local development)`,
+    );
+  }
+  const host = env.FRONTIER_WORKER_HOST ?? "127.0.0.1";
+  const ops = opsListener(env);
+  refuseDevOffLoopback(env, [
+    ["FRONTIER_WORKER_HOST", host],
+    ...(ops ? [["FRONTIER_METRICS_HOST", ops.host] as [string, string]] : []),
+  ]);
   const workerId = env.FRONTIER_WORKER_ID || "worker-1";
   const stateDir = env.FRONTIER_STATE_DIR || `.state/${workerId}`;
   const edgeUrl = httpUrl(env, "FRONTIER_EDGE_URL");
   return {
     workerId,
-    host: env.FRONTIER_WORKER_HOST ?? "127.0.0.1",
+    host,
     grpcPort: intFrom(env, "FRONTIER_WORKER_GRPC_PORT", 50051),
     httpPort: intFrom(env, "FRONTIER_WORKER_HTTP_PORT", 50061),
     modelPath: env.FRONTIER_MODEL_PATH || undefined,
@@ -181,7 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     region: env.FRONTIER_REGION || "local",
     advertiseUrl: httpUrl(env, "FRONTIER_ADVERTISE_URL"),
     heartbeatMs: intFrom(env, "FRONTIER_HEARTBEAT_MS", 2000) || 2000,
-    ops: opsListener(env),
+    ops,
     serverTools: loadServerToolsConfig(env),
   };
 }
@@ -200,6 +242,8 @@ function opsListener(env: NodeJS.ProcessEnv): OpsListenerConfig | undefined {
   if (metricsToken.length < 16) {
     throw new Error("FRONTIER_METRICS_PORT needs FRONTIER_METRICS_TOKEN (at least 16 characters)");
   }
+  const problem = isDev(env) ? undefined : secretProblem(metricsToken);
+  if (problem !== undefined) throw new Error(`FRONTIER_METRICS_TOKEN ${problem}; set a token of your own`);
   return {
     host: env.FRONTIER_METRICS_HOST || env.FRONTIER_WORKER_HOST || "127.0.0.1",
     port: intFrom(env, "FRONTIER_METRICS_PORT", 0),

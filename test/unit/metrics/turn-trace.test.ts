@@ -55,8 +55,8 @@ describe("operations listener configuration", () => {
       ...dev,
       FRONTIER_METRICS_PORT: "9464",
       FRONTIER_METRICS_TOKEN: "a-long-enough-metrics-token",
-      FRONTIER_WORKER_HOST: "10.0.0.5",
+      FRONTIER_WORKER_HOST: "127.0.0.5",
     }).ops;
-    expect(ops).toEqual({ host: "10.0.0.5", port: 9464, metricsToken: "a-long-enough-metrics-token" });
+    expect(ops).toEqual({ host: "127.0.0.5", port: 9464, metricsToken: "a-long-enough-metrics-token" });
   });
 });
