@@ -11,7 +11,7 @@ import type { PlannedStep, Turn } from "./turn.ts";
 
 /** Prefill the step's prompt; returns its held-back end, which the first sampling decode evaluates. */
 export async function* prefill(turn: Turn, planned: PlannedStep): AsyncGenerator<GenerateEvent, Token[]> {
-  const { deps, request, session, signal, trace } = turn;
+  const { deps, session, signal, trace } = turn;
   const { plan, step } = planned;
   const sequence = session.sequence;
   session.frontier = undefined;
