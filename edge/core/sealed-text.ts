@@ -6,7 +6,8 @@
  * data is `<purpose>\0<tenant>`, so a blob never opens for another tenant or another purpose. A blob
  * that does not open (tampered, foreign, another deployment's) is undefined to the caller.
  *
- * Wire form: `frv1.` + base64url(12-byte nonce ‖ ciphertext ‖ 16-byte tag).
+ * Wire form: `frv1.` + base64url(12-byte nonce ‖ ciphertext ‖ 16-byte tag), canonical and unpadded
+ * (any other spelling of the same bytes does not open).
  */
 
 /** What a sealed blob is for; each purpose has its own key and additional data. */
@@ -89,13 +90,18 @@ function toBase64Url(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/**
+ * The bytes of canonical unpadded base64url, else undefined: another spelling of the same bytes
+ * (padding, non-zero bits in the last character's unused low bits) is refused, so each blob has one
+ * wire form.
+ */
 function fromBase64Url(text: string): Uint8Array<ArrayBuffer> | undefined {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
   try {
     const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
     const out = new Uint8Array(binary.length);
     for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-    return out;
+    return toBase64Url(out) === text ? out : undefined;
   } catch {
     return undefined;
   }

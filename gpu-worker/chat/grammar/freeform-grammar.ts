@@ -2,7 +2,8 @@
  * A custom (freeform) tool's grammar (shared/lark-grammar.ts) as GBNF for its raw-text input,
  * written the way the family writes that input:
  * - `json`: inside the JSON string of `{"input": "…"}`, each character as canonical JSON writes it
- *   (`"` `\` and newline, tab, CR escaped; other control characters are not produced);
+ *   (`"` `\` and newline, tab, CR escaped; other control characters are not produced), and a
+ *   literal's `<` as `\u003c`, so the grammar's own text never spells the family's markup;
  * - `xml`: raw inside the parameter markup, with no `<` anywhere (a value ends at a closing tag the
  *   parser searches for), so a literal with `<` is refused.
  * Repetitions stay as the grammar has them (`*`, `+`): a real model writes long lines; the output
@@ -18,7 +19,7 @@ import {
 } from "../../../shared/lark-grammar.ts";
 import type { GrammarTool } from "../types.ts";
 import { type GbnfRules, gbnfLiteral } from "./gbnf.ts";
-import { SchemaGrammarError } from "./json-schema-grammar.ts";
+import { markupSafeJson, SchemaGrammarError } from "./json-schema-grammar.ts";
 
 export type FreeformEncoding = "json" | "xml";
 
@@ -84,7 +85,9 @@ function literal(text: string, encoding: FreeformEncoding, subject: string): str
     throw new SchemaGrammarError(
       `${subject}: a literal with '<' cannot be written inside this model's argument markup`,
     );
-  return gbnfLiteral(encoding === "json" ? JSON.stringify(text).slice(1, -1) : text);
+  // In JSON the literal's `<` is written `\u003c` (the same text once parsed), as the JSON-schema
+  // grammar writes its literals: a literal such as `</tool_call>` cannot close the call's markup.
+  return gbnfLiteral(encoding === "json" ? markupSafeJson(JSON.stringify(text).slice(1, -1)) : text);
 }
 
 /** Characters a JSON string writes as an escape (or not at all): controls, `"` and `\`. */
