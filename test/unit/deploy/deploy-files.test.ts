@@ -46,10 +46,11 @@ const FIELD_STAND_INS: Record<string, string> = {
 };
 
 /** Secrets the worker refuses to start without (outside local development). */
-const RUNTIME_SECRETS = ["FRONTIER_ID_SECRET", "FRONTIER_WORKER_TOKEN"];
+const RUNTIME_SECRETS = ["FRONTIER_CAPABILITY_KEY", "FRONTIER_WORKER_TOKEN"];
 
 /** A plausible stand-in for a value a deployment takes from a secret. */
 function secretStandIn(name: string): string {
+  if (name === "FRONTIER_CAPABILITY_KEY") return Buffer.alloc(32, 0x5a).toString("base64url");
   return name.endsWith("_URL") ? "https://s3.example.com/bucket" : `stand-in-secret-${name.toLowerCase()}`;
 }
 
@@ -128,7 +129,7 @@ describe("deploy/k8s/worker.yaml", () => {
 
   it("takes every secret, the S3 settings included, from a Secret", () => {
     for (const name of [
-      "FRONTIER_ID_SECRET",
+      "FRONTIER_CAPABILITY_KEY",
       "FRONTIER_WORKER_TOKEN",
       "FRONTIER_POOL_TOKEN",
       "FRONTIER_METRICS_TOKEN",
@@ -184,7 +185,9 @@ describe("deploy/systemd/frontier-worker.service", () => {
   it("sets only variables the worker reads, and the worker accepts them", () => {
     const names = Object.keys({ ...unitEnv, ...envFile }).filter((n) => n.startsWith("FRONTIER_"));
     expect(names.filter((n) => !KNOWN_VARIABLES.has(n))).toEqual([]);
-    const config = configFrom({ ...unitEnv, ...envFile });
+    // The example's placeholder key is not a key: the operator puts this worker's own there.
+    const key = { FRONTIER_CAPABILITY_KEY: secretStandIn("FRONTIER_CAPABILITY_KEY") };
+    const config = configFrom({ ...unitEnv, ...envFile, ...key });
     expect(config.ops?.port).toBe(9464);
     expect(config.checkpointS3).toBeDefined();
     expect(config.stateDir).toBe("/var/lib/frontier");
