@@ -8,6 +8,7 @@ import type { PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_
 import { decisionWord, missWord } from "../../shared/cache-decision.ts";
 import { signThinking } from "../../shared/thinking-signature.ts";
 import { log } from "../core/log.ts";
+import { tenantDataKey } from "../core/tenant-data-key.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { RecentTurn } from "../metrics/edge-metrics-do.ts";
 import { recordFailover, recordTurn as recordTurnMetrics } from "../metrics/record.ts";
@@ -69,7 +70,14 @@ export async function serveTurn<R extends TurnRenderer>(
   // A new session's SessionDO is written while the worker runs the turn (recordTurn waits for it).
   const resolved = beginCreation(env, config, routed);
   const attempt = async (session: ResolvedSession): Promise<Response> => {
-    const target = { requestId, tenantId: tenant, sessionId: session.sessionId, epoch: session.epoch };
+    const tenantKey = await tenantDataKey(config.idSecret, tenant);
+    const target = {
+      requestId,
+      tenantId: tenant,
+      sessionId: session.sessionId,
+      epoch: session.epoch,
+      tenantDataKey: tenantKey,
+    };
     const scope = { tenant, session: session.sessionId, ops: ["generate" as const] };
     const [headers, request] = await Promise.all([
       workerCallHeaders(env, config, session.workerUrl, scope),

@@ -21,6 +21,8 @@ export interface SessionTarget {
   tenantId: string;
   sessionId: string;
   epoch: number;
+  /** The tenant's data key (edge/core/tenant-data-key.ts): the worker seals its checkpoints with it. */
+  tenantDataKey?: Uint8Array | undefined;
 }
 
 /** The kinds of the IDs a protocol's turns carry: the message (or response) and each tool call. */
@@ -52,6 +54,7 @@ export function generateRequestFor(target: SessionTarget, turn: WorkerTurn, pref
     sampling: turn.sampling,
     responseFormat: turn.responseFormat,
     prefixFingerprint: prefix,
+    ...(target.tenantDataKey ? { tenantDataKey: target.tenantDataKey } : {}),
   });
 }
 

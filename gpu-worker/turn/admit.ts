@@ -29,7 +29,9 @@ export async function admit(deps: TurnDeps, request: GenerateRequest, trace: Tur
   const offered = offerServerTools(request.conversation?.serverTools ?? [], deps.config.serverTools);
   if (offered.notOffered.length > 0)
     log("server tools not offered", { tools: offered.notOffered.join(","), request: request.requestId });
-  const session = await trace.during("lease", () => deps.sessions.lease(request.tenantId, request.sessionId));
+  const session = await trace.during("lease", () =>
+    deps.sessions.lease(request.tenantId, request.sessionId, request.tenantDataKey),
+  );
   return { conversation, ids, offered, session };
 }
 

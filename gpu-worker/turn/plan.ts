@@ -74,9 +74,7 @@ async function ladder(turn: Turn, conversation: Conversation): Promise<Continuat
   const checkpoints = deps.checkpoints;
   if (!checkpoints || plan.decision === "live-tool-ids" || plan.decision === "live-text-prefix") return plan;
   await trace.during("ladder", () => checkpoints.refresh(request.tenantId, request.sessionId));
-  return trace.during("ladder", () =>
-    withStoredPrefix(checkpoints, request.tenantId, plan, session.sequence, turn.tokenize),
-  );
+  return trace.during("ladder", () => withStoredPrefix(checkpoints, session, plan, session.sequence, turn.tokenize));
 }
 
 function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTokens: number): void {
