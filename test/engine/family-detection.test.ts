@@ -36,6 +36,8 @@ describe("format from the GGUF", () => {
       "gpt-oss": "harmony",
       "deepseek-v3.1": "deepseek-v3.1",
       glm: "glm",
+      "kimi-k2": "kimi-k2",
+      "minimax-m2": "minimax-m2",
     };
     for (const [family, format] of Object.entries(expected) as [FamilyName, string][]) {
       const found = detectFamily(await inspectModel(await model(family)));

@@ -8,9 +8,12 @@
 import { clone } from "@bufbuild/protobuf";
 import { TokenizerLoader } from "@lenml/tokenizers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ControlTokenSplitter } from "../../gpu-worker/chat/engine/prompt-builder.ts";
 import { DeepSeekV31Format } from "../../gpu-worker/chat/families/deepseek-v31.ts";
 import { GlmFormat } from "../../gpu-worker/chat/families/glm.ts";
 import { HarmonyFormat } from "../../gpu-worker/chat/families/harmony.ts";
+import { KimiK2Format } from "../../gpu-worker/chat/families/kimi-k2.ts";
+import { MINIMAX_CONTROL_TOKENS, MiniMaxM2Format } from "../../gpu-worker/chat/families/minimax-m2.ts";
 import { Qwen3Format } from "../../gpu-worker/chat/families/qwen3.ts";
 import { Qwen3CoderFormat } from "../../gpu-worker/chat/families/qwen3-coder.ts";
 import type { ChatFormat } from "../../gpu-worker/chat/types.ts";
@@ -22,6 +25,7 @@ import { ensureFamilyModel } from "../../native/model/family-model.ts";
 import { familyTokenizerFiles } from "../../native/model/family-vocab.ts";
 import { type Conversation, ConversationSchema, ThinkingMode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { conversation, text, user } from "../unit/chat/fixtures.ts";
+import { asLlamaCppMiniMax, kimiStyle } from "../unit/chat/kimi-minimax-style.ts";
 import { matrix } from "../unit/chat/template-matrix.ts";
 import { renderTemplate, type TemplateName, type TemplateStyle, templateToday } from "../unit/chat/template-render.ts";
 
@@ -43,6 +47,8 @@ interface Family {
   style?: (c: Conversation) => TemplateStyle;
   sameTool?: boolean;
   keepsThinking: boolean;
+  /** Frontier's text as the compared template copy writes it (a named edit of that copy), before tokenizing. */
+  asTemplateCopy?: (text: string) => string;
 }
 
 /** As in test/unit/chat/template-equality.test.ts. */
@@ -67,6 +73,15 @@ const FAMILIES: Family[] = [
       systemOverride: (v31.render(c).text.split("<｜User｜>")[0] ?? "").replace("<｜begin▁of▁sentence｜>", ""),
     }),
     keepsThinking: false,
+  },
+  { model: "kimi-k2", template: "kimi-k2", format: new KimiK2Format(), style: kimiStyle, keepsThinking: true },
+  // llama.cpp's copy of MiniMax's template writes one newline MiniMax's own does not (kimi-minimax-style.ts).
+  {
+    model: "minimax-m2",
+    template: "minimax-m2",
+    format: new MiniMaxM2Format(),
+    keepsThinking: true,
+    asTemplateCopy: asLlamaCppMiniMax,
   },
 ];
 
@@ -97,8 +112,15 @@ describe.each(FAMILIES)("$model: served prompt tokens = template + tokenizer", (
     await engine?.dispose();
   });
 
-  const served = async (c: Conversation): Promise<number[]> =>
-    tokenizeSegments(engine, family.format.render(c).segments);
+  const served = async (c: Conversation): Promise<number[]> => {
+    const segments = family.format.render(c).segments;
+    const copy = family.asTemplateCopy;
+    if (copy === undefined) return tokenizeSegments(engine, segments);
+    // The copy's extra newline sits between two control tokens: split the edited text again (the matrix's
+    // client text spells no control token).
+    const splitter = new ControlTokenSplitter(MINIMAX_CONTROL_TOKENS);
+    return tokenizeSegments(engine, splitter.split(copy(segments.map((s) => s.text).join(""))));
+  };
   const expected = (c: Conversation): number[] =>
     reference.encode(renderTemplate(family.template, c, family.style?.(c)), { add_special_tokens: false });
 

@@ -99,6 +99,30 @@ const SPECIAL_IDS: Readonly<Record<FamilyName, Readonly<Record<string, Token>>>>
     "</arg_value>": 151673,
     "/nothink": 151674,
   },
+  // Stand-ins on the Qwen3 BPE (151,643 tokens), the family's specials after it in families.ts order.
+  "kimi-k2": {
+    "[BOS]": 151643,
+    "<|im_end|>": 151645,
+    "<|im_user|>": 151646,
+    "<|im_assistant|>": 151647,
+    "<|im_system|>": 151651,
+    "<|tool_calls_section_begin|>": 151652,
+    "<|tool_call_begin|>": 151654,
+    "<|tool_call_argument_begin|>": 151655,
+    "<|tool_call_end|>": 151656,
+    "<|im_middle|>": 151657,
+    "<think>": 151662,
+    "</think>": 151663,
+  },
+  "minimax-m2": {
+    "]~b]": 151645,
+    "]~!b[": 151646,
+    "[e~[": 151647,
+    "<think>": 151648,
+    "</think>": 151649,
+    "<minimax:tool_call>": 151650,
+    "</minimax:tool_call>": 151651,
+  },
 };
 
 /** The tokens of `SPECIAL_IDS` the GGUF types USER_DEFINED (not `special` in the tokenizer); the rest are CONTROL. */
@@ -108,6 +132,8 @@ const USER_DEFINED_IN_GGUF: Readonly<Record<FamilyName, readonly string[]>> = {
   "gpt-oss": [],
   "deepseek-v3.1": ["<think>", "</think>"],
   glm: [],
+  "kimi-k2": [],
+  "minimax-m2": [],
 };
 
 interface Loaded {
