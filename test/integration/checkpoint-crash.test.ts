@@ -28,6 +28,7 @@ import { CAPABILITY_HEADER } from "../../shared/capability.ts";
 import { newSessionId } from "../../shared/ids.ts";
 import { devCapability, devSessionIdKey } from "../support/dev-capability.ts";
 import { LOOKUP_TOOL } from "../support/worker-harness.ts";
+import { testDataKey } from "../support/test-data-key.ts";
 
 const stateDir = mkdtempSync(join(tmpdir(), "frontier-crash-"));
 const workers: WorkerHandle[] = [];
@@ -73,6 +74,7 @@ async function generate(
     requestId: `crash-${Math.random().toString(36).slice(2, 8)}`,
     tenantId: "local",
     sessionId,
+    tenantDataKey: testDataKey("local").bytes,
     sessionIdKey: await devSessionIdKey("local", sessionId),
     conversation,
     sampling: { maxTokens: 200, temperature: 0 },

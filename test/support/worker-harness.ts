@@ -29,6 +29,7 @@ import {
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { decisionWord, missWord } from "../../shared/cache-decision.ts";
 import { newSessionId } from "../../shared/ids.ts";
+import { testDataKey } from "./test-data-key.ts";
 
 export interface TurnOutcome {
   decision: string;
@@ -96,6 +97,7 @@ export class WorkerHarness {
       requestId: `t-${Math.random().toString(36).slice(2, 8)}`,
       tenantId: tenant,
       sessionId,
+      tenantDataKey: testDataKey(tenant).bytes,
       idKinds: { message: "msg", toolCall: "toolu" },
       conversation,
       sampling: { maxTokens, temperature: 0 },
