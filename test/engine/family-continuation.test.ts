@@ -37,6 +37,8 @@ const MODELS: ReadonlyArray<{ model: FamilyName; families: readonly ChatFamily[]
   { model: "gpt-oss", families: ["harmony"] },
   { model: "glm", families: ["glm"] },
   { model: "deepseek-v3.1", families: ["deepseek-v3.1", "deepseek"] },
+  { model: "kimi-k2", families: ["kimi-k2"] },
+  { model: "minimax-m2", families: ["minimax-m2"] },
 ];
 
 /** The suffix of a tool-result turn (end of the call turn, one short result, the next assistant prefix) is tens of tokens. */

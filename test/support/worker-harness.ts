@@ -29,6 +29,7 @@ import {
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { decisionWord, missWord } from "../../shared/cache-decision.ts";
 import { newSessionId } from "../../shared/ids.ts";
+import { devSessionIdKey } from "./dev-capability.ts";
 import { testDataKey } from "./test-data-key.ts";
 
 export interface TurnOutcome {
@@ -98,6 +99,7 @@ export class WorkerHarness {
       tenantId: tenant,
       sessionId,
       tenantDataKey: testDataKey(tenant).bytes,
+      sessionIdKey: await devSessionIdKey(tenant, sessionId),
       idKinds: { message: "msg", toolCall: "toolu" },
       conversation,
       sampling: { maxTokens, temperature: 0 },
