@@ -40,6 +40,7 @@ import { checkpointRestoreWorkload } from "./checkpoint-restore.ts";
 import { checkpointWritesWorkload } from "./checkpoint-writes.ts";
 import { continuationWorkload } from "./continuation.ts";
 import { workerEngineBuild } from "./engine-build.ts";
+import { fairnessWorkload } from "./fairness.ts";
 import { llamaServerWorkload } from "./peer-llama-server.ts";
 import { placementWorkload } from "./placement.ts";
 import { currentRows, machineDescription, type ReportInput, recordInBenchmarksDoc, renderReport } from "./report.ts";
@@ -63,6 +64,7 @@ const WORKLOADS: Workload[] = [
   llamaServerWorkload,
   traceWorkload(() => ({ trace: values.trace, json: values.json })),
   simWorkload,
+  fairnessWorkload,
 ];
 
 const { values } = parseArgs({

@@ -52,6 +52,17 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   anchorMinTokens: number;
   /** Requests that may wait for a free sequence before OVERLOADED. */
   maxQueue: number;
+  /** Of those, one tenant's (FRONTIER_TENANT_MAX_QUEUE; default a quarter of maxQueue). */
+  maxQueuePerTenant: number;
+  /**
+   * Sequences one tenant's running turns may hold at once (FRONTIER_TENANT_MAX_SEQUENCES; default
+   * sequences - 1, at least 1): the rest stay free for other tenants' turns.
+   */
+  tenantMaxSequences: number;
+  /** A turn's wall-clock limit (FRONTIER_TURN_TIME_LIMIT_S, default 600; 0: none). */
+  turnWallClockMs: number;
+  /** How long a client may leave a turn's stream unread before the turn is cut (FRONTIER_STALL_TIMEOUT_S, default 30; 0: never). */
+  stallMs: number;
   /** How long after a tool turn its checkpoint write starts; a sooner tool result cancels it. */
   checkpointDelayMs: number;
   /** The checkpoint store's directory; several workers may share one (shared directory, one index). */
@@ -213,6 +224,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     checkpointBudgetBytes: intFrom(env, "FRONTIER_CHECKPOINT_BUDGET_MB", 4096) * 1024 * 1024,
     anchorMinTokens: intFrom(env, "FRONTIER_ANCHOR_MIN_TOKENS", 1024),
     maxQueue: intFrom(env, "FRONTIER_MAX_QUEUE", 64),
+    maxQueuePerTenant: intFrom(
+      env,
+      "FRONTIER_TENANT_MAX_QUEUE",
+      Math.max(1, Math.floor(intFrom(env, "FRONTIER_MAX_QUEUE", 64) / 4)),
+    ),
+    tenantMaxSequences: intFrom(
+      env,
+      "FRONTIER_TENANT_MAX_SEQUENCES",
+      Math.max(1, intFrom(env, "FRONTIER_SEQUENCES", 4) - 1),
+    ),
+    turnWallClockMs: msFromSeconds(env, "FRONTIER_TURN_TIME_LIMIT_S", 600),
+    stallMs: msFromSeconds(env, "FRONTIER_STALL_TIMEOUT_S", 30),
     checkpointDelayMs: intFrom(env, "FRONTIER_CHECKPOINT_DELAY_MS", 250),
     checkpointDir: env.FRONTIER_CHECKPOINT_DIR || `${stateDir}/checkpoints`,
     checkpointDirShared: Boolean(env.FRONTIER_CHECKPOINT_DIR),
@@ -285,6 +308,16 @@ function httpUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${name} must be an http(s) URL`);
   return raw.replace(/\/+$/, "");
+}
+
+/** Seconds (fractions allowed) as whole milliseconds. */
+function msFromSeconds(env: NodeJS.ProcessEnv, name: string, fallbackSeconds: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallbackSeconds * 1000;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0)
+    throw new Error(`${name} must be a non-negative number of seconds, got "${raw}"`);
+  return Math.round(value * 1000);
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

@@ -43,6 +43,8 @@ async function main(): Promise<void> {
   const { store, replica, checkpoints } = openCheckpoints(config, engine, metrics, { memory, spans });
   const sessions = new SessionTable(engine, checkpoints, {
     maxQueue: config.maxQueue,
+    maxQueuePerTenant: config.maxQueuePerTenant,
+    tenantMaxSequences: config.tenantMaxSequences,
     checkpointDelayMs: config.checkpointDelayMs,
   });
   const drain = new DrainState();

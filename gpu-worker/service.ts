@@ -17,6 +17,7 @@ import type { PrefixSet } from "./pool/prefix-set.ts";
 import { countPromptTokens } from "./turn/count-tokens.ts";
 import { runTurn } from "./turn/run-turn.ts";
 import type { TurnDeps } from "./turn/turn.ts";
+import { limitTurn, turnLimitsOf, turnTimeLimitEvent } from "./turn/turn-limits.ts";
 
 /** What the service needs besides the turn runner's dependencies: pool membership state. */
 export interface WorkerDeps extends TurnDeps {
@@ -25,18 +26,18 @@ export interface WorkerDeps extends TurnDeps {
   prefixes: PrefixSet;
 }
 
-/** The WorkerService implementation: thin glue from RPCs to the turn runner and session table. */
 /** What this worker checks each call's capability with (its own key and id). */
 function verifierOf(deps: WorkerDeps): CapabilityVerifier {
   return { key: deps.config.capabilityKey, workerId: deps.config.workerId };
 }
 
+/** The WorkerService implementation: thin glue from RPCs to the turn runner and session table. */
 export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof WorkerService> {
   return {
     async *generate(request, context): AsyncGenerator<GenerateEvent> {
-      // Sent at once: the response headers go out with the first event, so the edge can tell a
       const scope = { op: "generate", tenant: request.tenantId, session: request.sessionId } as const;
       requireCapability(verifierOf(deps), context.requestHeader, scope);
+      // Sent at once: the response headers go out with the first event, so the edge can tell a
       // worker that died while running this request (never retried elsewhere) from one it never reached.
       yield generateEvent({ case: "keepAlive", value: { prefilledTokens: 0, totalTokens: 0 } });
       try {
@@ -45,7 +46,13 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
         // direct gRPC client) is fingerprinted here.
         const prefix = request.prefixFingerprint || (await fingerprintOf(request));
         if (prefix) deps.prefixes.add(prefix);
-        yield* runTurn(deps, request, context.signal);
+        yield* limitTurn(
+          (signal) => runTurn(deps, request, signal),
+          context.signal,
+          turnLimitsOf(deps.config),
+          () => turnTimeLimitEvent(deps.config.turnWallClockMs, request.requestId),
+          request.requestId,
+        );
       } catch (error) {
         if (context.signal.aborted) {
           log("request cancelled", { request: request.requestId });

@@ -9,6 +9,7 @@ import {
   type LlamaModel,
   type Token as LlamaToken,
 } from "node-llama-cpp";
+import type { DecodeGate } from "./decode-gate.ts";
 import { DisposedError, type EngineSequence, type GenerateOptions, SamplingError, type Token } from "./engine-types.ts";
 import type { SamplingFailures } from "./sampling-guard.ts";
 
@@ -23,6 +24,8 @@ export interface SequenceHost {
   grammar(text: string): Promise<LlamaGrammar>;
   /** Native sampling failures the context's sampling guard caught (sampling-guard.ts). */
   readonly samplingFailures: SamplingFailures;
+  /** Closed while a whole-context operation (state save/load, reclaim) waits for the context. */
+  readonly decodeGate: DecodeGate;
   /** Called once by `dispose()` with the promise that frees the native sequence. */
   released(seq: EngineSequenceImpl, freed: Promise<void>): void;
 }
@@ -167,7 +170,8 @@ export class EngineSequenceImpl implements EngineSequence {
             produced >= maxTokens || this.host.isEndOfGeneration(token) || this.mirror.length >= this.host.capacity;
           // Evaluate the token while the consumer handles it: its work (text, parsing, the stream)
           // overlaps the next decode instead of adding to it.
-          if (!last) ahead = this.step(iter);
+          // While a whole-context operation waits (decode-gate.ts), the next decode waits for it.
+          if (!last) ahead = this.host.decodeGate.after(() => this.step(iter));
           yield token;
           signal?.throwIfAborted();
         }
@@ -191,7 +195,7 @@ export class EngineSequenceImpl implements EngineSequence {
 
   async saveState(path: string): Promise<{ bytes: number }> {
     return this.run("saveState", async () => {
-      const { fileSize } = await this.native(() => this.inner.saveStateToFile(path));
+      const { fileSize } = await this.host.decodeGate.hold(() => this.native(() => this.inner.saveStateToFile(path)));
       return { bytes: fileSize };
     });
   }
@@ -202,7 +206,9 @@ export class EngineSequenceImpl implements EngineSequence {
       if (tokens.length > this.host.capacity)
         throw new RangeError(`state of ${tokens.length} tokens exceeds the sequence capacity ${this.host.capacity}`);
       try {
-        await this.native(() => this.inner.loadStateFromFile(path, { acceptRisk: true }));
+        await this.host.decodeGate.hold(() =>
+          this.native(() => this.inner.loadStateFromFile(path, { acceptRisk: true })),
+        );
       } catch (err) {
         if (err instanceof DisposedError) throw err;
         // node-llama-cpp blames the context size for every failure, including "n_stream mismatch".

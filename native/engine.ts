@@ -11,6 +11,7 @@ import {
   type LlamaGrammar,
   type LlamaModel,
 } from "node-llama-cpp";
+import { DecodeGate } from "./decode-gate.ts";
 import { EngineSequenceImpl, llamaTokens, type SequenceHost } from "./engine-sequence.ts";
 import {
   DisposedError,
@@ -81,6 +82,7 @@ class EngineImpl implements Engine, SequenceHost {
   private readonly eog: ReadonlySet<Token>;
   private readonly bytes: TokenBytes;
   readonly samplingFailures: SamplingFailures;
+  readonly decodeGate = new DecodeGate();
   private readonly text: TextTokenizer;
   private readonly grammars: GrammarCache;
   private readonly live = new Set<EngineSequenceImpl>();
@@ -140,9 +142,10 @@ class EngineImpl implements Engine, SequenceHost {
 
   async acquireSequence(): Promise<EngineSequence> {
     this.ensureAlive();
-    // A sequence being freed becomes available once node-llama-cpp reclaims it.
+    // A sequence being freed becomes available once node-llama-cpp reclaims it (under the context
+    // lock: other sequences pause their decodes meanwhile, decode-gate.ts).
     while (this.context.sequencesLeft === 0 && this.freeing.size > 0) {
-      await Promise.race(this.freeing.values());
+      await this.decodeGate.hold(() => Promise.race(this.freeing.values()));
       this.ensureAlive();
     }
     let inner: LlamaContextSequence;

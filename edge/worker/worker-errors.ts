@@ -52,6 +52,9 @@ export function workerErrorToApiError(error: WorkerError): ApiError {
       return ApiError.busy("This conversation moved to another GPU worker while the request was in flight; retry");
     case WorkerErrorCode.SESSION_BUSY:
       return ApiError.busy(message || "Another request on this conversation is still running; retry when it finishes");
+    case WorkerErrorCode.TURN_TIME_LIMIT:
+      // Not retried: the same turn would run into the same limit.
+      return new ApiError("api_error", message || "The turn reached the server's time limit", { shouldRetry: false });
     case WorkerErrorCode.UNSPECIFIED:
     case WorkerErrorCode.INTERNAL:
       return ApiError.internal(message || "Internal error in the GPU worker");

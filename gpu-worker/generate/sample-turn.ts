@@ -5,6 +5,7 @@ import type { OutputEvent, OutputParser, ToolCallStatus } from "../chat/types.ts
 import { generateEvent } from "./events.ts";
 import { StopMatcher } from "./stop-matcher.ts";
 import { TokenTextDecoder } from "./token-text-decoder.ts";
+import { TurnCut } from "./turn-cut.ts";
 
 export interface SampleTurnInput {
   sequence: EngineSequence;
@@ -81,7 +82,9 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
     if (events.stopMatched) break;
     if (input.signal.aborted) break;
   }
-  if (input.signal.aborted && !events.stopMatched) turn.stopReason = StopReason.CANCELLED;
+  // A turn the worker cut (a limit) ends as one stopped early and is recorded; a client that left cancels it.
+  if (input.signal.aborted && !events.stopMatched)
+    turn.stopReason = input.signal.reason instanceof TurnCut ? StopReason.MAX_TOKENS : StopReason.CANCELLED;
   if (!events.stopMatched) {
     const tail = decoder.finish();
     turn.rawText += tail;

@@ -5,6 +5,7 @@ import { DATA_KEY_BYTES, type TenantDataKey } from "../checkpoints/state/sealed-
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
 import { type LeasedSession, type LiveSession, leastValuableIdle } from "./live-session.ts";
+import { TenantFairQueue } from "./tenant-fair-queue.ts";
 
 export interface SessionTableOptions {
   /** Requests that may wait for a sequence; past it, OVERLOADED (529). */
@@ -14,6 +15,10 @@ export interface SessionTableOptions {
    * arrives sooner cancels the write and is served live; the loop's next pause writes it.
    */
   checkpointDelayMs?: number;
+  /** Turns one tenant may have waiting (default: a quarter of `maxQueue`, at least 1). */
+  maxQueuePerTenant?: number;
+  /** Sequences one tenant's running turns may hold at once (default: all). */
+  tenantMaxSequences?: number;
 }
 
 /**
@@ -21,14 +26,20 @@ export interface SessionTableOptions {
  * refused with SESSION_BUSY). When a session needs a sequence and none is free, the least valuable
  * idle session is parked to a disk checkpoint — one that ended its turn before one waiting on tool
  * results, least recently used first — and restored when it returns. With every sequence busy,
- * requests wait in a bounded queue.
+ * requests wait in a bounded queue that is fair between tenants (tenant-fair-queue.ts), and one
+ * tenant's running turns hold at most `tenantMaxSequences` sequences, so another tenant's turn
+ * always finds one it can take without waiting for a running turn to end.
  */
 export class SessionTable {
   readonly #engine: Engine;
   readonly #checkpoints: SessionCheckpoints | undefined;
   readonly #options: SessionTableOptions;
   readonly #sessions = new Map<string, LiveSession>();
-  readonly #waiters: (() => void)[] = [];
+  readonly #queue: TenantFairQueue;
+  /** The two tenants that leased a session most recently, newest first, and when. */
+  #recentTenants: { tenant: string; at: number }[] = [];
+  /** A spare-keeping park is in flight (one at a time). */
+  #sparing = false;
   /** The newest epoch seen per session (kept after parking, bounded). */
   readonly #epochs = new Map<string, number>();
   readonly #scheduler: CheckpointScheduler | undefined;
@@ -43,6 +54,10 @@ export class SessionTable {
     this.#engine = engine;
     this.#checkpoints = checkpoints;
     this.#options = options;
+    this.#queue = new TenantFairQueue({
+      total: options.maxQueue,
+      perTenant: options.maxQueuePerTenant ?? Math.max(1, Math.floor(options.maxQueue / 4)),
+    });
     this.#scheduler =
       checkpoints && new CheckpointScheduler(checkpoints, options.checkpointDelayMs ?? 250, () => this.#wakeOne());
   }
@@ -55,7 +70,7 @@ export class SessionTable {
       if (s.busy) active++;
     }
     const parked = (this.#checkpoints?.store.stats().byReason.parked ?? 0) + this.#parkedOnToolFrontier.size;
-    return { resident, parked, active, queued: this.#waiters.length };
+    return { resident, parked, active, queued: this.#queue.size };
   }
 
   isResident(tenant: string, sessionId: string): boolean {
@@ -123,6 +138,10 @@ export class SessionTable {
    */
   async lease(tenant: string, sessionId: string, dataKey?: Uint8Array): Promise<LeasedSession> {
     const owned = tenantDataKey(tenant, dataKey);
+    this.#recentTenants = [
+      { tenant, at: Date.now() },
+      ...this.#recentTenants.filter((r) => r.tenant !== tenant).slice(0, 1),
+    ];
     const key = sessionKey(tenant, sessionId);
     this.#parkedOnToolFrontier.delete(key);
     let session = this.#sessions.get(key);
@@ -154,7 +173,7 @@ export class SessionTable {
     session.dataKey = owned;
     try {
       if (!session.sequence) {
-        const sequence = await this.#acquireSequence();
+        const sequence = await this.#acquireSequence(tenant);
         session.sequence = sequence;
         session.frontier = (await this.#checkpoints?.restore(session, sequence)) ?? undefined;
       }
@@ -170,6 +189,33 @@ export class SessionTable {
     session.busy = false;
     session.lastUsed = Date.now();
     this.#wakeOne();
+    this.#keepSpare();
+  }
+
+  /**
+   * While several tenants share the worker, keep one sequence free: with none free and no turn
+   * waiting, park the least valuable idle session now, off every turn's path, so another tenant's
+   * next turn starts at once instead of parking one on its own critical path.
+   */
+  #keepSpare(): void {
+    if (this.#sparing || this.#queue.size > 0 || this.#engine.stats().sequencesFree > 0) return;
+    if (!this.#sharedRecently()) return;
+    const victim = leastValuableIdle(this.#sessions.values());
+    if (!victim) return;
+    this.#sparing = true;
+    void this.#park(victim)
+      .catch((error: unknown) => log("spare park failed", { error: String(error) }))
+      .finally(() => {
+        this.#sparing = false;
+        this.#wakeOne();
+      });
+  }
+
+  /** Whether another tenant than `tenant` (any two tenants, when undefined) leased a session recently. */
+  #sharedRecently(tenant?: string): boolean {
+    const now = Date.now();
+    const recent = this.#recentTenants.filter((r) => now - r.at < FAIR_SHARE_WINDOW_MS);
+    return tenant === undefined ? recent.length > 1 : recent.some((r) => r.tenant !== tenant);
   }
 
   /**
@@ -222,23 +268,49 @@ export class SessionTable {
     return saved;
   }
 
-  async #acquireSequence(): Promise<EngineSequence> {
+  /**
+   * A sequence for one of `tenant`'s turns: a free one, else one freed by parking the least valuable
+   * idle session, else a wait in the tenant-fair queue. A tenant whose running turns hold its cap of
+   * sequences waits even when one is free (it is kept for other tenants), and a tenant's newcomer
+   * queues behind that tenant's own waiters.
+   */
+  async #acquireSequence(tenant: string): Promise<EngineSequence> {
+    let again = false;
     for (;;) {
-      try {
-        return await this.#engine.acquireSequence();
-      } catch (error) {
-        if (!(error instanceof NoFreeSequenceError)) throw error;
+      if (this.#underCap(tenant) && (again || this.#queue.waiting(tenant) === 0)) {
+        try {
+          return await this.#engine.acquireSequence();
+        } catch (error) {
+          if (!(error instanceof NoFreeSequenceError)) throw error;
+        }
+        const victim = leastValuableIdle(this.#sessions.values());
+        if (victim) {
+          await this.#park(victim);
+          continue;
+        }
       }
-      const victim = leastValuableIdle(this.#sessions.values());
-      if (victim) {
-        await this.#park(victim);
-        continue;
-      }
-      if (this.#waiters.length >= this.#options.maxQueue) {
+      const refused = again ? undefined : this.#queue.refusal(tenant);
+      if (refused === "total")
         throw WorkerFailure.overloaded("all sequences are busy and the queue is full; retry shortly");
-      }
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+      if (refused === "tenant")
+        throw WorkerFailure.overloaded("this tenant's waiting turns fill its share of the queue; retry shortly");
+      await this.#queue.wait(tenant, again);
+      again = true;
     }
+  }
+
+  /**
+   * Whether `tenant`'s running turns hold fewer sequences than its cap. The cap keeps sequences for
+   * other tenants, so it only binds while another tenant has leased one recently: a worker that
+   * serves one tenant lets it use every sequence.
+   */
+  #underCap(tenant: string): boolean {
+    const cap = this.#options.tenantMaxSequences;
+    if (cap === undefined || cap === 0) return true;
+    if (!this.#sharedRecently(tenant)) return true;
+    let held = 0;
+    for (const s of this.#sessions.values()) if (s.tenant === tenant && s.busy && s.sequence) held++;
+    return held < cap;
   }
 
   /** Save the session to the store (when it has a frontier) and free its sequence; true if saved. */
@@ -288,11 +360,13 @@ export class SessionTable {
   }
 
   #wakeOne(): void {
-    this.#waiters.shift()?.();
+    this.#queue.wakeNext((tenant) => this.#underCap(tenant));
   }
 }
 
 const MAX_EPOCHS = 100_000;
+/** A tenant counts as "another tenant" for the sequence cap this long after its last lease. */
+const FAIR_SHARE_WINDOW_MS = 60_000;
 
 /** The request's data key for `tenant` (undefined when it sent none); a malformed one is a 400. */
 function tenantDataKey(tenant: string, bytes: Uint8Array | undefined): TenantDataKey | undefined {
