@@ -60,7 +60,7 @@ describe("trace scaling", () => {
     // Its parent's prompt (69) + output (6) are reusable with own output; by blocks only its first 2 blocks.
     expect(next?.ownOutputReusable).toBe(69 + 6);
     expect(next?.blockReusable).toBe(64);
-    const scaledAsTrace = scaled.requests.map((r) => ({ ...r, index: r.id }));
+    const scaledAsTrace = scaled.requests.map((r) => ({ ...r, index: r.id, timestamp: r.arrivalMs }));
     expect(scaled.ceiling.blocks).toBeCloseTo(infiniteCacheCeiling(scaledAsTrace, 32), 12);
     expect(scaled.ceiling.withOwnOutput).toBeGreaterThan(scaled.ceiling.blocks);
   });
