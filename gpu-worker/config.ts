@@ -36,6 +36,8 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
    * carries, thinking is signed by the edge.
    */
   capabilityKey: Uint8Array;
+  /** FRONTIER_TLS_CERT_FILE + FRONTIER_TLS_KEY_FILE (PEM): the RPC listeners serve TLS; undefined: plaintext. */
+  tls: { certFile: string; keyFile: string } | undefined;
   /** Bearer token every RPC must carry (shared with the edge), checked from the headers before any body is read. */
   workerToken: string;
   /** Largest request message the worker reads (FRONTIER_MAX_MESSAGE_MB); larger: RESOURCE_EXHAUSTED. */
@@ -196,6 +198,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     ["FRONTIER_WORKER_HOST", host],
     ...(ops ? [["FRONTIER_METRICS_HOST", ops.host] as [string, string]] : []),
   ]);
+  const tls = tlsFiles(env);
+  refusePlaintextOffLoopback(env, host, tls);
   const workerId = env.FRONTIER_WORKER_ID || "worker-1";
   const stateDir = env.FRONTIER_STATE_DIR || `.state/${workerId}`;
   const edgeUrl = httpUrl(env, "FRONTIER_EDGE_URL");
@@ -216,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     chatFormat: oneOf(env, "FRONTIER_CHAT_FORMAT", CHAT_FORMAT_NAMES, "auto"),
     harmonyDate: env.FRONTIER_HARMONY_DATE || undefined,
     capabilityKey: capabilityKey(env, workerId),
+    tls,
     workerToken: secret(env, "FRONTIER_WORKER_TOKEN", DEV_WORKER_TOKEN),
     maxMessageBytes: maxMessageMb(env) * 1024 * 1024,
     testPolicy: testPolicy ? "scripted-tools" : undefined,
@@ -249,6 +254,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     ops,
     serverTools: loadServerToolsConfig(env),
   };
+}
+
+/** FRONTIER_TLS_CERT_FILE and FRONTIER_TLS_KEY_FILE, both or neither (the files are read when the listeners start). */
+function tlsFiles(env: NodeJS.ProcessEnv): WorkerConfig["tls"] {
+  const certFile = env.FRONTIER_TLS_CERT_FILE ?? "";
+  const keyFile = env.FRONTIER_TLS_KEY_FILE ?? "";
+  if (certFile === "" && keyFile === "") return undefined;
+  if (certFile === "" || keyFile === "") {
+    throw new Error("FRONTIER_TLS_CERT_FILE and FRONTIER_TLS_KEY_FILE go together: set both (PEM files) or neither");
+  }
+  return { certFile, keyFile };
+}
+
+/**
+ * Prompts, KV-derived tokens and the per-request keys travel on the RPC listener: outside local
+ * development it listens in plaintext on loopback only (a TLS sidecar in front), unless TLS is
+ * configured or the operator states that the network is private (FRONTIER_ALLOW_PLAINTEXT=1).
+ */
+function refusePlaintextOffLoopback(env: NodeJS.ProcessEnv, host: string, tls: WorkerConfig["tls"]): void {
+  const allow = env.FRONTIER_ALLOW_PLAINTEXT ?? "";
+  if (allow !== "" && allow !== "1" && allow !== "0") {
+    throw new Error(`FRONTIER_ALLOW_PLAINTEXT must be "1" or unset, got "${allow}"`);
+  }
+  if (tls || isLoopbackHost(host) || isDev(env) || allow === "1") return;
+  throw new Error(
+    `FRONTIER_WORKER_HOST is "${host}" without TLS: set FRONTIER_TLS_CERT_FILE and FRONTIER_TLS_KEY_FILE, bind 127.0.0.1 behind a TLS-terminating proxy, or set FRONTIER_ALLOW_PLAINTEXT=1 if this network is private and encrypted (docs/deployment.md, "TLS to the workers")`,
+  );
 }
 
 /** By default twice the edge's largest request body (shared/limits.ts), far above any request the edge sends. */

@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import * as http from "node:http";
 import * as http2 from "node:http2";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { WorkerService } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
@@ -30,11 +32,20 @@ export interface ServerOptions {
   workerId: string;
   /** Largest request message (default DEFAULT_MAX_MESSAGE_BYTES); larger: RESOURCE_EXHAUSTED. */
   maxMessageBytes?: number | undefined;
+  /** PEM certificate chain and key files: both listeners serve TLS (ALPN h2 and http/1.1). Undefined: plaintext. */
+  tls?: TlsFiles | undefined;
+}
+
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
 }
 
 /**
  * Serve WorkerService on two listeners sharing one handler: h2c for native gRPC clients and
- * HTTP/1.1 for gRPC-Web/Connect (workerd cannot speak HTTP/2). Port 0 picks a free port. The
+ * HTTP/1.1 for gRPC-Web/Connect (workerd cannot speak HTTP/2). With `tls` both listeners are TLS
+ * and each offers h2 and http/1.1 by ALPN (so the gRPC port also serves gRPC-Web, and the gRPC-Web
+ * port also serves gRPC); the files are read once, here. Port 0 picks a free port. The
  * token is checked from the headers before connect reads anything (auth-gate.ts); messages are
  * read only up to `maxMessageBytes`, and compressed requests are refused (no client compresses,
  * and an inflating body is work done before any limit could see its size).
@@ -50,29 +61,53 @@ export async function startServer(
   });
   const capabilities = { key: options.capabilityKey, workerId: options.workerId };
   const handler = authenticateFirst(options.workerToken, capabilities, connect);
-  const h2 = http2.createServer(handler);
-  const h1 = http.createServer(handler);
-  h1.keepAliveTimeout = 60_000;
-  // h2 has no closeAllConnections: a client's idle session would hold close() open indefinitely.
-  const sessions = new Set<http2.ServerHttp2Session>();
-  h2.on("session", (session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-  });
+  const credentials = options.tls && {
+    cert: readFileSync(options.tls.certFile),
+    key: readFileSync(options.tls.keyFile),
+  };
+  const h2 = credentials ? secureServer(credentials, handler) : http2.createServer(handler);
+  const h1 = credentials ? secureServer(credentials, handler) : http.createServer(handler);
+  if (h1 instanceof http.Server) h1.keepAliveTimeout = 60_000;
+  // http2 servers have no closeAllConnections: a client's idle connection would hold close() open
+  // indefinitely, so each http2 listener's sockets are destroyed on close.
+  const sockets = new Set<Duplex>();
+  for (const server of h1 instanceof http.Server ? [h2] : [h2, h1]) {
+    server.on("connection", (socket: Duplex) => {
+      sockets.add(socket);
+      socket.once("close", () => sockets.delete(socket));
+    });
+  }
   await listen(h2, options.host, options.grpcPort);
   await listen(h1, options.host, options.httpPort);
   return {
     grpcPort: (h2.address() as AddressInfo).port,
     httpPort: (h1.address() as AddressInfo).port,
     async close() {
-      h1.closeAllConnections();
-      for (const session of sessions) session.destroy();
+      if (h1 instanceof http.Server) h1.closeAllConnections();
+      for (const socket of sockets) socket.destroy();
       await Promise.all([closeServer(h2), closeServer(h1)]);
     },
   };
 }
 
-function listen(server: http.Server | http2.Http2Server, host: string, port: number): Promise<void> {
+type Listener = http.Server | http2.Http2Server | http2.Http2SecureServer;
+
+/**
+ * A TLS listener for both gRPC (h2) and gRPC-Web/Connect over HTTP/1.1 (ALPN "http/1.1", as
+ * workerd's fetch and a TLS-terminating proxy's upstream may speak): connect-node's handler takes
+ * either request type.
+ */
+function secureServer(
+  credentials: { cert: Buffer; key: Buffer },
+  handler: ReturnType<typeof authenticateFirst>,
+): http2.Http2SecureServer {
+  return http2.createSecureServer(
+    { ...credentials, allowHTTP1: true, ALPNProtocols: ["h2", "http/1.1"], minVersion: "TLSv1.2" },
+    handler,
+  );
+}
+
+function listen(server: Listener, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
@@ -82,6 +117,6 @@ function listen(server: http.Server | http2.Http2Server, host: string, port: num
   });
 }
 
-function closeServer(server: http.Server | http2.Http2Server): Promise<void> {
+function closeServer(server: Listener): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }

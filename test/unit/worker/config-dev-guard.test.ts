@@ -28,10 +28,11 @@ describe("FRONTIER_DEV=1 binds loopback only", () => {
     expect(loadConfig({ ...dev, ...ops, FRONTIER_METRICS_HOST: "127.0.0.1" }).ops?.host).toBe("127.0.0.1");
   });
 
-  it("accepts loopback in dev, and any interface outside it", () => {
+  it("accepts loopback in dev, and any interface outside it (plaintext there only when allowed)", () => {
     expect(loadConfig({ ...dev, FRONTIER_WORKER_HOST: "127.0.0.1" }).host).toBe("127.0.0.1");
     expect(loadConfig({ ...dev, FRONTIER_WORKER_HOST: "::1" }).host).toBe("::1");
-    expect(loadConfig({ ...deployed, FRONTIER_WORKER_HOST: "0.0.0.0" }).host).toBe("0.0.0.0");
+    const plaintext = { FRONTIER_ALLOW_PLAINTEXT: "1" };
+    expect(loadConfig({ ...deployed, ...plaintext, FRONTIER_WORKER_HOST: "0.0.0.0" }).host).toBe("0.0.0.0");
   });
 
   it("refuses a FRONTIER_DEV that is neither 1 nor unset", () => {
