@@ -6,7 +6,7 @@
 import { type IRequest, Router } from "itty-router";
 import { handleHealth } from "./admin/health.ts";
 import { handleMetrics } from "./admin/metrics.ts";
-import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat } from "./admin/pool-routes.ts";
+import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat, handlePoolSelfDrain } from "./admin/pool-routes.ts";
 import { handleStatusData, handleStatusPage } from "./admin/status.ts";
 import { handleUsage } from "./admin/usage.ts";
 import { handleIssueCredential, handleListCredentials, handleRevokeCredential } from "./admin/worker-credentials.ts";
@@ -86,6 +86,8 @@ router
   .all("/v1/models/:id", notAllowed("GET"))
   .post("/internal/pool/heartbeat", (request, rc) => handlePoolHeartbeat(request, rc))
   .all("/internal/pool/heartbeat", notAllowed("POST"))
+  .post("/internal/pool/drain", (request, rc) => handlePoolSelfDrain(request, rc))
+  .all("/internal/pool/drain", notAllowed("POST"))
   .get("/admin/workers", (request, rc) => handleListWorkers(request, rc))
   .all("/admin/workers", notAllowed("GET"))
   .post("/admin/workers/:id/drain", (request, rc) => handleDrainWorker(request, rc, request.params.id ?? ""))

@@ -1,6 +1,7 @@
 /**
  * The pool's HTTP surface:
  *   POST /internal/pool/heartbeat      a GPU worker registers / heartbeats (bearer: its own credential)
+ *   POST /internal/pool/drain          a GPU worker drains itself on shutdown (bearer: its own credential)
  *   GET  /admin/workers                every region's workers and placement counters (bearer admin token)
  *   POST /admin/workers/:id/drain      drain a worker (by id or URL) and report it empty
  * Tokens are configured as SHA-256 digests and compared in constant time.
@@ -15,6 +16,7 @@ import { jsonResponse, readJsonBody } from "../http/body.ts";
 import { recordRegistrationRefused } from "../metrics/record.ts";
 import { poolStub, poolView, regionNamed } from "../pool/pool-client.ts";
 import type { Refusal } from "../pool/registration-check.ts";
+import { ownDrainableRow, parseSelfDrainRequest, type SelfDrainRequest } from "../pool/self-drain.ts";
 import { parseWorkerReport } from "../pool/worker-report.ts";
 import { sha256Hex } from "../tenancy/auth.ts";
 import { bearerMatches, requireAdmin } from "./bearer.ts";
@@ -59,6 +61,47 @@ export async function handlePoolHeartbeat(request: Request, rc: AdminContext): P
   });
   if (!result.ok) refuse(rc, result.refusal, report);
   return jsonResponse({ state: result.state });
+}
+
+/**
+ * A worker drains itself (its shutdown path): the same credential as its heartbeats, checked the same
+ * way for the id the body names, drains only that id's own row in that region, as an admin drain
+ * would (drain-worker.ts); any other row, or none, is refused before anything is drained.
+ */
+export async function handlePoolSelfDrain(request: Request, rc: AdminContext): Promise<Response> {
+  const { env, config } = rc;
+  if (!/^Bearer\s+\S+\s*$/i.test(request.headers.get("authorization") ?? "")) {
+    refuse(rc, { reason: "no-token", status: 401, message: UNAUTHENTICATED });
+  }
+  let ask: SelfDrainRequest;
+  try {
+    ask = parseSelfDrainRequest(await readJsonBody(request, MAX_HEARTBEAT_BYTES));
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    refuse(rc, { reason: "invalid-report", status: 400, message: error.message, param: error.path.join(".") });
+  }
+  const region = regionNamed(config, ask.region);
+  if (!region) {
+    refuse(rc, {
+      reason: "unknown-region",
+      status: 400,
+      message: `region: "${ask.region}" is not a configured region`,
+    });
+  }
+  const auth = await credentialOf(request, rc, ask.id);
+  let binding: WorkerBinding | undefined;
+  if (auth !== undefined && "binding" in auth) binding = auth.binding;
+  else if (auth !== undefined) {
+    const found = await poolStub(env, region).lookupCredential(ask.id, auth.digest, region.name);
+    if (found.kind === "binding") binding = found.binding;
+  }
+  if (binding === undefined) refuse(rc, { reason: "bad-token", status: 401, message: UNAUTHENTICATED });
+  const row = ownDrainableRow(await poolView(env, config, true), binding, region.name);
+  if (!row) {
+    throw ApiError.notFound(`No live pool row for worker "${ask.id}" in region "${region.name}"`);
+  }
+  log("worker self-drain", { request: rc.requestId, worker: row.id, url: row.url });
+  return jsonResponse(await drainWorker(env, config, row.id, rc.requestId));
 }
 
 /** Log and count a refused heartbeat (never its token), then answer it in the protocol's error shape. */

@@ -12,7 +12,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { WorkerReport } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { EndpointPattern, WorkerBinding } from "../config/registration.ts";
-import { type CredentialInfo, CredentialStore, type IssueArgs } from "./credential-store.ts";
+import { type CredentialInfo, type CredentialLookup, CredentialStore, type IssueArgs } from "./credential-store.ts";
 import { FOREVER, memberView, type Row, stateOf, toWorker } from "./member-row.ts";
 import {
   notePlacement,
@@ -160,6 +160,11 @@ export class PoolDO extends DurableObject<unknown> {
       row.last_heartbeat,
       row.down_until,
     );
+  }
+
+  /** What a run-time credential's token digest resolves to for `id` (the self-drain route's check). */
+  async lookupCredential(id: string, digest: string, region: string): Promise<CredentialLookup> {
+    return this.#credentials.lookup(id, digest, region);
   }
 
   /** Issue a credential in this region (the token's SHA-256 only). */
