@@ -11,7 +11,7 @@
  */
 
 /** What a sealed blob is for; each purpose has its own key and additional data. */
-export type SealPurpose = "reasoning" | "web_search_hit" | "web_fetch_page";
+export type SealPurpose = "reasoning" | "web_search_hit" | "web_fetch_page" | "compaction";
 
 const PREFIX = "frv1.";
 const NONCE_BYTES = 12;

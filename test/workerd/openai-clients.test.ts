@@ -216,7 +216,7 @@ describe("POST /v1/chat/completions", () => {
 });
 
 describe("Codex's default Responses request", () => {
-  it("offers namespace functions, not hosted tools, says so in a header, and answers /compact with a 404", async () => {
+  it("offers namespace functions, not hosted tools, says so in a header", async () => {
     fake = toolThenText();
     const body = {
       model: "frontier-test",
@@ -250,14 +250,5 @@ describe("Codex's default Responses request", () => {
       "exec_command",
       "multi_agent_v1.wait_agent",
     ]);
-
-    const compact = await call("/v1/responses/compact", {
-      method: "POST",
-      bearer: true,
-      body: { model: "m", input: [] },
-    });
-    expect(compact.status).toBe(404);
-    const error = ((await compact.json()) as { error: { code: string } }).error;
-    expect(error.code).toBe("unsupported_endpoint");
   });
 });

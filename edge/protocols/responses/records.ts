@@ -37,18 +37,3 @@ async function locate(request: Request, rc: RequestContext<ResponseStoreBindings
 function notFound(id: string): ApiError {
   return new ApiError("not_found_error", `Response with id '${id}' not found.`, { param: "response_id" });
 }
-
-/**
- * POST /v1/responses/compact: not served. Codex calls it only for OpenAI's own providers (any other
- * `model_provider` compacts locally, through an ordinary /v1/responses turn, which Frontier
- * serves); a client that does call it gets a clear, non-retryable 404 in OpenAI's shape instead of
- * the path being read as a response id.
- */
-export async function handleCompact(request: Request, rc: RequestContext<ResponseStoreBindings>): Promise<Response> {
-  await authenticate(request.headers, rc.config.apiKeys);
-  throw new ApiError(
-    "not_found_error",
-    "Remote compaction (POST /v1/responses/compact) is not supported by this server; compact locally (Codex does with any model_provider other than OpenAI's).",
-    { code: "unsupported_endpoint" },
-  );
-}

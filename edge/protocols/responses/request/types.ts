@@ -15,6 +15,11 @@ export interface MessageItem {
   text: string;
   /** An item id a client replays (e.g. a `msg_` Frontier minted). */
   id?: string;
+  /**
+   * A `compaction` item's `encrypted_content` as the client sent it, until it is opened
+   * (request/compaction-items.ts): then `text` is the summary the model sees and this is gone.
+   */
+  compaction?: string;
 }
 
 /**

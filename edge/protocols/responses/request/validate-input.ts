@@ -68,12 +68,21 @@ function validateItem(value: unknown, path: Path): InputItem {
     }
     case "web_search_call":
       return validateWebSearchCall(item, path);
+    case "compaction":
+    case "compaction_summary":
+      return {
+        type: "message",
+        role: "user",
+        text: "",
+        compaction: nonEmpty(required(item, "encrypted_content", path), [...path, "encrypted_content"]),
+        ...optionalId(item, path),
+      };
     case "item_reference":
       return fail([...path, "type"], "item_reference is not supported; send the referenced item itself");
     default:
       return fail(
         [...path, "type"],
-        `Unsupported input item type ${JSON.stringify(type)}; expected message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning or web_search_call`,
+        `Unsupported input item type ${JSON.stringify(type)}; expected message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, web_search_call or compaction`,
       );
   }
 }
