@@ -3,7 +3,11 @@
  * tenant-admission.ts with a TenantLimiterDO per tenant. Configuration:
  *   TENANT_MAX_CONCURRENT  requests in flight per tenant (default 64; 0: unlimited)
  *   TENANT_RATE_PER_MIN    requests per minute per tenant (default 6000; 0: unlimited)
- *   TENANT_LIMITS          JSON overrides: {"<tenant>": {"concurrent": n, "per_minute": m}}
+ *   TENANT_RESPONSE_STORE_MB   stored Responses records per tenant, all its sessions together
+ *                              (default 1024; 0: unlimited; decimals allowed)
+ *   TENANT_RESPONSE_RECORD_MB  one stored record's input (default 32; 0: unlimited)
+ *   TENANT_LIMITS          JSON overrides: {"<tenant>": {"concurrent": n, "per_minute": m,
+ *                          "response_store_mb": s, "response_record_mb": r}}
  */
 import { ConfigError } from "../core/config-values.ts";
 
@@ -14,23 +18,35 @@ export interface TenantLimits {
   perMinute: number;
 }
 
+/** A tenant's request limits and its storage quota for Responses records (responses/record-quota.ts). */
+export interface TenantQuota extends TenantLimits {
+  /** Bytes of stored Responses records (JSON characters) the tenant may hold; 0: unlimited. */
+  responseStoreBytes: number;
+  /** Bytes of one record's new input (JSON characters); 0: unlimited. */
+  responseRecordBytes: number;
+}
+
 export interface TenantLimitVars {
   TENANT_MAX_CONCURRENT?: string;
   TENANT_RATE_PER_MIN?: string;
+  TENANT_RESPONSE_STORE_MB?: string;
+  TENANT_RESPONSE_RECORD_MB?: string;
   TENANT_LIMITS?: string;
 }
 
 export interface TenantLimitConfig {
-  defaults: TenantLimits;
-  overrides: ReadonlyMap<string, TenantLimits>;
+  defaults: TenantQuota;
+  overrides: ReadonlyMap<string, TenantQuota>;
 }
 
 export function parseTenantLimits(vars: TenantLimitVars): TenantLimitConfig {
   const defaults = {
     concurrent: count(vars.TENANT_MAX_CONCURRENT, "TENANT_MAX_CONCURRENT", 64),
     perMinute: count(vars.TENANT_RATE_PER_MIN, "TENANT_RATE_PER_MIN", 6000),
+    responseStoreBytes: mebibytes(vars.TENANT_RESPONSE_STORE_MB, "TENANT_RESPONSE_STORE_MB", 1024 * MIB),
+    responseRecordBytes: mebibytes(vars.TENANT_RESPONSE_RECORD_MB, "TENANT_RESPONSE_RECORD_MB", 32 * MIB),
   };
-  const overrides = new Map<string, TenantLimits>();
+  const overrides = new Map<string, TenantQuota>();
   if (vars.TENANT_LIMITS?.trim()) {
     let parsed: unknown;
     try {
@@ -46,6 +62,16 @@ export function parseTenantLimits(vars: TenantLimitVars): TenantLimitConfig {
       overrides.set(tenant, {
         concurrent: count(field(v.concurrent), `TENANT_LIMITS.${tenant}.concurrent`, defaults.concurrent),
         perMinute: count(field(v.per_minute), `TENANT_LIMITS.${tenant}.per_minute`, defaults.perMinute),
+        responseStoreBytes: mebibytes(
+          field(v.response_store_mb),
+          `TENANT_LIMITS.${tenant}.response_store_mb`,
+          defaults.responseStoreBytes,
+        ),
+        responseRecordBytes: mebibytes(
+          field(v.response_record_mb),
+          `TENANT_LIMITS.${tenant}.response_record_mb`,
+          defaults.responseRecordBytes,
+        ),
       });
     }
   }
@@ -59,4 +85,14 @@ function count(raw: string | undefined, name: string, fallback: number): number 
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < 0) throw new ConfigError(`${name} must be a non-negative integer`);
   return value;
+}
+
+const MIB = 1024 * 1024;
+
+/** Mebibytes (a non-negative number, decimals allowed) as whole bytes. */
+function mebibytes(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new ConfigError(`${name} must be a non-negative number of MiB`);
+  return Math.round(value * MIB);
 }

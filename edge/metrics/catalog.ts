@@ -44,6 +44,10 @@ export const EDGE_METRICS = {
     type: "counter",
     help: "Worker heartbeats the pool refused, by reason (bad-token, revoked, url-not-bound, static-worker, …).",
   },
+  "frontier:edge_response_store_refusals_total": {
+    type: "counter",
+    help: "store: true turns refused by the tenant's record quota, by tenant and reason (record-too-large, over-quota).",
+  },
   "frontier:tenant_turns_total": { type: "counter", help: "Turns counted for billing, by tenant and key id." },
   "frontier:tenant_tokens_total": {
     type: "counter",

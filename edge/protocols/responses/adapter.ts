@@ -11,6 +11,7 @@ import type { RequestContext } from "../../http/context.ts";
 import { type IdCandidate, requestHint } from "../../session/routing.ts";
 import type { TurnBindings } from "../../turn/bindings.ts";
 import type { DecodeContext, ProtocolAdapter } from "../../turn/pipeline.ts";
+import { refuseOverRecordQuota } from "./record-quota.ts";
 import { unsealReasoningItems } from "./request/encrypted-reasoning.ts";
 import { toWorkerTurn } from "./request/normalize.ts";
 import { collectResponsesRoutingIds } from "./request/routing-ids.ts";
@@ -73,6 +74,7 @@ export function responsesAdapterWith(memory?: SocketMemory): ProtocolAdapter<Res
       const { config, requestId } = rc;
       const { tenant } = caller;
       const { body, input, items, pinned, previousFrom } = await decodeConversation(json, rc, tenant, memory);
+      if (body.store) await refuseOverRecordQuota(rc, tenant, input);
       return {
         turn: toWorkerTurn(body, items),
         ids: collectResponsesRoutingIds(items),

@@ -5,8 +5,13 @@
  * Bounded: every record expires (TTL, refreshed along a chain when a child is stored), and a
  * session keeps at most MAX_RECORDS records / MAX_BYTES bytes (the soonest-expiring go first).
  * Records are JSON split into chunks below SQLite's row limit. Another tenant sees nothing.
+ * After every change a session's object reports what it holds per tenant to that tenant's ledger
+ * (one more object of this class, record-ledger.ts), which the per-tenant quota reads
+ * (record-quota.ts).
  */
 import { DurableObject } from "cloudflare:workers";
+import { log } from "../../core/log.ts";
+import { ledgerName, RecordLedger, type RecordUsage, type SessionHolding } from "./record-ledger.ts";
 import type { InputItem, ResponseObject } from "./request/types.ts";
 import { outputAsInput } from "./response/response-object.ts";
 
@@ -33,10 +38,12 @@ export interface ResponseStoreBindings {
   RESPONSES: DurableObjectNamespace<ResponseStoreDO>;
 }
 
-export class ResponseStoreDO extends DurableObject<unknown> {
+export class ResponseStoreDO extends DurableObject<ResponseStoreBindings> {
   readonly #sql: SqlStorage;
+  /** Only in a tenant's ledger object (named by ledgerName). */
+  #ledger: RecordLedger | undefined;
 
-  constructor(ctx: DurableObjectState, env: unknown) {
+  constructor(ctx: DurableObjectState, env: ResponseStoreBindings) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS responses (
@@ -77,6 +84,7 @@ export class ResponseStoreDO extends DurableObject<unknown> {
       this.#enforceBounds(record.response.id);
     });
     await this.#scheduleCleanup();
+    await this.#reportHoldings([tenant]);
   }
 
   async get(tenant: string, id: string): Promise<ResponseObject | null> {
@@ -102,19 +110,63 @@ export class ResponseStoreDO extends DurableObject<unknown> {
   async delete(tenant: string, id: string): Promise<boolean> {
     if (!this.#live(tenant, id)) return false;
     this.ctx.storage.transactionSync(() => this.#remove(id));
+    await this.#reportHoldings([tenant]);
     return true;
   }
 
   override async alarm(): Promise<void> {
     const now = Date.now();
     const expired = this.#sql
-      .exec<{ id: string }>("SELECT id FROM responses WHERE expires_at <= ?", now)
-      .toArray()
-      .map((r) => r.id);
+      .exec<{ id: string; tenant: string }>("SELECT id, tenant FROM responses WHERE expires_at <= ?", now)
+      .toArray();
     this.ctx.storage.transactionSync(() => {
-      for (const id of expired) this.#remove(id);
+      for (const { id } of expired) this.#remove(id);
     });
     await this.#scheduleCleanup();
+    await this.#reportHoldings([...new Set(expired.map((r) => r.tenant))]);
+  }
+
+  /** Ledger role: what `session` (a store object's id) now holds for this ledger's tenant. */
+  async reportHolding(session: string, holding: SessionHolding | null): Promise<void> {
+    this.#ledgerTable().report(session, holding);
+  }
+
+  /** Ledger role: what this ledger's tenant holds across its sessions. */
+  async usage(): Promise<RecordUsage> {
+    return this.#ledgerTable().usage(Date.now());
+  }
+
+  #ledgerTable(): RecordLedger {
+    this.#ledger ??= new RecordLedger(this.#sql);
+    return this.#ledger;
+  }
+
+  /** Tell each tenant's ledger what this session holds for it now (a failure is logged; it heals at expiry). */
+  async #reportHoldings(tenants: string[]): Promise<void> {
+    const session = this.ctx.id.toString();
+    for (const tenant of tenants) {
+      const row = this.#sql
+        .exec<{ bytes: number | null; records: number; soonest: number | null; latest: number | null }>(
+          `SELECT SUM(bytes) AS bytes, COUNT(*) AS records, MIN(expires_at) AS soonest, MAX(expires_at) AS latest
+           FROM responses WHERE tenant = ?`,
+          tenant,
+        )
+        .one();
+      const holding =
+        row.records === 0
+          ? null
+          : {
+              bytes: row.bytes ?? 0,
+              records: row.records,
+              soonestExpiry: row.soonest ?? 0,
+              latestExpiry: row.latest ?? 0,
+            };
+      try {
+        await this.env.RESPONSES.getByName(ledgerName(tenant)).reportHolding(session, holding);
+      } catch (error) {
+        log("response ledger report failed", { error: String(error) });
+      }
+    }
   }
 
   #load(tenant: string, id: string): Omit<StoredResponse, "parentId"> | undefined {
