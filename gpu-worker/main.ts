@@ -23,6 +23,7 @@ import { DrainState } from "./pool/drain.ts";
 import { type Heartbeat, startHeartbeat } from "./pool/heartbeat.ts";
 import { PrefixSet } from "./pool/prefix-set.ts";
 import { heartbeatReport } from "./pool/report.ts";
+import { drainThroughEdge } from "./pool/self-drain.ts";
 import { startServer } from "./server.ts";
 import { createWorkerService, workerHealth } from "./service.ts";
 import { SessionTable } from "./session/session-table.ts";
@@ -81,6 +82,11 @@ async function main(): Promise<void> {
     `${JSON.stringify({ ready: true, grpcPort: server.grpcPort, httpPort: server.httpPort, opsPort: ops?.port })}\n`,
   );
   stopOnSignals(async () => {
+    // A pooled worker drains itself through the edge first (its own credential), so its sessions move.
+    if (config.edgeUrl) {
+      const { edgeUrl, poolToken: token, workerId, region } = config;
+      await drainThroughEdge({ edgeUrl, token, workerId, region, timeoutMs: SELF_DRAIN_TIMEOUT_MS });
+    }
     await heartbeat?.stop(true);
     await server.close();
     await ops?.close();
@@ -147,6 +153,9 @@ function openCheckpoints(
     : undefined;
   return { store, replica, checkpoints };
 }
+
+/** The self-drain's bound: under the deploy files' 600 s stop grace, leaving time for the final save. */
+const SELF_DRAIN_TIMEOUT_MS = 480_000;
 
 /** On SIGINT or SIGTERM (once): log, run `shutdown`, exit. */
 function stopOnSignals(shutdown: () => Promise<void>): void {
