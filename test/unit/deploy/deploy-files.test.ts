@@ -1,12 +1,14 @@
 /**
  * The deployment files cannot be built or run here (no GPU, no container runtime, no cluster), so
  * this keeps them honest against the code: the commands they run are the package's real entry
- * points, every FRONTIER_* variable they set is one the worker (or the drain script) reads, the
- * environment they give passes the worker's own config loader with the ports they expose, the
- * probes hit paths the operations listener serves, secrets come from secrets, the image copies
- * every folder the worker imports and pins the CUDA engine to node-llama-cpp's exact version.
+ * points, every FRONTIER_* variable they set is one the worker reads, the environment they give
+ * passes the worker's own config loader with the ports they expose, the probes hit paths the
+ * operations listener serves, secrets come from secrets, the image copies every folder the worker
+ * imports and pins the CUDA engine to node-llama-cpp's exact version. Issue 30 item 2: workers bind
+ * a private interface (never a wildcard) with TLS, no admin token reaches a worker (it drains itself
+ * with its own pool credential), and the NetworkPolicy lets only the edge's path and the scraper in.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
@@ -27,7 +29,6 @@ function scriptEntry(name: string): string {
   return match[1];
 }
 const WORKER_ENTRY = scriptEntry("worker");
-const DRAIN_ENTRY = scriptEntry("drain");
 /** How a deployment must start the worker: Node with tsx as a loader, so SIGTERM reaches it. */
 const WORKER_COMMAND = ["node", "--import", "tsx", WORKER_ENTRY];
 
@@ -43,7 +44,11 @@ function variablesReadBy(files: Iterable<string>): Set<string> {
 const FIELD_STAND_INS: Record<string, string> = {
   "metadata.name": "frontier-worker-0",
   "metadata.namespace": "frontier",
+  "status.podIP": "10.0.3.7",
 };
+
+/** Addresses that listen on every interface. */
+const WILDCARDS = ["0.0.0.0", "::", "[::]", ""];
 
 /** Secrets the worker refuses to start without (outside local development). */
 const RUNTIME_SECRETS = ["FRONTIER_CAPABILITY_KEY", "FRONTIER_WORKER_TOKEN"];
@@ -74,9 +79,30 @@ function importedFiles(entries: string[]): Set<string> {
   return seen;
 }
 
-const WORKER_FILES = importedFiles([WORKER_ENTRY, DRAIN_ENTRY]);
+const WORKER_FILES = importedFiles([WORKER_ENTRY]);
 const KNOWN_VARIABLES = variablesReadBy(WORKER_FILES);
-const DRAIN_VARIABLES = variablesReadBy([join(REPO_ROOT, DRAIN_ENTRY)]);
+
+/** Every file under deploy/. */
+function deployFiles(dir = join(REPO_ROOT, "deploy")): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? deployFiles(join(dir, e.name)) : [join(dir, e.name)],
+  );
+}
+
+describe("no admin token reaches a worker", () => {
+  it("no deploy file names the admin token, and the worker's code reads none", () => {
+    for (const file of deployFiles()) {
+      expect(readFileSync(file, "utf8"), relative(REPO_ROOT, file)).not.toMatch(/ADMIN_TOKEN|admin-token/i);
+    }
+    expect([...KNOWN_VARIABLES].filter((n) => n.includes("ADMIN"))).toEqual([]);
+  });
+
+  it("the worker's stop drains it through the edge with its own pool credential", () => {
+    expect(WORKER_FILES).toContain(join(REPO_ROOT, "gpu-worker/pool/self-drain.ts"));
+    expect(read("gpu-worker/main.ts")).toMatch(/drainThroughEdge\(\{[^}]*token[^}]*\}/);
+    expect(read("gpu-worker/main.ts")).toContain("poolToken: token");
+  });
+});
 
 describe("deploy/k8s/worker.yaml", () => {
   const docs = parseAllDocuments(read("deploy/k8s/worker.yaml")).map((d) => {
@@ -107,7 +133,7 @@ describe("deploy/k8s/worker.yaml", () => {
     expect(existsSync(join(REPO_ROOT, WORKER_ENTRY))).toBe(true);
   });
 
-  it("sets only variables the worker or the drain script reads, and the worker accepts them", () => {
+  it("sets only variables the worker reads, and the worker accepts them: the pod IP, TLS, https", () => {
     const frontierNames = env.map((e) => e.name).filter((n) => n.startsWith("FRONTIER_"));
     expect(frontierNames.filter((n) => !KNOWN_VARIABLES.has(n))).toEqual([]);
     const config = configFrom(podEnv());
@@ -116,7 +142,21 @@ describe("deploy/k8s/worker.yaml", () => {
     expect(config.checkpointS3).toBeDefined();
     expect(config.edgeUrl).toBeDefined();
     const host = `frontier-worker-0.${service.metadata.name}.frontier.svc.cluster.local`;
-    expect(config.advertiseUrl).toBe(`http://${host}:${ports["grpc-web"]}`);
+    expect(config.advertiseUrl).toBe(`https://${host}:${ports["grpc-web"]}`);
+    expect(config.host).toBe(FIELD_STAND_INS["status.podIP"]);
+    expect(config.ops?.host).toBe(config.host);
+    expect(config.tls).toBeDefined();
+    expect(literal("FRONTIER_ALLOW_PLAINTEXT")).toBeUndefined();
+  });
+
+  it("mounts the TLS certificate and key the worker reads from a Secret", () => {
+    const config = configFrom(podEnv());
+    const spec = set.spec.template?.spec;
+    const mount = container.volumeMounts?.find((m) => config.tls?.certFile.startsWith(`${m.mountPath}/`));
+    expect(mount?.readOnly).toBe(true);
+    expect(config.tls?.keyFile.startsWith(`${mount?.mountPath}/`)).toBe(true);
+    const volume = spec?.volumes?.find((v) => v.name === mount?.name);
+    expect(volume?.secret?.secretName).toBe("frontier-worker-tls");
   });
 
   it("exposes the ports the worker listens on, also through the headless Service", () => {
@@ -133,7 +173,6 @@ describe("deploy/k8s/worker.yaml", () => {
       "FRONTIER_WORKER_TOKEN",
       "FRONTIER_POOL_TOKEN",
       "FRONTIER_METRICS_TOKEN",
-      "FRONTIER_ADMIN_TOKEN",
       "FRONTIER_CHECKPOINT_S3_URL",
       "FRONTIER_CHECKPOINT_S3_ACCESS_KEY_ID",
       "FRONTIER_CHECKPOINT_S3_SECRET_ACCESS_KEY",
@@ -154,11 +193,10 @@ describe("deploy/k8s/worker.yaml", () => {
     expect(container.startupProbe?.httpGet).toEqual({ path: OPS_PATHS.live, port: "ops" });
   });
 
-  it("drains the worker through the edge before it stops", () => {
-    const command = container.lifecycle?.preStop?.exec?.command?.join(" ") ?? "";
-    expect(command).toContain(`node --import tsx ${DRAIN_ENTRY} "$FRONTIER_WORKER_ID"`);
-    for (const name of DRAIN_VARIABLES) expect(env.map((e) => e.name)).toContain(name);
-    expect(set.spec.template?.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(300);
+  it("stops by SIGTERM alone (the worker's self-drain), with time for it: no preStop hook", () => {
+    expect(container.lifecycle?.preStop).toBeUndefined();
+    expect(env.find((e) => e.name === "FRONTIER_POOL_TOKEN")?.valueFrom?.secretKeyRef?.key).toBe("pool-token");
+    expect(set.spec.template?.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(600);
   });
 });
 
@@ -175,11 +213,11 @@ describe("deploy/systemd/frontier-worker.service", () => {
     (service.Environment ?? []).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
   );
 
-  it("runs the worker's real entry point and drains it through the edge on stop", () => {
+  it("runs the worker's real entry point and stops it by SIGTERM alone (its self-drain)", () => {
     expect(service.ExecStart).toEqual([`/usr/bin/${WORKER_COMMAND.join(" ")}`]);
-    expect(service.ExecStop).toEqual([`-/usr/bin/node --import tsx ${DRAIN_ENTRY} \${FRONTIER_WORKER_ID}`]);
+    expect(service.ExecStop).toBeUndefined();
     expect(service.KillSignal).toEqual(["SIGTERM"]);
-    for (const name of DRAIN_VARIABLES) expect(Object.keys({ ...envFile, ...unitEnv })).toContain(name);
+    expect(Number(service.TimeoutStopSec?.[0])).toBeGreaterThanOrEqual(600);
   });
 
   it("sets only variables the worker reads, and the worker accepts them", () => {
@@ -192,6 +230,13 @@ describe("deploy/systemd/frontier-worker.service", () => {
     expect(config.checkpointS3).toBeDefined();
     expect(config.stateDir).toBe("/var/lib/frontier");
     expect(service.ReadWritePaths).toEqual([config.stateDir]);
+    // A private address (never a wildcard), TLS, and the https URL the edge calls.
+    expect(WILDCARDS).not.toContain(config.host);
+    expect(config.host).toMatch(/^(10|192\.168|172\.(1[6-9]|2\d|3[01]))\./);
+    expect(config.tls).toBeDefined();
+    expect(service.ReadOnlyPaths?.some((p) => config.tls?.certFile.startsWith(`${p}/`))).toBe(true);
+    expect(config.advertiseUrl).toBe(`https://${config.host}:${config.httpPort}`);
+    expect(envFile.FRONTIER_ALLOW_PLAINTEXT).toBeUndefined();
   });
 });
 
@@ -217,7 +262,7 @@ describe("deploy/container/Containerfile", () => {
     expect(file).toContain("npm ci --omit=dev");
   });
 
-  it("copies every folder the worker and the drain script import", () => {
+  it("copies every folder the worker imports", () => {
     const copied = new Set(
       instructions("COPY").flatMap((c) => (c.startsWith("--from") ? [] : c.split(/\s+/).slice(0, -1))),
     );
@@ -231,11 +276,60 @@ describe("deploy/container/Containerfile", () => {
       for (const [, key, value] of spec.matchAll(/([A-Z_]+)=(\S+)/g)) env[key ?? ""] = value ?? "";
     }
     expect(Object.keys(env).filter((n) => n.startsWith("FRONTIER_") && !KNOWN_VARIABLES.has(n))).toEqual([]);
+    // No wildcard bind baked in: the run time gives the private address (and TLS).
+    expect(env.FRONTIER_WORKER_HOST).toBeUndefined();
     // The image bakes no secrets: they arrive at run time (the Kubernetes Secret, an env file).
     for (const name of RUNTIME_SECRETS) expect(env[name], name).toBeUndefined();
     const config = configFrom({ ...env, ...Object.fromEntries(RUNTIME_SECRETS.map((n) => [n, secretStandIn(n)])) });
     const exposed = instructions("EXPOSE").flatMap((e) => e.split(/\s+/).map(Number));
     expect(exposed).toEqual(expect.arrayContaining([config.grpcPort, config.httpPort, 9464]));
+  });
+});
+
+describe("deploy/k8s/network-policy.yaml", () => {
+  const policy = parseAllDocuments(read("deploy/k8s/network-policy.yaml"))[0]?.toJS() as NetworkPolicy;
+  const workers = parseAllDocuments(read("deploy/k8s/worker.yaml")).map((d) => d.toJS() as K8sObject);
+  const set = workers.find((d) => d.kind === "StatefulSet");
+  const ports = Object.fromEntries(
+    (set?.spec.template?.spec.containers?.[0]?.ports ?? []).map((p) => [p.name, p.containerPort]),
+  );
+  const portsOf = (rule: PolicyRule) => (rule.ports ?? []).map((p) => p.port).sort();
+
+  it("selects the worker pods and restricts both directions", () => {
+    expect(policy.kind).toBe("NetworkPolicy");
+    expect(policy.spec.podSelector.matchLabels).toEqual(set?.spec.template?.metadata?.labels);
+    expect(policy.spec.policyTypes).toEqual(expect.arrayContaining(["Ingress", "Egress"]));
+  });
+
+  it("lets only the edge's path reach the RPC ports and only the scraper the operations port", () => {
+    const rules = policy.spec.ingress ?? [];
+    // Every rule names its peers by selector (no open rule, no address range) and its ports.
+    for (const rule of rules) {
+      expect(rule.from?.length).toBeGreaterThan(0);
+      for (const peer of rule.from ?? []) {
+        expect(peer.ipBlock).toBeUndefined();
+        expect(Object.keys(peer.podSelector?.matchLabels ?? {}).length).toBeGreaterThan(0);
+        expect(Object.keys(peer.namespaceSelector?.matchLabels ?? {}).length).toBeGreaterThan(0);
+      }
+      expect(rule.ports?.length).toBeGreaterThan(0);
+    }
+    const rpc = [ports.grpc, ports["grpc-web"]].sort();
+    expect(rules.map(portsOf)).toEqual(expect.arrayContaining([rpc, [ports.ops]]));
+    expect(rules).toHaveLength(2);
+    const edgePath = rules.find((r) => portsOf(r).includes(ports["grpc-web"] ?? -1));
+    const scraper = rules.find((r) => portsOf(r).includes(ports.ops ?? -1));
+    expect(edgePath?.from).not.toEqual(scraper?.from);
+  });
+
+  it("lets the worker reach DNS and non-private addresses only (edge, S3, web tools)", () => {
+    for (const rule of policy.spec.egress ?? []) {
+      expect(rule.to?.length).toBeGreaterThan(0);
+      for (const peer of rule.to ?? []) {
+        if (!peer.ipBlock) continue;
+        expect(peer.ipBlock.except).toEqual(expect.arrayContaining(["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]));
+        expect(portsOf(rule)).toEqual([443, 80].sort());
+      }
+    }
   });
 });
 
@@ -279,6 +373,26 @@ interface K8sContainer {
   livenessProbe?: K8sProbe;
   startupProbe?: K8sProbe;
   lifecycle?: { preStop?: { exec?: { command?: string[] } } };
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+}
+interface PolicyPeer {
+  podSelector?: { matchLabels?: Record<string, string> };
+  namespaceSelector?: { matchLabels?: Record<string, string> };
+  ipBlock?: { cidr: string; except?: string[] };
+}
+interface PolicyRule {
+  from?: PolicyPeer[];
+  to?: PolicyPeer[];
+  ports?: { protocol: string; port: number }[];
+}
+interface NetworkPolicy {
+  kind: string;
+  spec: {
+    podSelector: { matchLabels: Record<string, string> };
+    policyTypes: string[];
+    ingress?: PolicyRule[];
+    egress?: PolicyRule[];
+  };
 }
 interface K8sObject {
   kind: string;
@@ -288,6 +402,13 @@ interface K8sObject {
     clusterIP?: string;
     serviceName?: string;
     ports?: { name: string; port: number; targetPort: string | number }[];
-    template?: { spec: { containers?: K8sContainer[]; terminationGracePeriodSeconds?: number } };
+    template?: {
+      metadata?: { labels?: Record<string, string> };
+      spec: {
+        containers?: K8sContainer[];
+        terminationGracePeriodSeconds?: number;
+        volumes?: { name: string; secret?: { secretName: string } }[];
+      };
+    };
   };
 }
