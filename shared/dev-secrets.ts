@@ -8,7 +8,11 @@
 /** The environment flag (worker) / var (edge) that allows the development defaults. */
 export const DEV_MODE_FLAG = "FRONTIER_DEV";
 
-/** Keys the MAC of every ID Frontier mints (edge ID_SECRET = worker FRONTIER_ID_SECRET). */
+/**
+ * The edge's development ID_SECRET: the root of the IDs it mints, the per-session ID keys, the
+ * tenant data keys and each worker's capability key. It stays at the edge: a development worker
+ * derives only its own FRONTIER_CAPABILITY_KEY from it (HMAC(.., "frontier/worker/" + id)).
+ */
 export const DEV_ID_SECRET = "frontier-dev-id-secret-change-me";
 /** The bearer token the workers require (edge WORKER_TOKEN = worker FRONTIER_WORKER_TOKEN). */
 export const DEV_WORKER_TOKEN = "frontier-dev-worker-token-change-me";
