@@ -7,7 +7,6 @@
  * cannot use the item.
  */
 import { describe, expect, inject, it } from "vitest";
-import type { CompactionResponse } from "../../edge/protocols/responses/compact/handler.ts";
 import { compactionText, openCompaction } from "../../edge/protocols/responses/request/compaction-items.ts";
 import { DEV_ID_SECRET } from "../../shared/dev-secrets.ts";
 import { LOCAL_API_KEY, OTHER_TENANT_API_KEY } from "../support/api.ts";
@@ -20,6 +19,13 @@ const LOOKUP = {
   description: "Look a word up",
   parameters: { type: "object", properties: { word: { type: "string", maxLength: 8 } }, required: ["word"] },
 };
+
+/** POST /v1/responses/compact's answer (edge/protocols/responses/compact/handler.ts). */
+interface CompactionResponse {
+  object: string;
+  output: ({ type: "message" } | { type: "compaction"; encrypted_content: string })[];
+  usage: Turn["usage"] | null;
+}
 
 interface Turn {
   id: string;

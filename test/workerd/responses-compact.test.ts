@@ -8,8 +8,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CompactionResponse } from "../../edge/protocols/responses/compact/handler.ts";
-import { SUMMARY_REQUEST } from "../../edge/protocols/responses/compact/summary-turn.ts";
 import { COMPACTION_SUMMARY_HEADING, openCompaction } from "../../edge/protocols/responses/request/compaction-items.ts";
+import { SUMMARY_REQUEST } from "../../edge/protocols/responses/request/summary-request.ts";
 import {
   CacheDecision,
   Role,
@@ -40,6 +40,7 @@ function answersInTurn() {
   });
 }
 
+const user = (text: string) => ({ type: "message", role: "user", content: text });
 const LOOKUP = { type: "function", name: "lookup", parameters: { type: "object" } };
 const CONVERSATION = [
   { type: "message", role: "user", content: [{ type: "input_text", text: "Find the word for a small river." }] },
@@ -202,6 +203,79 @@ describe("POST /v1/responses/compact", () => {
     const unauthenticated = await call("/v1/responses/compact", { method: "POST", key: null, body: { input: "hi" } });
     expect(unauthenticated.status).toBe(401);
     expect(((await unauthenticated.json()) as { error: { type: string } }).error.type).toBe("authentication_error");
+    expect(fake.requests.length).toBe(0);
+  });
+});
+
+describe("remote compaction v2 (compaction_trigger on /v1/responses)", () => {
+  it("streams the summary turn with exactly one compaction item, which a follow-up renders", async () => {
+    fake = answersInTurn();
+    const response = await call("/v1/responses", {
+      method: "POST",
+      bearer: true,
+      headers: { "x-codex-beta-features": "remote_compaction_v2", "session-id": crypto.randomUUID() },
+      body: {
+        model: "frontier-test",
+        stream: true,
+        store: false,
+        include: ["reasoning.encrypted_content"],
+        instructions: "You are a dictionary agent.",
+        tools: [LOOKUP],
+        input: [...CONVERSATION, { type: "compaction_trigger" }],
+      },
+    });
+    expect(response.status).toBe(200);
+    const events = (await response.text())
+      .split("\n\n")
+      .filter((block) => block.includes("data: "))
+      .map((block) => JSON.parse(block.slice(block.indexOf("data: ") + 6)) as Record<string, unknown>);
+    const done = events.filter((e) => e.type === "response.output_item.done").map((e) => e.item as { type: string });
+    expect(done.filter((item) => item.type === "compaction").length).toBe(1);
+    const last = events.at(-1) as {
+      type: string;
+      response: { output: { type: string; encrypted_content?: string }[] };
+    };
+    expect(last.type).toBe("response.completed");
+    expect(last.response.output.map((item) => item.type)).toEqual(["message", "compaction"]);
+    const sealed = last.response.output[1]?.encrypted_content ?? "";
+    expect(await openCompaction(SECRET, "local", sealed)).toBe("text-1");
+    // Sequence numbers stay one run across the added item.
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    const turn = fake.requests[0]?.conversation;
+    expect(turn?.toolChoice?.mode).toBe(ToolChoiceMode.NONE);
+    const request = turn?.messages.at(-1);
+    expect(request && textOf(request)).toBe(SUMMARY_REQUEST);
+
+    // Codex's replacement history: the user messages, then the compaction item.
+    const followUp = await call("/v1/responses", {
+      method: "POST",
+      bearer: true,
+      body: {
+        model: "frontier-test",
+        store: false,
+        instructions: "You are a dictionary agent.",
+        tools: [LOOKUP],
+        input: [CONVERSATION[0], { type: "compaction", encrypted_content: sealed }, user("Next?")],
+      },
+    });
+    expect(followUp.status).toBe(200);
+    const blocks = fake.requests[1]?.conversation?.messages.flatMap((m) =>
+      m.content.map((b) => (b.block.case === "text" ? b.block.value.text : b.block.case)),
+    );
+    expect(blocks).toEqual(["Find the word for a small river.", `${COMPACTION_SUMMARY_HEADING}text-1`, "Next?"]);
+  });
+
+  it("refuses a compaction_trigger that is not the last input item", async () => {
+    fake = answersInTurn();
+    const response = await call("/v1/responses", {
+      method: "POST",
+      bearer: true,
+      body: { model: "frontier-test", input: [{ type: "compaction_trigger" }, user("hi")] },
+    });
+    expect(response.status).toBe(400);
+    const error = ((await response.json()) as { error: { param: string; message: string } }).error;
+    expect(error.param).toBe("input.0.type");
+    expect(error.message).toContain("last input item");
     expect(fake.requests.length).toBe(0);
   });
 });

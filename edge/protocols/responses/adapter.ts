@@ -15,6 +15,7 @@ import { refuseOverRecordQuota } from "./record-quota.ts";
 import { unsealReasoningItems } from "./request/encrypted-reasoning.ts";
 import { toWorkerTurn } from "./request/normalize.ts";
 import { collectResponsesRoutingIds } from "./request/routing-ids.ts";
+import { withSummaryRequest } from "./request/summary-request.ts";
 import type { InputItem, ResponsesRequest } from "./request/types.ts";
 import { validateResponsesRequest } from "./request/validate.ts";
 import { resolveWebSearchCalls } from "./request/web-search-calls.ts";
@@ -60,6 +61,8 @@ export async function decodeConversation(
   }
   const input = await unsealReasoningItems(config.idSecret, tenant, body.input);
   const items = await resolveWebSearchCalls([...history, ...input], { secret: config.idSecret, tenant });
+  // Remote compaction v2 (input ends with `compaction_trigger`): this turn writes the summary.
+  if (body.compaction_trigger) return { ...withSummaryRequest(body, items), input, pinned, previousFrom };
   return { body, input, items, pinned, previousFrom };
 }
 

@@ -15,8 +15,13 @@ import { jsonResponse, readJsonBody } from "../../../http/body.ts";
 import { tenantLimited } from "../../../tenancy/tenant-admission.ts";
 import { runTurn } from "../../../turn/pipeline.ts";
 import type { ResponsesBindings } from "../adapter.ts";
-import { COMPACTION_SUMMARY_HEADING, sealCompaction } from "../request/compaction-items.ts";
-import type { InputItem, OutputItem, ResponseObject, ResponseUsage } from "../request/types.ts";
+import {
+  COMPACTION_SUMMARY_HEADING,
+  compactionItemId,
+  sealCompaction,
+  summaryOf,
+} from "../request/compaction-items.ts";
+import type { InputItem, ResponseObject, ResponseUsage } from "../request/types.ts";
 import { summaryTurn } from "./summary-turn.ts";
 
 /** How much user text the compacted output keeps, newest first (about Codex's own 64k-token budget). */
@@ -75,15 +80,6 @@ function withInput(body: unknown): unknown {
   return input === undefined || input === null ? { ...body, input: [] } : body;
 }
 
-/** The summary the model wrote: its message text, else (a thinking model cut short) its reasoning. */
-function summaryOf(output: OutputItem[]): string {
-  const text = output
-    .flatMap((item) => (item.type === "message" ? item.content.map((part) => part.text) : []))
-    .join("");
-  if (text.trim() !== "") return text;
-  return output.flatMap((item) => (item.type === "reasoning" ? item.content.map((part) => part.text) : [])).join("");
-}
-
 /** The conversation's user messages, newest kept first within the budget, in their order; earlier summaries are not kept (the new one covers them). */
 function retainedUserMessages(items: readonly InputItem[]): CompactedItem[] {
   const kept: CompactedItem[] = [];
@@ -95,11 +91,4 @@ function retainedUserMessages(items: readonly InputItem[]): CompactedItem[] {
     kept.unshift({ type: "message", role: "user", content: [{ type: "input_text", text: item.text }] });
   }
   return kept;
-}
-
-/** `cmp_` + 24 hex characters: the item's own id (the content is what is verified, not the id). */
-function compactionItemId(): string {
-  let hex = "";
-  for (const b of crypto.getRandomValues(new Uint8Array(12))) hex += b.toString(16).padStart(2, "0");
-  return `cmp_${hex}`;
 }

@@ -8,7 +8,7 @@
  */
 import { fail } from "../../../core/check.ts";
 import { openText, sealText } from "../../../core/sealed-text.ts";
-import type { InputItem } from "./types.ts";
+import type { InputItem, OutputItem } from "./types.ts";
 
 /** The heading the model sees above an opened summary. */
 export const COMPACTION_SUMMARY_HEADING =
@@ -52,4 +52,20 @@ export async function openCompactionItem(
     text: compactionText(summary),
     ...(item.id === undefined ? {} : { id: item.id }),
   };
+}
+
+/** The summary a turn wrote: its message text, else (a thinking model cut short) its reasoning. */
+export function summaryOf(output: readonly OutputItem[]): string {
+  const text = output
+    .flatMap((item) => (item.type === "message" ? item.content.map((part) => part.text) : []))
+    .join("");
+  if (text.trim() !== "") return text;
+  return output.flatMap((item) => (item.type === "reasoning" ? item.content.map((part) => part.text) : [])).join("");
+}
+
+/** `cmp_` + 24 hex characters: the item's own id (what is verified is its content, not the id). */
+export function compactionItemId(): string {
+  let hex = "";
+  for (const b of crypto.getRandomValues(new Uint8Array(12))) hex += b.toString(16).padStart(2, "0");
+  return `cmp_${hex}`;
 }

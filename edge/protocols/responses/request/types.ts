@@ -130,6 +130,11 @@ export interface ResponsesRequest {
   user: string | undefined;
   /** `text.format` (JSON formats constrained by grammar on the worker). */
   text_format: AnswerFormat;
+  /**
+   * The input ended with `{"type": "compaction_trigger"}` (Codex's remote compaction v2): the turn
+   * writes a summary and its output carries one `compaction` item (request/summary-request.ts).
+   */
+  compaction_trigger?: true;
 }
 
 // ---------- output ----------
@@ -173,7 +178,9 @@ export type OutputItem =
       action: { type: "search"; query: string; queries: string[]; sources?: { type: "url"; url: string }[] };
       /** Frontier's sealed result (what the model read), so a replay renders it exactly. */
       encrypted_content?: string;
-    };
+    }
+  /** Remote compaction's summary, sealed for the tenant (request/compaction-items.ts). */
+  | { type: "compaction"; id: string; status: ItemStatus; encrypted_content: string };
 
 export type ItemStatus = "in_progress" | "completed" | "incomplete";
 export type WebSearchStatus = "in_progress" | "searching" | "completed" | "failed";

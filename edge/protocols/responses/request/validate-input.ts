@@ -4,7 +4,17 @@
  * `custom_tool_call(_output)` as a call of the offered wrapper function (tools.ts).
  */
 import { LIMITS } from "../../../../shared/limits.ts";
-import { asArray, asEnum, asObject, asString, fail, optional, type Path, required } from "../../../core/check.ts";
+import {
+  asArray,
+  asEnum,
+  asObject,
+  asString,
+  fail,
+  isObject,
+  optional,
+  type Path,
+  required,
+} from "../../../core/check.ts";
 import { customArguments, namespacedName } from "./tools.ts";
 import type { InputItem, InputRole } from "./types.ts";
 import { validateWebSearchCall } from "./validate-web-search.ts";
@@ -12,11 +22,19 @@ import { validateWebSearchCall } from "./validate-web-search.ts";
 const ROLES: readonly InputRole[] = ["user", "assistant", "system", "developer"];
 const UNSUPPORTED_PARTS = ["input_image", "input_file", "input_audio"];
 
-export function validateInput(value: unknown, path: Path): InputItem[] {
-  if (typeof value === "string") return [{ type: "message", role: "user", text: value }];
+/**
+ * The input items, and whether the list ended with `{"type": "compaction_trigger"}` (Codex's
+ * remote compaction v2: this turn writes the summary). A trigger anywhere else is refused.
+ */
+export function validateTurnInput(value: unknown, path: Path): { items: InputItem[]; compactionTrigger: boolean } {
+  if (typeof value === "string")
+    return { items: [{ type: "message", role: "user", text: value }], compactionTrigger: false };
   const items = asArray(value, path);
   if (items.length > LIMITS.maxMessages) fail(path, `List should have at most ${LIMITS.maxMessages} items`);
-  return items.map((item, i) => validateItem(item, [...path, i]));
+  const last = items.at(-1);
+  const compactionTrigger = isObject(last) && last.type === "compaction_trigger";
+  const rest = compactionTrigger ? items.slice(0, -1) : items;
+  return { items: rest.map((item, i) => validateItem(item, [...path, i])), compactionTrigger };
 }
 
 function validateItem(value: unknown, path: Path): InputItem {
@@ -77,6 +95,8 @@ function validateItem(value: unknown, path: Path): InputItem {
         compaction: nonEmpty(required(item, "encrypted_content", path), [...path, "encrypted_content"]),
         ...optionalId(item, path),
       };
+    case "compaction_trigger":
+      return fail([...path, "type"], "compaction_trigger must be the last input item");
     case "item_reference":
       return fail([...path, "type"], "item_reference is not supported; send the referenced item itself");
     default:

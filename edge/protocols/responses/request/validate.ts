@@ -23,7 +23,7 @@ import {
 import { type AnswerFormat, validateAnswerFormat } from "../../openai/response-format.ts";
 import { validateTools } from "./tools.ts";
 import type { FunctionTool, ResponsesRequest, ToolChoice } from "./types.ts";
-import { validateInput } from "./validate-input.ts";
+import { validateTurnInput } from "./validate-input.ts";
 
 const EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
 const MAX_METADATA_KEYS = 16;
@@ -43,9 +43,10 @@ export function validateResponsesRequest(value: unknown): ResponsesRequest {
   const previous = optional(body, "previous_response_id");
   const cacheKey = optional(body, "prompt_cache_key");
   const user = optional(body, "user");
+  const { items: input, compactionTrigger } = validateTurnInput(required(body, "input", []), ["input"]);
   return {
     model,
-    input: validateInput(required(body, "input", []), ["input"]),
+    input,
     instructions: instructions === undefined ? undefined : asString(instructions, ["instructions"]),
     tools,
     tools_not_offered: notOffered,
@@ -67,6 +68,7 @@ export function validateResponsesRequest(value: unknown): ResponsesRequest {
     metadata: validateMetadata(optional(body, "metadata")),
     user: user === undefined ? undefined : asString(user, ["user"]),
     text_format: textFormat(optional(body, "text")),
+    ...(compactionTrigger ? { compaction_trigger: true as const } : {}),
   };
 }
 

@@ -46,7 +46,7 @@ function textFormatObject(format: AnswerFormat): TextFormatObject {
 
 /** A response's output as input items, the way a client would replay it. */
 export function outputAsInput(output: readonly OutputItem[]): InputItem[] {
-  return output.map((item): InputItem => {
+  return output.flatMap((item): InputItem | InputItem[] => {
     switch (item.type) {
       case "function_call": {
         const name = item.namespace === undefined ? item.name : namespacedName(item.namespace, item.name);
@@ -74,6 +74,9 @@ export function outputAsInput(output: readonly OutputItem[]): InputItem[] {
           json: JSON.stringify(item),
           ...(item.encrypted_content === undefined ? {} : { encrypted_content: item.encrypted_content }),
         };
+      case "compaction":
+        // The summary it seals is the message before it, which the chain already replays.
+        return [];
       default:
         return checkNever(item, "output item");
     }

@@ -22,6 +22,7 @@ import { sealCallResult } from "../../../server-tools/sealed-hit.ts";
 import type { RenderedEvent, TurnRenderer } from "../../../turn/turn-driver.ts";
 import { workerErrorToApiError } from "../../../worker/worker-errors.ts";
 import { encodeOpenAiStreamError, openAiErrorBody } from "../../openai/errors.ts";
+import { compactionItemId, sealCompaction, summaryOf } from "../request/compaction-items.ts";
 import { sealReasoning } from "../request/encrypted-reasoning.ts";
 import { customInput } from "../request/tools.ts";
 import type {
@@ -223,6 +224,7 @@ export class ResponsesTurn implements TurnRenderer {
     if (stop.reason === StopReason.CANCELLED) throw ApiError.overloaded("The GPU worker cancelled this turn; retry");
     const incomplete = stop.reason === StopReason.MAX_TOKENS;
     const out = await this.#close(incomplete ? "incomplete" : "completed");
+    if (this.request.compaction_trigger) out.push(...(await this.#compaction()));
     const cached = stop.usage?.cachedTokens ?? this.prompt?.cachedTokens ?? 0;
     const input = (stop.usage?.inputTokens ?? 0) + cached;
     const output = stop.usage?.outputTokens ?? 0;
@@ -239,6 +241,20 @@ export class ResponsesTurn implements TurnRenderer {
     const type = incomplete ? "response.incomplete" : "response.completed";
     out.push({ ...this.#event(type, { response: this.response }), final: true });
     return out;
+  }
+
+  /** Remote compaction v2: the summary this turn wrote, sealed for the tenant, as one `compaction` item. */
+  async #compaction(): Promise<RenderedEvent[]> {
+    const { idSecret, tenant } = this.context;
+    const summary = summaryOf(this.response.output);
+    const item: OutputItem = {
+      type: "compaction",
+      id: compactionItemId(),
+      status: "completed",
+      encrypted_content: await sealCompaction(idSecret, tenant, summary),
+    };
+    const added = this.#add(item);
+    return [added, this.#event("response.output_item.done", { output_index: this.response.output.length - 1, item })];
   }
 
   async #ensure(kind: "message" | "reasoning"): Promise<RenderedEvent[]> {
