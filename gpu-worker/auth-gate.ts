@@ -62,8 +62,26 @@ export function authenticateFirst(
       refuse(req, res, { grpcStatus: "7", httpStatus: 403, code: "permission_denied", message });
       return;
     }
+    if (!(req instanceof http2.Http2ServerRequest)) closeIfAnsweredUnread(req, res as http.ServerResponse);
     handler(req, res);
   };
+}
+
+/**
+ * HTTP/1.1: when connect answers before it has read the whole body (a message past the read limit:
+ * RESOURCE_EXHAUSTED), the rest of that body is still on the connection, which then can't carry
+ * another request: a client that reused it waited for its keep-alive timeout (60 s). The answer
+ * says `Connection: close` and the socket is dropped once it is written.
+ */
+function closeIfAnsweredUnread(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
+    if (!req.complete) this.shouldKeepAlive = false;
+    return writeHead.apply(this, args);
+  } as typeof writeHead;
+  res.once("finish", () => {
+    if (!req.complete) req.socket.destroy();
+  });
 }
 
 function headerValue(value: string | string[] | undefined): string {

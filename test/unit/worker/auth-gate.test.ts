@@ -255,6 +255,8 @@ describe("the worker's server", () => {
       const oversize = client.countTokens({ conversation: { system: ["a".repeat(MiB + 1)] } });
       expect(await code(oversize)).toBe("ResourceExhausted");
       expect(calls).toBe(before);
+      // The refused body's rest never blocks the next call (HTTP/1.1 reused the connection and hung 60 s).
+      expect((await client.health({})).ready).toBe(true);
     },
   );
 
