@@ -50,6 +50,8 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   stateDir: string;
   /** Disk budget of the checkpoint store; 0 disables checkpoints (and parking). */
   checkpointBudgetBytes: number;
+  /** FRONTIER_TENANT_CHECKPOINT_MB: what one tenant keeps when the store is over budget (default half the budget). */
+  checkpointTenantShareBytes: number;
   /** A cold prefill saves an anchor at the end of system + tools when that is at least this long. */
   anchorMinTokens: number;
   /** Requests that may wait for a free sequence before OVERLOADED. */
@@ -227,6 +229,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     keepAliveMs: intFrom(env, "FRONTIER_KEEPALIVE_MS", 1000),
     stateDir,
     checkpointBudgetBytes: intFrom(env, "FRONTIER_CHECKPOINT_BUDGET_MB", 4096) * 1024 * 1024,
+    checkpointTenantShareBytes:
+      intFrom(
+        env,
+        "FRONTIER_TENANT_CHECKPOINT_MB",
+        Math.floor(intFrom(env, "FRONTIER_CHECKPOINT_BUDGET_MB", 4096) / 2),
+      ) *
+      1024 *
+      1024,
     anchorMinTokens: intFrom(env, "FRONTIER_ANCHOR_MIN_TOKENS", 1024),
     maxQueue: intFrom(env, "FRONTIER_MAX_QUEUE", 64),
     maxQueuePerTenant: intFrom(

@@ -138,6 +138,7 @@ function openCheckpoints(
           dir: config.checkpointDir,
           shared: config.checkpointDirShared,
           budgetBytes: config.checkpointBudgetBytes,
+          tenantShareBytes: config.checkpointTenantShareBytes,
           modelIdentity: engine.model.identity,
           replica,
           ...(config.checkpointScratchDir ? { scratchDir: config.checkpointScratchDir } : {}),

@@ -249,6 +249,16 @@ export class WorkerMetrics {
       "Disk budget of the checkpoint store.",
       (g) => g.checkpoints?.budgetBytes ?? 0,
     );
+    new Counter({
+      name: "frontier:checkpoint_evictions_total",
+      help: "Checkpoints the store evicted since it opened, by reason (tenant-share, budget, disk-full).",
+      labelNames: ["reason"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [reason, count] of Object.entries(read().checkpoints?.evictions ?? {})) this.inc({ reason }, count);
+      },
+    });
     new Gauge({
       name: "frontier:checkpoints",
       help: "Checkpoints in the local index, by reason.",

@@ -2,10 +2,17 @@
  * The checkpoint store's disk budget: evict down to it after every write, least valuable first
  * (other models' entries, then by reason weight, then least recently used), and give back half of
  * the local bytes when a write hits a full disk. Never a pinned entry nor the one being written.
+ *
+ * Per-tenant share (work-conserving): while the store is within its budget any tenant may use all
+ * of it; once it is over, tenants holding more than `tenantShareBytes` lose their own least valuable
+ * checkpoints first, down to their share, and only then does the budget's global order apply. So a
+ * tenant filling the disk evicts its own checkpoints, never another tenant's, while the others hold
+ * less than budget - share together. Evictions are counted by reason (`evictions`, a worker metric).
  */
 import { log } from "../../log.ts";
 import type { CheckpointIndex } from "./checkpoint-index.ts";
 import type { CheckpointPins } from "./checkpoint-pins.ts";
+import { EVICTION_REASONS, type EvictionReason } from "./checkpoint-tenant-share.ts";
 import { availableBytes, isDiskFull } from "./disk-full.ts";
 
 export class CheckpointBudget {
@@ -17,6 +24,9 @@ export class CheckpointBudget {
   /** Frees one checkpoint's local files (with a replica its row stays). */
   readonly #evictLocal: (id: string) => void;
   readonly budgetBytes: number;
+  /** What one tenant keeps when the store is over budget (≥ budgetBytes: no share). */
+  readonly tenantShareBytes: number;
+  readonly #evictions = Object.fromEntries(EVICTION_REASONS.map((r) => [r, 0])) as Record<EvictionReason, number>;
 
   constructor(options: {
     index: CheckpointIndex;
@@ -24,6 +34,8 @@ export class CheckpointBudget {
     modelIdentity: string;
     dir: string;
     budgetBytes: number;
+    /** Default: half the budget. */
+    tenantShareBytes?: number | undefined;
     availableBytes: ((dir: string) => number) | undefined;
     evictLocal: (id: string) => void;
   }) {
@@ -32,6 +44,7 @@ export class CheckpointBudget {
     this.#modelIdentity = options.modelIdentity;
     this.#dir = options.dir;
     this.budgetBytes = options.budgetBytes;
+    this.tenantShareBytes = options.tenantShareBytes ?? Math.floor(options.budgetBytes / 2);
     this.#availableBytes = options.availableBytes ?? availableBytes;
     this.#evictLocal = options.evictLocal;
   }
@@ -40,6 +53,8 @@ export class CheckpointBudget {
   evict(protectedId: string | undefined): void {
     let total = this.#index.totalBytes();
     if (total <= this.budgetBytes) return;
+    const byShare = this.#evictOverShares(protectedId);
+    total = this.#index.totalBytes();
     let evicted = 0;
     for (const { id } of this.#index.evictionOrder(this.#modelIdentity)) {
       if (total <= this.budgetBytes) break;
@@ -49,7 +64,33 @@ export class CheckpointBudget {
       total = this.#index.totalBytes();
       evicted++;
     }
-    log("checkpoints evicted", { count: evicted, bytes: total, budget: this.budgetBytes });
+    this.#evictions.budget += evicted;
+    log("checkpoints evicted", { count: evicted, tenantShare: byShare, bytes: total, budget: this.budgetBytes });
+  }
+
+  /** Evictions since open, by reason. */
+  get evictions(): Readonly<Record<EvictionReason, number>> {
+    return { ...this.#evictions };
+  }
+
+  /** Over budget: each tenant above its share loses its own least valuable checkpoints, down to the share. */
+  #evictOverShares(protectedId: string | undefined): number {
+    if (this.tenantShareBytes >= this.budgetBytes) return 0;
+    const shares = this.#index.tenantShares;
+    let evicted = 0;
+    for (const { tenant, bytes } of shares.tenantsOver(this.tenantShareBytes)) {
+      let held = bytes;
+      for (const { id, bytes: own } of shares.evictionOrder(tenant, this.#modelIdentity)) {
+        if (held <= this.tenantShareBytes || this.#index.totalBytes() <= this.budgetBytes) break;
+        if (id === protectedId || this.#pins.has(id)) continue;
+        this.#evictLocal(id);
+        held -= own;
+        evicted++;
+      }
+      if (this.#index.totalBytes() <= this.budgetBytes) break;
+    }
+    this.#evictions["tenant-share"] += evicted;
+    return evicted;
   }
 
   /**
@@ -72,6 +113,7 @@ export class CheckpointBudget {
       left -= bytes;
       evicted++;
     }
+    this.#evictions["disk-full"] += evicted;
     log("checkpoint disk full", { evicted, freed: total - left, bytes: left });
     return evicted;
   }

@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { type CheckpointRow, prepareStatements, SCHEMA, SCHEMA_VERSION } from "./checkpoint-schema.ts";
+import { TenantShareQueries } from "./checkpoint-tenant-share.ts";
 import {
   CHECKPOINT_REASONS,
   type ChainLink,
@@ -25,6 +26,8 @@ export function toolUseKey(ids: readonly string[]): string {
 export class CheckpointIndex {
   readonly #db: Database.Database;
   readonly #statements: ReturnType<typeof prepareStatements>;
+  /** Per-tenant shares of the budget (checkpoint-tenant-share.ts). */
+  readonly tenantShares: TenantShareQueries;
   readonly #commit: Database.Transaction<(row: CheckpointRow, replace: boolean) => CheckpointMeta[]>;
 
   /** Open (create) the index database at `path`. */
@@ -40,6 +43,7 @@ export class CheckpointIndex {
     }
     db.exec(SCHEMA);
     this.#statements = prepareStatements(db);
+    this.tenantShares = new TenantShareQueries(db);
     this.#commit = db.transaction((row: CheckpointRow, replace: boolean): CheckpointMeta[] => {
       const ids = replace ? this.#statements.sameSession.all(row.tenant, row.session_id, row.reason) : [];
       const replaced: CheckpointMeta[] = [];

@@ -72,6 +72,7 @@ export class CheckpointStore implements CheckpointStorage {
       modelIdentity: this.#modelIdentity,
       dir: options.dir,
       budgetBytes: options.budgetBytes,
+      tenantShareBytes: options.tenantShareBytes,
       availableBytes: options.availableBytes,
       evictLocal: (id) => this.#evictLocal(id),
     });
@@ -291,7 +292,8 @@ export class CheckpointStore implements CheckpointStorage {
     const byReason = this.#index.countsByReason();
     const count = Object.values(byReason).reduce((a, b) => a + b, 0);
     const bytes = this.#index.totalBytes();
-    return { count, bytes, budgetBytes: this.#budget.budgetBytes, hits: this.#hits, misses: this.#misses, byReason };
+    const { budgetBytes, evictions } = this.#budget;
+    return { count, bytes, budgetBytes, hits: this.#hits, misses: this.#misses, byReason, evictions };
   }
 
   /** Close the index. Call after in-flight writes and loads have settled. */

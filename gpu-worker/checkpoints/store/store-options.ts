@@ -6,6 +6,8 @@ export interface CheckpointStoreOptions {
   readonly dir: string;
   /** Disk budget; every write evicts down to it. */
   readonly budgetBytes: number;
+  /** What one tenant keeps when the store is over budget (checkpoint-budget.ts; default half the budget). */
+  readonly tenantShareBytes?: number;
   /** Identity of the loaded model and KV layout; checkpoints of any other identity are never returned. */
   readonly modelIdentity: string;
   /** Clock in epoch milliseconds (tests inject one). */

@@ -123,6 +123,8 @@ export interface CheckpointStats {
   readonly misses: number;
   /** Stored checkpoints per reason. */
   readonly byReason: Record<CheckpointReason, number>;
+  /** Checkpoints the budget evicted since open, by why (checkpoint-tenant-share.ts's EvictionReason). */
+  readonly evictions?: Readonly<Record<string, number>>;
 }
 
 /** Why a checkpoint is unusable: files or row gone, checksum mismatch, unreadable payload, or other. */
