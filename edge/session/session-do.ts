@@ -203,6 +203,21 @@ export class SessionDO extends DurableObject<unknown> {
     return row.epoch + 1;
   }
 
+  /**
+   * A turn the edge sent on a cached route (route-cache.ts) takes the lease as `open` would, when
+   * the session is still this tenant's on `workerUrl` at `epoch` and no other request holds it. Soft
+   * state only (no commit). False: the route is not the session's any more, or another request runs.
+   */
+  async hold(args: { tenant: string; requestId: string; workerUrl: string; epoch: number }): Promise<boolean> {
+    const row = this.#row();
+    if (!row || row.tenant !== args.tenant || row.worker_url !== args.workerUrl || row.epoch !== args.epoch)
+      return false;
+    const now = Date.now();
+    if (leaseHeld(row, now) && row.lease_request_id !== args.requestId) return false;
+    this.#place(row, row.worker_url, row.epoch, args.requestId, now);
+    return true;
+  }
+
   /** Record a finished turn's frontier and release the lease this request holds. */
   async recordTurn(args: RecordTurnArgs): Promise<boolean> {
     let row = this.#row();

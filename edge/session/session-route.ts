@@ -16,6 +16,7 @@ import {
   unroutableUrls,
 } from "../pool/pool-client.ts";
 import type { PoolBindings } from "../pool/pool-do.ts";
+import { routeCache } from "./route-cache.ts";
 import {
   cleanHint,
   hintSessionId,
@@ -46,6 +47,10 @@ export interface ResolvedSession {
   create?: NewSession;
   /** That creation, once begun: true when it was written (never rejects); every later SessionDO call waits for it. */
   creating?: Promise<boolean>;
+  /** Found in this isolate's route cache (route-cache.ts): the SessionDO was not asked before the worker. */
+  cached?: boolean;
+  /** A cached hinted route's lease (SessionDO.hold), taken alongside the turn; later SessionDO calls wait for it. */
+  holding?: Promise<boolean>;
 }
 
 export interface NewSession {
@@ -71,6 +76,8 @@ export interface RouteRequest {
    * IDs name runs alongside it; anything that could create a session or count a placement waits.
    */
   admitted?: Promise<void> | undefined;
+  /** Ask the SessionDO even when this isolate has the route (a cached one the worker refused as stale). */
+  noCache?: boolean;
 }
 
 export async function resolveSession(
@@ -91,6 +98,8 @@ export async function resolveSession(
   const candidates = idCandidates(verified);
   if (request.pinned) candidates.unshift(request.pinned);
   const prefix = request.prefix;
+  const hit = request.noCache ? undefined : await cachedRoute(env, request, candidates[0], workerUrls);
+  if (hit) return hit;
   // A request whose system + tools differ from the session its replay or hint names is another
   // conversation reusing it (a title request, a memory subagent): it branches to its own session on
   // the same worker (stable per main session and prefix), never replacing the main one's live KV.
@@ -150,6 +159,41 @@ export async function resolveSession(
   return { ...session, placement: placed.reason };
 }
 
+/**
+ * The route this isolate's cache holds for the session the DO path would try first (the best ID
+ * candidate, else the hinted session), when the DO would answer it unchanged (route-cache.ts). A
+ * hinted one takes the session's lease alongside the turn, as `open` would have.
+ */
+async function cachedRoute(
+  env: RouteBindings,
+  request: RouteRequest,
+  candidate: IdCandidate | undefined,
+  routable: readonly string[],
+): Promise<ResolvedSession | undefined> {
+  const lookup = { tenant: request.tenant, firstTurn: request.ids.firstTurn, prefix: request.prefix, routable };
+  if (candidate) {
+    const route = routeCache.take({ ...lookup, sessionId: candidate.sessionId, hinted: false, now: Date.now() });
+    if (!route) return undefined;
+    return {
+      sessionId: candidate.sessionId,
+      workerUrl: route.workerUrl,
+      epoch: route.epoch,
+      source: candidate.source,
+      cached: true,
+    };
+  }
+  const hint = cleanHint(request.hint);
+  if (hint === undefined) return undefined;
+  const sessionId = await hintSessionId(request.tenant, hint);
+  const route = routeCache.take({ ...lookup, sessionId, hinted: true, now: Date.now() });
+  if (!route) return undefined;
+  const { tenant, requestId } = request;
+  const holding = env.SESSIONS.getByName(sessionId)
+    .hold({ tenant, requestId, workerUrl: route.workerUrl, epoch: route.epoch })
+    .catch(() => false);
+  return { sessionId, workerUrl: route.workerUrl, epoch: route.epoch, source: "hint", cached: true, holding };
+}
+
 /** A session this request creates, on `workerUrl` at epoch 1 (what `open` in claim mode answers for a fresh id). */
 function newSession(args: OpenArgs, workerUrl: string, source: RouteSource, create: NewSession): ResolvedSession {
   return { sessionId: args.sessionId, workerUrl, epoch: 1, source, create };
@@ -183,26 +227,37 @@ function open(env: RouteBindings, args: OpenArgs, region?: RegionConfig) {
   return env.SESSIONS.getByName(args.sessionId, options).open(args);
 }
 
-/** Record a finished turn (releases the lease). Failures are logged, never surfaced to the client. */
+/**
+ * Record a finished turn (releases the lease). Failures are logged, never surfaced to the client.
+ * A record the DO accepted puts the route in this isolate's cache (with the request's `prefix`); one
+ * it ignored (the session moved past this epoch) takes it out.
+ */
 export async function recordTurn(
   env: RouteBindings,
   session: ResolvedSession,
-  turn: { tenant: string; requestId: string; messageId: string; toolUseIds: string[] },
+  turn: { tenant: string; requestId: string; messageId: string; toolUseIds: string[]; prefix: string | undefined },
 ): Promise<void> {
-  await session.creating;
+  await Promise.all([session.creating, session.holding]);
   const create = session.create && {
     sessionId: session.sessionId,
     workerUrl: session.workerUrl,
     prefix: session.create.args.prefix,
   };
+  const { prefix, ...record } = turn;
   try {
-    await env.SESSIONS.getByName(session.sessionId).recordTurn({
-      ...turn,
+    const recorded = await env.SESSIONS.getByName(session.sessionId).recordTurn({
+      ...record,
       requestId: session.leaseId ?? turn.requestId,
       epoch: session.epoch,
       ...(create && { create }),
     });
+    if (!recorded) routeCache.forget(turn.tenant, session.sessionId);
+    else {
+      const route = { workerUrl: session.workerUrl, epoch: session.epoch, prefix, at: Date.now() };
+      routeCache.remember(turn.tenant, session.sessionId, { ...route, pendingToolUseIds: turn.toolUseIds.length });
+    }
   } catch (error) {
+    routeCache.forget(turn.tenant, session.sessionId);
     console.error("session record failed", { session: session.sessionId.slice(0, 8), error: String(error) });
   }
 }
@@ -215,7 +270,7 @@ export async function releaseSession(
 ): Promise<void> {
   // A new session whose creation never began has no SessionDO to release (and must not get one).
   if (session.create && !session.creating) return;
-  await session.creating;
+  await Promise.all([session.creating, session.holding]);
   try {
     await env.SESSIONS.getByName(session.sessionId).release({ tenant, requestId: session.leaseId ?? requestId });
   } catch (error) {

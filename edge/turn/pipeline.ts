@@ -10,6 +10,7 @@
  */
 import { LIMITS } from "../../shared/limits.ts";
 import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
+import { log } from "../core/log.ts";
 import { readJsonBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { IdCandidate, RoutingIds } from "../session/routing.ts";
@@ -17,6 +18,7 @@ import { type ResolvedSession, resolveSession } from "../session/session-route.t
 import type { Caller } from "../tenancy/auth.ts";
 import { tenantLimited } from "../tenancy/tenant-admission.ts";
 import type { WorkerTurn } from "../worker/generate-request.ts";
+import { isStaleEpoch } from "../worker/worker-errors.ts";
 import type { TurnBindings } from "./bindings.ts";
 import { serveTurn } from "./serve-turn.ts";
 import type { TurnRenderer } from "./turn-driver.ts";
@@ -76,16 +78,27 @@ export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
 ): Promise<Response> {
   const decoded = await adapter.decode(body, { headers, rc, caller });
   const prefix = await prefixFingerprint(caller.tenant, decoded.turn.conversation);
-  const routed = await resolveSession(rc.env, rc.config, {
-    tenant: caller.tenant,
-    requestId: rc.requestId,
-    ids: decoded.ids,
-    pinned: decoded.pinned,
-    hint: decoded.hint,
-    prefix,
-    admitted: rc.admitted,
-  });
-  return serveTurn(signal, rc, routed, { ...decoded, protocol: adapter.protocol, caller, prefix });
+  const route = (noCache: boolean) =>
+    resolveSession(rc.env, rc.config, {
+      tenant: caller.tenant,
+      requestId: rc.requestId,
+      ids: decoded.ids,
+      pinned: decoded.pinned,
+      hint: decoded.hint,
+      prefix,
+      admitted: rc.admitted,
+      noCache,
+    });
+  const options = { ...decoded, protocol: adapter.protocol, caller, prefix };
+  const routed = await route(false);
+  try {
+    return await serveTurn(signal, rc, routed, options);
+  } catch (error) {
+    // A cached route the worker refused as stale (the session moved): ask the SessionDO, once.
+    if (!routed.cached || !isStaleEpoch(error)) throw error;
+    log("route cache stale", { request: rc.requestId, session: routed.sessionId.slice(0, 8), epoch: routed.epoch });
+    return serveTurn(signal, rc, await route(true), options);
+  }
 }
 
 /**

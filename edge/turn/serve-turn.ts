@@ -29,8 +29,8 @@ import type { FailoverReason } from "../worker/worker-errors.ts";
 import type { TurnBindings } from "./bindings.ts";
 import { serveWithFailover } from "./serve-with-failover.ts";
 import { respondJson, respondStream, type TurnOptions, type TurnRenderer } from "./turn-driver.ts";
-
 import { workerCallHeaders } from "./worker-identity.ts";
+
 export interface ServeTurnOptions<R extends TurnRenderer> {
   /** The log line's name: `${protocol} turn`. */
   protocol: string;
@@ -130,6 +130,7 @@ async function finishTurn<R extends TurnRenderer>(
   const notOffered = notOfferedTools(options.toolsNotOffered, prompt);
   log(`${options.protocol} turn`, {
     ...turnLogFields(session, requestId, prompt),
+    ...(session.cached ? { route_cache: "hit" } : {}),
     stream: options.stream,
     ...(notOffered.length > 0 ? { not_offered: notOffered.join(",") } : {}),
     ...renderer.logFields(),
@@ -152,7 +153,13 @@ async function finishTurn<R extends TurnRenderer>(
   // What must exist before the final event: the session itself (a new one's creation, or the
   // record that creates it when that failed) and (Responses) the stored record a next request names.
   const record = () =>
-    recordTurn(env, session, { tenant, requestId, messageId: prompt.messageId, toolUseIds: [...renderer.toolCallIds] });
+    recordTurn(env, session, {
+      tenant,
+      requestId,
+      messageId: prompt.messageId,
+      toolUseIds: [...renderer.toolCallIds],
+      prefix: options.prefix,
+    });
   const exists = async () => {
     if (session.creating && !(await session.creating)) await record();
     else rc.sent.after(record);

@@ -10,6 +10,14 @@ export const FAILOVER_CODES = { unreachable: "worker_unavailable", draining: "wo
 
 export type FailoverReason = keyof typeof FAILOVER_CODES;
 
+/** The structured code of "the worker has served a newer epoch of this session" (a stale route). */
+export const STALE_EPOCH_CODE = "stale_epoch";
+
+/** True when the worker refused the call's epoch as older than one it served: the route was stale. */
+export function isStaleEpoch(error: unknown): boolean {
+  return error instanceof ApiError && error.options.code === STALE_EPOCH_CODE;
+}
+
 /** The structured code of "the worker died while running this request" (never failed over). */
 export const WORKER_LOST_CODE = "worker_lost";
 
@@ -49,7 +57,11 @@ export function workerErrorToApiError(error: WorkerError): ApiError {
         code: FAILOVER_CODES.draining,
       });
     case WorkerErrorCode.STALE_EPOCH:
-      return ApiError.busy("This conversation moved to another GPU worker while the request was in flight; retry");
+      return new ApiError(
+        "invalid_request_error",
+        "This conversation moved to another GPU worker while the request was in flight; retry",
+        { status: 409, retryAfter: 1, code: STALE_EPOCH_CODE },
+      );
     case WorkerErrorCode.SESSION_BUSY:
       return ApiError.busy(message || "Another request on this conversation is still running; retry when it finishes");
     case WorkerErrorCode.TURN_TIME_LIMIT:
