@@ -5,9 +5,9 @@
  *   TENANT_RATE_PER_MIN    requests per minute per tenant (default 6000; 0: unlimited)
  *   TENANT_RESPONSE_STORE_MB   stored Responses records per tenant, all its sessions together
  *                              (default 1024; 0: unlimited; decimals allowed)
- *   TENANT_RESPONSE_RECORD_MB  one stored record's input (default 32; 0: unlimited)
+ *   TENANT_RESPONSE_INPUT_MB  one stored record's input (default 32; 0: unlimited)
  *   TENANT_LIMITS          JSON overrides: {"<tenant>": {"concurrent": n, "per_minute": m,
- *                          "response_store_mb": s, "response_record_mb": r}}
+ *                          "response_store_mb": s, "response_input_mb": r}}
  */
 import { ConfigError } from "../core/config-values.ts";
 
@@ -30,7 +30,7 @@ export interface TenantLimitVars {
   TENANT_MAX_CONCURRENT?: string;
   TENANT_RATE_PER_MIN?: string;
   TENANT_RESPONSE_STORE_MB?: string;
-  TENANT_RESPONSE_RECORD_MB?: string;
+  TENANT_RESPONSE_INPUT_MB?: string;
   TENANT_LIMITS?: string;
 }
 
@@ -44,7 +44,7 @@ export function parseTenantLimits(vars: TenantLimitVars): TenantLimitConfig {
     concurrent: count(vars.TENANT_MAX_CONCURRENT, "TENANT_MAX_CONCURRENT", 64),
     perMinute: count(vars.TENANT_RATE_PER_MIN, "TENANT_RATE_PER_MIN", 6000),
     responseStoreBytes: mebibytes(vars.TENANT_RESPONSE_STORE_MB, "TENANT_RESPONSE_STORE_MB", 1024 * MIB),
-    responseRecordBytes: mebibytes(vars.TENANT_RESPONSE_RECORD_MB, "TENANT_RESPONSE_RECORD_MB", 32 * MIB),
+    responseRecordBytes: mebibytes(vars.TENANT_RESPONSE_INPUT_MB, "TENANT_RESPONSE_INPUT_MB", 32 * MIB),
   };
   const overrides = new Map<string, TenantQuota>();
   if (vars.TENANT_LIMITS?.trim()) {
@@ -68,8 +68,8 @@ export function parseTenantLimits(vars: TenantLimitVars): TenantLimitConfig {
           defaults.responseStoreBytes,
         ),
         responseRecordBytes: mebibytes(
-          field(v.response_record_mb),
-          `TENANT_LIMITS.${tenant}.response_record_mb`,
+          field(v.response_input_mb),
+          `TENANT_LIMITS.${tenant}.response_input_mb`,
           defaults.responseRecordBytes,
         ),
       });

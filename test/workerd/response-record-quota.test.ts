@@ -20,7 +20,7 @@ const ADMIN_TOKEN = "frontier-dev-admin-token-change-me";
 /** "other" may store about 4 KiB of records, each input at most about 1 KiB. */
 const QUOTA_ENV = {
   ...env,
-  TENANT_LIMITS: JSON.stringify({ other: { response_store_mb: 0.004, response_record_mb: 0.001 } }),
+  TENANT_LIMITS: JSON.stringify({ other: { response_store_mb: 0.004, response_input_mb: 0.001 } }),
 };
 
 let fake: FakeWorker | undefined;
