@@ -4,7 +4,10 @@
  * this VM's drift (±10–35% between runs) falls on both alike. Per side: the streamed turn's latency
  * and workerd's CPU per turn (its process's utime + stime over the turn and the settle after it, so
  * the after-response bookkeeping counts too). Every turn continues one of four sessions whose
- * history is `--history` messages long (an edge's per-message work grows with it).
+ * history is `--history` messages long (an edge's per-message work grows with it). Each round also
+ * runs the bare turn shape in workerd (bench/turn-shape.ts: one Durable Object call and one worker
+ * fetch, no Frontier code) and the same Generate straight to the worker over h2c, so the ratio
+ * (side − h2c) / (shape − h2c), medians of per-round differences, is measured in the same run.
  *   git worktree add --detach /tmp/before HEAD~1 && cp -al node_modules /tmp/before/
  *   tsx bench/edge-ab.ts [--rounds 200] [--history 40] /tmp/before .
  */
@@ -12,11 +15,16 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
+import { Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { edgeVars, freePort } from "../scripts/stack.ts";
 import type { WorkerdEdge } from "../scripts/workerd-edge.ts";
+import { instantWorkerCapability } from "./edge-capability.ts";
 import { BENCH_KEY } from "./edge-client.ts";
 import { INSTANT_WORKER_ID, startInstantWorker } from "./instant-worker.ts";
 import { percentile } from "./stats.ts";
+import { startTurnShape, type TurnShape } from "./turn-shape.ts";
+import { benchGenerateRequest, benchWorkerClient, textContent } from "./worker-client.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -35,6 +43,8 @@ interface Side {
   sessions: { headers: Record<string, string>; messages: unknown[] }[];
   ms: number[];
   cpuMs: number[];
+  /** This side's turn minus the same round's h2c call. */
+  overMs: number[];
 }
 
 /** workerd processes this process started (Miniflare's runtime is a child). */
@@ -58,6 +68,31 @@ const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
 const worker = await startInstantWorker();
 const stateDir = mkdtempSync(join(tmpdir(), "frontier-edge-ab-"));
 const sides: Side[] = [];
+let shape: TurnShape | undefined;
+const pingRequest = () =>
+  benchGenerateRequest({ messages: [{ role: Role.USER, content: textContent("ping") }], sampling: { maxTokens: 1 } });
+const h2c = benchWorkerClient(`http://127.0.0.1:${worker.grpcPort}`);
+/** One Generate straight to the instant worker over h2c, read to its end; ms. */
+async function direct(headers: Record<string, string>): Promise<number> {
+  const t0 = performance.now();
+  for await (const _ of h2c.generate(pingRequest(), { headers })) {
+    // drain
+  }
+  return performance.now() - t0;
+}
+/** One streamed turn (a growing one-conversation history) through the bare turn shape; ms. */
+async function shapeTurn(url: string, messages: unknown[]): Promise<number> {
+  const t0 = performance.now();
+  const response = await fetch(`${url}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", max_tokens: 1, stream: true, messages }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  if (response.status !== 200) throw new Error(`the turn shape answered ${response.status}: ${await response.text()}`);
+  await response.text();
+  return performance.now() - t0;
+}
 try {
   for (const [i, root] of positionals.entries()) {
     const before = workerdChildren();
@@ -80,9 +115,23 @@ try {
       headers: { "x-claude-code-session-id": crypto.randomUUID() },
       messages,
     }));
-    sides.push({ name: `${"AB"[i]} ${root}`, edge, pid, sessions, ms: [], cpuMs: [] });
+    sides.push({ name: `${"AB"[i]} ${root}`, edge, pid, sessions, ms: [], cpuMs: [], overMs: [] });
   }
+  const capability = await instantWorkerCapability();
+  shape = await startTurnShape({
+    workerHttpUrl: `http://127.0.0.1:${worker.httpPort}`,
+    workerToken: DEV_WORKER_TOKEN,
+    request: pingRequest(),
+    headers: capability,
+  });
+  const shapeMessages = Array.from({ length: history }, (_, m) =>
+    m % 2 ? { role: "assistant", content: "pong" } : { role: "user", content: "ping" },
+  );
+  const shapeMs: number[] = [];
+  const shapeOverMs: number[] = [];
+  const h2cMs: number[] = [];
   for (let round = 0; round < WARM_UP + rounds; round++) {
+    const turnMs = new Map<Side, number>();
     for (const side of round % 2 ? [...sides].reverse() : sides) {
       const session = side.sessions[round % side.sessions.length];
       if (!session) continue;
@@ -102,18 +151,36 @@ try {
       if (round < WARM_UP) continue;
       side.ms.push(ms);
       side.cpuMs.push(cpuMs(side.pid) - cpu0);
+      turnMs.set(side, ms);
     }
+    const shaped = await shapeTurn(shape.url, shapeMessages);
+    await settle();
+    const base = await direct(capability);
+    await settle();
+    if (round < WARM_UP) continue;
+    shapeMs.push(shaped);
+    h2cMs.push(base);
+    shapeOverMs.push(shaped - base);
+    for (const [side, ms] of turnMs) side.overMs.push(ms - base);
   }
   process.stdout.write(`instant worker, ${rounds} rounds, ${history}-message history, turns alternating\n`);
+  const shapeOver = percentile(shapeOverMs, 50);
+  process.stdout.write(
+    `bare turn shape: turn p50 ${percentile(shapeMs, 50).toFixed(2)} ms, over h2c p50 ${shapeOver.toFixed(2)} ms; ` +
+      `worker h2c directly p50 ${percentile(h2cMs, 50).toFixed(2)} ms\n`,
+  );
   for (const side of sides) {
     const q = (p: number) => percentile(side.ms, p).toFixed(2);
     const cpu = side.cpuMs.reduce((a, b) => a + b, 0) / side.cpuMs.length;
+    const over = percentile(side.overMs, 50);
     process.stdout.write(
-      `${side.name}: turn p50 ${q(50)} ms (p25 ${q(25)}, p75 ${q(75)}); workerd CPU ${cpu.toFixed(2)} ms per turn\n`,
+      `${side.name}: turn p50 ${q(50)} ms (p25 ${q(25)}, p75 ${q(75)}); workerd CPU ${cpu.toFixed(2)} ms per turn; ` +
+        `over h2c p50 ${over.toFixed(2)} ms = ${(over / shapeOver).toFixed(2)}x the shape's\n`,
     );
   }
 } finally {
   for (const side of sides) await side.edge.stop();
+  await shape?.stop();
   await worker.close();
   rmSync(stateDir, { recursive: true, force: true });
 }

@@ -38,6 +38,7 @@ export default {
         "content-type": "application/grpc-web+proto",
         "x-grpc-web": "1",
         authorization: "Bearer " + env.WORKER_TOKEN,
+        ...JSON.parse(env.EXTRA_HEADERS),
       },
       body: (generateBody ??= Uint8Array.from(atob(env.GENERATE_BODY), (c) => c.charCodeAt(0))),
     });
@@ -71,6 +72,8 @@ export async function startTurnShape(options: {
   workerHttpUrl: string;
   workerToken: string;
   request: GenerateRequest;
+  /** Fixed headers every call carries besides the token (a pre-signed capability). */
+  headers?: Record<string, string>;
 }): Promise<TurnShape> {
   const stateDir = mkdtempSync(join(tmpdir(), "frontier-turn-shape-"));
   const port = await freePort();
@@ -85,6 +88,7 @@ export async function startTurnShape(options: {
       GENERATE_URL: createMethodUrl(options.workerHttpUrl, WorkerService.method.generate),
       GENERATE_BODY: Buffer.from(body).toString("base64"),
       WORKER_TOKEN: options.workerToken,
+      EXTRA_HEADERS: JSON.stringify(options.headers ?? {}),
     },
     unsafeDirectSockets: [{ host: "127.0.0.1", port }],
     host: "127.0.0.1",
