@@ -27,8 +27,8 @@ import { decisionWord } from "../../shared/cache-decision.ts";
 import { CAPABILITY_HEADER } from "../../shared/capability.ts";
 import { newSessionId } from "../../shared/ids.ts";
 import { devCapability, devSessionIdKey } from "../support/dev-capability.ts";
-import { LOOKUP_TOOL } from "../support/worker-harness.ts";
 import { testDataKey } from "../support/test-data-key.ts";
+import { LOOKUP_TOOL } from "../support/worker-harness.ts";
 
 const stateDir = mkdtempSync(join(tmpdir(), "frontier-crash-"));
 const workers: WorkerHandle[] = [];
