@@ -41,7 +41,7 @@ export async function plan(turn: Turn, step: number): Promise<PlannedStep | unde
 
 /** The first step's plan goes out as the prompt event (the edge reports it in usage and logs). */
 export async function announce(turn: Turn, planned: PlannedStep): Promise<GenerateEvent> {
-  const { request, deps } = turn;
+  const { request } = turn;
   const { plan, promptTokens } = planned;
   turn.trace.planned();
   turn.firstPlan = plan;
