@@ -45,6 +45,7 @@ import { llamaServerWorkload } from "./peer-llama-server.ts";
 import { placementWorkload } from "./placement.ts";
 import { currentRows, machineDescription, type ReportInput, recordInBenchmarksDoc, renderReport } from "./report.ts";
 import { responsesLoopWorkload } from "./responses-loop.ts";
+import { responsesWsWorkload } from "./responses-ws-loop.ts";
 import { routingOverheadWorkload } from "./routing-overhead.ts";
 import { sessionsWorkload } from "./sessions.ts";
 import { simWorkload } from "./sim/sim-workload.ts";
@@ -56,6 +57,7 @@ const WORKLOADS: Workload[] = [
   sessionsWorkload,
   agentLoopWorkload,
   responsesLoopWorkload,
+  responsesWsWorkload,
   checkpointWritesWorkload,
   checkpointRestoreWorkload,
   continuationWorkload,
