@@ -60,6 +60,7 @@ describe("compaction items", () => {
     expect(() => request([{ type: "compaction_trigger" }, { type: "message", role: "user", content: "hi" }])).toThrow(
       /input\.0\.type: compaction_trigger must be the last input item/,
     );
+    expect(() => request([{ type: "compaction_trigger" }])).toThrow(/^input: Nothing to compact/);
     const { body, items } = withSummaryRequest(triggered, triggered.input);
     expect(body.tool_choice).toBe("none");
     expect(body.max_output_tokens).toBe(2048);

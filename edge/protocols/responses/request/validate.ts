@@ -44,6 +44,9 @@ export function validateResponsesRequest(value: unknown): ResponsesRequest {
   const cacheKey = optional(body, "prompt_cache_key");
   const user = optional(body, "user");
   const { items: input, compactionTrigger } = validateTurnInput(required(body, "input", []), ["input"]);
+  if (compactionTrigger && input.length === 0 && previous === undefined) {
+    fail(["input"], "Nothing to compact: compaction_trigger follows the conversation it compacts");
+  }
   return {
     model,
     input,
