@@ -24,6 +24,7 @@ const MISS_WORDS = {
   [MissReason.TOKEN_MISMATCH]: "token-mismatch",
   [MissReason.CHECKPOINT_CORRUPT]: "checkpoint-corrupt",
   [MissReason.CHECKPOINT_KEY]: "checkpoint-key",
+  [MissReason.CHECKPOINT_EVICTED]: "checkpoint-evicted",
 } as const satisfies Record<MissReason, string>;
 
 /** A decision the planner can make (every value but UNSPECIFIED). */

@@ -11,6 +11,7 @@ import type {
 } from "../checkpoints/replica/checkpoint-replica.ts";
 import type { TenantDataKey } from "../checkpoints/state/sealed-file.ts";
 import type { CheckpointStorage } from "../checkpoints/store/checkpoint-storage.ts";
+import type { EvictionReason } from "../checkpoints/store/checkpoint-tenant-share.ts";
 import {
   type CheckpointMeta,
   CheckpointMismatchError,
@@ -89,6 +90,10 @@ export class MeteredCheckpointStorage implements CheckpointStorage {
 
   findBySession(tenant: string, sessionId: string): CheckpointMeta | undefined {
     return this.inner.findBySession(tenant, sessionId);
+  }
+
+  evictedSession(tenant: string, sessionId: string): EvictionReason | undefined {
+    return this.inner.evictedSession?.(tenant, sessionId);
   }
 
   remove(id: string): boolean {

@@ -11,13 +11,13 @@ import type { ContinuationPlan } from "../continuation/plan-continuation.ts";
  */
 export async function withStoredPrefix(
   checkpoints: SessionCheckpoints,
-  owner: KeyedOwner,
+  owner: KeyedOwner & { readonly sessionId: string },
   plan: ContinuationPlan,
   sequence: EngineSequence,
   tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
 ): Promise<ContinuationPlan> {
   const restored = await checkpoints.restorePrefix(owner, plan.rendered, sequence, plan.keep, tokenize);
-  if (restored === undefined) return plan;
+  if (restored === undefined) return withEvictionMiss(checkpoints, owner, plan);
   // The request's data key does not open it: nothing was loaded, the live plan stands.
   if (restored === "wrong-key") return { ...plan, missReason: "checkpoint-key" };
   if (restored === "corrupt") {
@@ -31,4 +31,17 @@ export async function withStoredPrefix(
     };
   }
   return { ...plan, keep: restored.keep, append: restored.append, decision: "checkpoint" };
+}
+
+/** Live state gone and nothing stored: say so when the store evicted this session's checkpoint. */
+const LIVE_GONE: readonly ContinuationPlan["missReason"][] = ["no-live-state", "kv-moved", "ids-not-live"];
+
+function withEvictionMiss(
+  checkpoints: SessionCheckpoints,
+  owner: { readonly tenant: string; readonly sessionId: string },
+  plan: ContinuationPlan,
+): ContinuationPlan {
+  if (plan.decision !== "cold" || !LIVE_GONE.includes(plan.missReason)) return plan;
+  const evicted = checkpoints.store.evictedSession?.(owner.tenant, owner.sessionId);
+  return evicted ? { ...plan, missReason: "checkpoint-evicted" } : plan;
 }

@@ -15,6 +15,11 @@ import type { CheckpointPins } from "./checkpoint-pins.ts";
 import { EVICTION_REASONS, type EvictionReason } from "./checkpoint-tenant-share.ts";
 import { availableBytes, isDiskFull } from "./disk-full.ts";
 
+/** Evicted sessions remembered for miss reasons (the oldest forgotten first). */
+const EVICTED_SESSIONS_KEPT = 4096;
+
+const sessionKey = (tenant: string, sessionId: string) => `${tenant}\u0000${sessionId}`;
+
 export class CheckpointBudget {
   readonly #index: CheckpointIndex;
   readonly #pins: CheckpointPins;
@@ -26,6 +31,8 @@ export class CheckpointBudget {
   readonly budgetBytes: number;
   /** What one tenant keeps when the store is over budget (≥ budgetBytes: no share). */
   readonly tenantShareBytes: number;
+  /** Sessions whose checkpoint was evicted, by why (bounded; a later write of the session clears it). */
+  readonly #evictedSessions = new Map<string, EvictionReason>();
   readonly #evictions = Object.fromEntries(EVICTION_REASONS.map((r) => [r, 0])) as Record<EvictionReason, number>;
 
   constructor(options: {
@@ -59,13 +66,36 @@ export class CheckpointBudget {
     for (const { id } of this.#index.evictionOrder(this.#modelIdentity)) {
       if (total <= this.budgetBytes) break;
       if (id === protectedId || this.#pins.has(id)) continue;
-      this.#evictLocal(id);
+      this.#evict(id, "budget");
       // What it frees: its own chunk only once no other checkpoint links it (counted again).
       total = this.#index.totalBytes();
       evicted++;
     }
     this.#evictions.budget += evicted;
     log("checkpoints evicted", { count: evicted, tenantShare: byShare, bytes: total, budget: this.budgetBytes });
+  }
+
+  /** Why the newest checkpoint of a session was evicted, when it was (and none was written since). */
+  evictedSession(tenant: string, sessionId: string): EvictionReason | undefined {
+    return this.#evictedSessions.get(sessionKey(tenant, sessionId));
+  }
+
+  /** A checkpoint of the session was written: an earlier eviction no longer explains a miss. */
+  written(tenant: string, sessionId: string): void {
+    if (sessionId !== "") this.#evictedSessions.delete(sessionKey(tenant, sessionId));
+  }
+
+  #evict(id: string, reason: EvictionReason): void {
+    const meta = this.#index.get(id)?.meta;
+    this.#evictLocal(id);
+    if (!meta || meta.sessionId === "") return;
+    const key = sessionKey(meta.tenant, meta.sessionId);
+    this.#evictedSessions.delete(key);
+    this.#evictedSessions.set(key, reason);
+    for (const oldest of this.#evictedSessions.keys()) {
+      if (this.#evictedSessions.size <= EVICTED_SESSIONS_KEPT) break;
+      this.#evictedSessions.delete(oldest);
+    }
   }
 
   /** Evictions since open, by reason. */
@@ -83,7 +113,7 @@ export class CheckpointBudget {
       for (const { id, bytes: own } of shares.evictionOrder(tenant, this.#modelIdentity)) {
         if (held <= this.tenantShareBytes || this.#index.totalBytes() <= this.budgetBytes) break;
         if (id === protectedId || this.#pins.has(id)) continue;
-        this.#evictLocal(id);
+        this.#evict(id, "tenant-share");
         held -= own;
         evicted++;
       }
@@ -109,7 +139,7 @@ export class CheckpointBudget {
     for (const { id, bytes } of this.#index.evictionOrder(this.#modelIdentity)) {
       if (left <= total / 2) break;
       if (id === protectedId || this.#pins.has(id)) continue;
-      this.#evictLocal(id);
+      this.#evict(id, "disk-full");
       left -= bytes;
       evicted++;
     }

@@ -6,6 +6,7 @@
  * pulls the bucket's metadata into it, and `load` downloads the files on first use.
  */
 import type { TenantDataKey } from "../state/sealed-file.ts";
+import type { EvictionReason } from "./checkpoint-tenant-share.ts";
 import type { CheckpointMeta, CheckpointPayload, CheckpointStats, CheckpointWriteInput } from "./types.ts";
 
 export interface CheckpointStorage {
@@ -22,6 +23,8 @@ export interface CheckpointStorage {
   findByToolUseIds(tenant: string, ids: readonly string[]): CheckpointMeta | undefined;
   /** The newest tool-frontier, parked or shutdown checkpoint of a session. */
   findBySession(tenant: string, sessionId: string): CheckpointMeta | undefined;
+  /** Why this session's checkpoint was evicted, when it was and none has been written since (a miss reason). */
+  evictedSession?(tenant: string, sessionId: string): EvictionReason | undefined;
   /**
    * Open with the owner's data key and load: `readState(plainPath, payload)` reads the KV state from
    * a plain file in scratch memory (every tag checked before). A key that does not open it throws

@@ -13,6 +13,7 @@ import { CheckpointFiles } from "./checkpoint-files.ts";
 import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
+import type { EvictionReason } from "./checkpoint-tenant-share.ts";
 import type { CheckpointStoreOptions } from "./store-options.ts";
 import {
   CheckpointKeyError,
@@ -150,6 +151,7 @@ export class CheckpointStore implements CheckpointStorage {
       this.#deleteFiles(old.id);
       this.#dropRemote(old);
     }
+    this.#budget.written(input.tenant, input.sessionId);
     this.#budget.evict(id);
     // Before the write resolves: a session handed over or parked is readable from other hosts.
     await this.#replica?.upload(meta, written.checksum);
@@ -183,6 +185,10 @@ export class CheckpointStore implements CheckpointStorage {
   findByToolUseIds(tenant: string, ids: readonly string[]): CheckpointMeta | undefined {
     if (ids.length === 0) return undefined;
     return this.#index.findByToolUseKey(tenant, this.#modelIdentity, toolUseKey(ids));
+  }
+
+  evictedSession(tenant: string, sessionId: string): EvictionReason | undefined {
+    return this.#budget.evictedSession(tenant, sessionId);
   }
 
   /** The newest tool-frontier, parked or shutdown checkpoint of this session. */

@@ -63,6 +63,35 @@ describe("per-tenant checkpoint share", () => {
     expect(await evictionsMetric("budget")).toBe(0);
   });
 
+  it("remembers whose session checkpoint was evicted and why, until the session writes again", async () => {
+    const sized = await sizedFixture();
+    fx = sized.fx;
+    await fx.write({ tenant: "tenant-b", sessionId: "s-b", reason: "parked", text: "b", stateBytes: STATE_BYTES });
+    const first = await fx.write({
+      tenant: "tenant-a",
+      sessionId: "s-a",
+      reason: "parked",
+      text: "a-parked",
+      stateBytes: STATE_BYTES,
+    });
+    for (let i = 0; i < 12; i++) {
+      await fx.write({
+        tenant: "tenant-a",
+        sessionId: `s-a${i}`,
+        reason: "parked",
+        text: `a${i}`,
+        stateBytes: STATE_BYTES,
+      });
+    }
+    expect(kept(first)).toBe(false);
+    expect(fx.store.evictedSession("tenant-a", "s-a")).toBe("tenant-share");
+    expect(fx.store.evictedSession("tenant-b", "s-b")).toBeUndefined();
+    // Another tenant naming the same session id learns nothing.
+    expect(fx.store.evictedSession("tenant-b", "s-a")).toBeUndefined();
+    await fx.write({ tenant: "tenant-a", sessionId: "s-a", reason: "parked", text: "again", stateBytes: STATE_BYTES });
+    expect(fx.store.evictedSession("tenant-a", "s-a")).toBeUndefined();
+  });
+
   it("a tenant alone may use the whole budget: the share applies only when the store is over it", async () => {
     const sized = await sizedFixture();
     fx = sized.fx;
