@@ -8,6 +8,7 @@ import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../metrics/prometheus
 import { metricsStub } from "../metrics/record.ts";
 import type { WorkerState } from "../pool/placement.ts";
 import { poolStub, poolView } from "../pool/pool-client.ts";
+import { recordStoreSamples } from "../protocols/responses/record-quota.ts";
 import { requireAdmin } from "./bearer.ts";
 import type { AdminContext } from "./bindings.ts";
 import { configuredTenants, usageOf } from "./usage.ts";
@@ -16,8 +17,13 @@ const STATES: readonly WorkerState[] = ["up", "draining", "drained", "down"];
 
 export async function handleMetrics(request: Request, rc: AdminContext): Promise<Response> {
   await requireAdmin(request, rc);
-  const [counters, pool, usage] = await Promise.all([metricsStub(rc.env).samples(), poolSamples(rc), usageSamples(rc)]);
-  return new Response(renderPrometheus([...counters, ...pool, ...usage]), {
+  const [counters, pool, usage, records] = await Promise.all([
+    metricsStub(rc.env).samples(),
+    poolSamples(rc),
+    usageSamples(rc),
+    recordStoreSamples(rc.env, configuredTenants(rc)),
+  ]);
+  return new Response(renderPrometheus([...counters, ...pool, ...usage, ...records]), {
     headers: { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" },
   });
 }

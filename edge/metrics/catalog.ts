@@ -48,6 +48,14 @@ export const EDGE_METRICS = {
     type: "counter",
     help: "store: true turns refused by the tenant's record quota, by tenant and reason (record-too-large, over-quota).",
   },
+  "frontier:tenant_response_store_bytes": {
+    type: "gauge",
+    help: "Bytes of stored Responses records a tenant holds across its sessions (its ledger, read at scrape).",
+  },
+  "frontier:tenant_response_store_records": {
+    type: "gauge",
+    help: "Stored Responses records a tenant holds across its sessions.",
+  },
   "frontier:tenant_turns_total": { type: "counter", help: "Turns counted for billing, by tenant and key id." },
   "frontier:tenant_tokens_total": {
     type: "counter",

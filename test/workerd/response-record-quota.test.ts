@@ -54,14 +54,15 @@ interface OpenAiError {
   error: { type: string; code: string | null; param: string | null; message: string };
 }
 
-async function refusals(reason: string): Promise<number> {
+async function metric(name: string, labels: Record<string, string>): Promise<number> {
   const response = await call("/admin/metrics", { key: ADMIN_TOKEN, bearer: true });
   const samples = parsePromText(await response.text());
   return samples
-    .filter((s) => s.name === "frontier:edge_response_store_refusals_total" && s.labels.reason === reason)
-    .filter((s) => s.labels.tenant === "other")
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
     .reduce((sum, s) => sum + s.value, 0);
 }
+
+const refusals = (reason: string) => metric("frontier:edge_response_store_refusals_total", { tenant: "other", reason });
 
 describe("per-tenant quota on stored responses", () => {
   it("a stored input over the per-record limit gets 413 naming input; store: false is served", async () => {
@@ -105,6 +106,9 @@ describe("per-tenant quota on stored responses", () => {
     expect((await respond(OTHER_KEY, "short", false)).status).toBe(200);
     expect((await respond(LOCAL_KEY, "y".repeat(900))).status).toBe(200);
     expect(await refusals("over-quota")).toBeGreaterThanOrEqual(1);
+    // What the tenant holds is a gauge: at least its quota (about 4 KiB), in the records stored.
+    expect(await metric("frontier:tenant_response_store_bytes", { tenant: "other" })).toBeGreaterThanOrEqual(4194);
+    expect(await metric("frontier:tenant_response_store_records", { tenant: "other" })).toBe(stored.length);
     // Deleting stored records gives their space back.
     for (const id of stored.slice(0, 2)) {
       expect((await call(`/v1/responses/${id}`, { method: "DELETE", key: OTHER_KEY, bearer: true })).status).toBe(200);

@@ -10,11 +10,13 @@
  * and dropping a tenant's older conversation to make room would break it silently, much later.
  * The client that hits the quota can send `store: false` (the turn is served) or delete records
  * (`DELETE /v1/responses/{id}`). Concurrent turns of one tenant may each pass the check, so the
- * quota can be overshot by what those turns store. Refusals are counted by reason.
+ * quota can be overshot by what those turns store. Refusals are counted by reason; what each
+ * tenant holds is a gauge on /admin/metrics.
  */
 import type { TenantQuota } from "../../config/tenant-limits.ts";
 import { ApiError } from "../../core/errors.ts";
 import type { RequestContext } from "../../http/context.ts";
+import type { MetricSample } from "../../metrics/catalog.ts";
 import type { MetricsBindings } from "../../metrics/edge-metrics-do.ts";
 import { metricsStub } from "../../metrics/record.ts";
 import { ledgerName } from "./record-ledger.ts";
@@ -60,4 +62,13 @@ function countRefusal(rc: RequestContext<MetricsBindings>, tenant: string, reaso
       .add([{ name, labels: { tenant, reason }, value: 1 }])
       .catch(() => undefined),
   );
+}
+
+/** Gauges for /admin/metrics: what each tenant holds, as its ledger last heard (one call per tenant). */
+export async function recordStoreSamples(env: ResponseStoreBindings, tenants: string[]): Promise<MetricSample[]> {
+  const usages = await Promise.all(tenants.map((tenant) => env.RESPONSES.getByName(ledgerName(tenant)).usage()));
+  return tenants.flatMap((tenant, i) => [
+    { name: "frontier:tenant_response_store_bytes", labels: { tenant }, value: usages[i]?.bytes ?? 0 },
+    { name: "frontier:tenant_response_store_records", labels: { tenant }, value: usages[i]?.records ?? 0 },
+  ]);
 }
