@@ -140,11 +140,6 @@ export const responsesWsWorkload: Workload = {
       ),
       row("client-observed overhead per continued turn, HTTP − WebSocket", `${fmt(overhead.http - overhead.ws)} ms`),
       row(
-        "turn time per continued turn, HTTP / WebSocket (medians)",
-        `${fmt(total.http / total.ws, 2)}x`,
-        `${fmt(total.http, 0)} / ${fmt(total.ws, 0)} ms (${n})`,
-      ),
-      row(
         "edge route step per continued HTTP turn (server-timing route, median)",
         `${fmt(route)} ms`,
         `n=${http.length}`,
