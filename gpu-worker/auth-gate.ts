@@ -74,13 +74,15 @@ export function authenticateFirst(
  * says `Connection: close` and the socket is dropped once it is written.
  */
 function closeIfAnsweredUnread(req: http.IncomingMessage, res: http.ServerResponse): void {
+  // Node detaches the socket from the request once the response is done: keep it from here.
+  const socket = req.socket;
   const writeHead = res.writeHead;
   res.writeHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
     if (!req.complete) this.shouldKeepAlive = false;
     return writeHead.apply(this, args);
   } as typeof writeHead;
   res.once("finish", () => {
-    if (!req.complete) req.socket.destroy();
+    if (!req.complete) socket.destroy();
   });
 }
 

@@ -289,7 +289,7 @@ export class SessionTable {
           continue;
         }
       }
-      const refused = again ? undefined : this.#queue.refusal(tenant);
+      const refused = again ? undefined : this.#queue.refusal(tenant, this.#sharedRecently(tenant));
       if (refused === "total")
         throw WorkerFailure.overloaded("all sequences are busy and the queue is full; retry shortly");
       if (refused === "tenant")

@@ -2,8 +2,8 @@
  * The wait for a sequence, fair between tenants. Each tenant has its own FIFO of waiting turns;
  * a freed sequence goes to the next tenant in round-robin order whose running turns are under
  * its cap, so one tenant's burst queues behind itself, never in front of everyone else.
- * A tenant may hold at most `perTenant` waiting turns and the queue `total`; past either the
- * caller is refused (the worker answers OVERLOADED, which the edge retries elsewhere or returns
+ * While tenants share the worker a tenant may hold at most `perTenant` waiting turns, and the queue
+ * `total`; past either the caller is refused (the worker answers OVERLOADED, which the edge retries elsewhere or returns
  * as 529), so a burst can't fill the queue for others.
  */
 
@@ -35,10 +35,13 @@ export class TenantFairQueue {
     return this.#queues.get(tenant)?.length ?? 0;
   }
 
-  /** Why `tenant` can't wait now ("total" or "tenant"), or undefined when it can. */
-  refusal(tenant: string): "total" | "tenant" | undefined {
+  /**
+   * Why `tenant` can't wait now ("total" or "tenant"), or undefined when it can. `shared`: other
+   * tenants use this worker, so the per-tenant share applies (a tenant alone may fill the queue).
+   */
+  refusal(tenant: string, shared = true): "total" | "tenant" | undefined {
     if (this.#size >= this.#limits.total) return "total";
-    if (this.waiting(tenant) >= this.#limits.perTenant) return "tenant";
+    if (shared && this.waiting(tenant) >= this.#limits.perTenant) return "tenant";
     return undefined;
   }
 

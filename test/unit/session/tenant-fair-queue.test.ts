@@ -38,6 +38,7 @@ describe("TenantFairQueue", () => {
     void q.wait("a");
     expect(q.refusal("a")).toBe("tenant");
     expect(q.refusal("b")).toBeUndefined();
+    expect(q.refusal("a", false)).toBeUndefined(); // alone on the worker: only the total bounds it
     void q.wait("b");
     expect(q.refusal("c")).toBe("total");
   });
