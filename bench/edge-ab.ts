@@ -118,6 +118,7 @@ try {
     sides.push({ name: `${"AB"[i]} ${root}`, edge, pid, sessions, ms: [], cpuMs: [], overMs: [] });
   }
   const capability = await instantWorkerCapability();
+  const beforeShape = workerdChildren();
   shape = await startTurnShape({
     workerHttpUrl: `http://127.0.0.1:${worker.httpPort}`,
     workerToken: DEV_WORKER_TOKEN,
@@ -127,6 +128,9 @@ try {
   const shapeMessages = Array.from({ length: history }, (_, m) =>
     m % 2 ? { role: "assistant", content: "pong" } : { role: "user", content: "ping" },
   );
+  const shapePid = [...workerdChildren()].find((p) => !beforeShape.has(p));
+  if (shapePid === undefined) throw new Error("no workerd process appeared for the turn shape");
+  const shapeCpuMs: number[] = [];
   const shapeMs: number[] = [];
   const shapeOverMs: number[] = [];
   const h2cMs: number[] = [];
@@ -153,12 +157,15 @@ try {
       side.cpuMs.push(cpuMs(side.pid) - cpu0);
       turnMs.set(side, ms);
     }
+    const shapeCpu0 = cpuMs(shapePid);
     const shaped = await shapeTurn(shape.url, shapeMessages);
     await settle();
+    const shapeCpu = cpuMs(shapePid) - shapeCpu0;
     const base = await direct(capability);
     await settle();
     if (round < WARM_UP) continue;
     shapeMs.push(shaped);
+    shapeCpuMs.push(shapeCpu);
     h2cMs.push(base);
     shapeOverMs.push(shaped - base);
     for (const [side, ms] of turnMs) side.overMs.push(ms - base);
@@ -166,7 +173,8 @@ try {
   process.stdout.write(`instant worker, ${rounds} rounds, ${history}-message history, turns alternating\n`);
   const shapeOver = percentile(shapeOverMs, 50);
   process.stdout.write(
-    `bare turn shape: turn p50 ${percentile(shapeMs, 50).toFixed(2)} ms, over h2c p50 ${shapeOver.toFixed(2)} ms; ` +
+    `bare turn shape: turn p50 ${percentile(shapeMs, 50).toFixed(2)} ms, over h2c p50 ${shapeOver.toFixed(2)} ms, ` +
+      `workerd CPU ${(shapeCpuMs.reduce((a, b) => a + b, 0) / shapeCpuMs.length).toFixed(2)} ms per turn; ` +
       `worker h2c directly p50 ${percentile(h2cMs, 50).toFixed(2)} ms\n`,
   );
   for (const side of sides) {
