@@ -75,6 +75,11 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   checkpointDirShared: boolean;
   /** FRONTIER_CHECKPOINT_SCRATCH_DIR: memory-backed directory for whole KV dumps and assembled states (default /dev/shm, else the OS temp dir). */
   checkpointScratchDir: string | undefined;
+  /**
+   * FRONTIER_CHECKPOINT_PLAIN_CACHE_MB (default 1024; 0: none): plain states of recent checkpoints
+   * kept in the memory-backed scratch directory, so a restore soon after a park skips decrypting.
+   */
+  checkpointPlainCacheBytes: number;
   /** The S3-compatible bucket checkpoints are replicated to (workers on other hosts read them); undefined: none. */
   checkpointS3: CheckpointS3Config | undefined;
   /** Pool membership: the edge to heartbeat to (undefined: static configuration only). */
@@ -255,6 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     checkpointDir: env.FRONTIER_CHECKPOINT_DIR || `${stateDir}/checkpoints`,
     checkpointDirShared: Boolean(env.FRONTIER_CHECKPOINT_DIR),
     checkpointScratchDir: env.FRONTIER_CHECKPOINT_SCRATCH_DIR || undefined,
+    checkpointPlainCacheBytes: intFrom(env, "FRONTIER_CHECKPOINT_PLAIN_CACHE_MB", 1024) * 1024 * 1024,
     checkpointS3: checkpointS3(env),
     edgeUrl,
     poolToken: edgeUrl ? secret(env, "FRONTIER_POOL_TOKEN", DEV_POOL_TOKEN) : "",

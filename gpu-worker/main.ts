@@ -139,6 +139,7 @@ function openCheckpoints(
           shared: config.checkpointDirShared,
           budgetBytes: config.checkpointBudgetBytes,
           tenantShareBytes: config.checkpointTenantShareBytes,
+          plainCacheBytes: config.checkpointPlainCacheBytes,
           modelIdentity: engine.model.identity,
           replica,
           ...(config.checkpointScratchDir ? { scratchDir: config.checkpointScratchDir } : {}),

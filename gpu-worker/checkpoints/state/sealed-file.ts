@@ -225,6 +225,25 @@ export async function sealFile(
 }
 
 /**
+ * Check that `key` opens the sealed file at `sealedPath` as `context` (its header only: 76 bytes).
+ * Throws {@link WrongDataKeyError} or {@link SealedFileDamagedError}; a missing file passes its
+ * ENOENT through. For a plain copy kept in memory, which may be used only by the key's holder.
+ */
+export async function checkSealedKey(key: TenantDataKey, context: SealContext, sealedPath: string): Promise<void> {
+  const input = await open(sealedPath, "r");
+  try {
+    const header = Buffer.allocUnsafe(HEADER_BYTES);
+    if ((await readFully(input, header)) !== HEADER_BYTES) throw new SealedFileDamagedError("sealed file truncated");
+    const { plainBytes, segmentBytes } = openHeader(key, context, header);
+    if ((await input.stat()).size !== sealedSize(plainBytes, segmentBytes)) {
+      throw new SealedFileDamagedError("sealed file truncated or extended");
+    }
+  } finally {
+    await input.close();
+  }
+}
+
+/**
  * Open the sealed file at `sealedPath` into `plainPath`, every segment checked before the call
  * resolves (a caller uses `plainPath` only then). Throws {@link WrongDataKeyError} before writing
  * anything, or {@link SealedFileDamagedError}; a missing file passes its ENOENT through.

@@ -3,6 +3,7 @@ import { link, mkdir, open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import {
+  checkSealedKey,
   openBuffer,
   openFile,
   SealedFileDamagedError,
@@ -11,6 +12,7 @@ import {
   type TenantDataKey,
   WrongDataKeyError,
 } from "../state/sealed-file.ts";
+import type { PlainStateCache } from "./plain-state-cache.ts";
 import { CheckpointKeyError, type CheckpointPayload, CorruptCheckpointError } from "./types.ts";
 
 const STATE_SUFFIX = ".state";
@@ -45,11 +47,16 @@ export interface WrittenCheckpoint {
 export class CheckpointFiles {
   readonly #dir: string;
   readonly #scratchPath: () => string;
+  readonly #plainCache: PlainStateCache | undefined;
 
-  /** Use (and create) `dir` for checkpoint files; plain states live at `scratchPath()` (memory) briefly. */
-  constructor(dir: string, scratchPath: () => string) {
+  /**
+   * Use (and create) `dir` for checkpoint files; plain states live at `scratchPath()` (memory)
+   * briefly, or, with a `plainCache`, stay there for restores (plain-state-cache.ts).
+   */
+  constructor(dir: string, scratchPath: () => string, plainCache?: PlainStateCache) {
     this.#dir = dir;
     this.#scratchPath = scratchPath;
+    this.#plainCache = plainCache;
     mkdirSync(dir, { recursive: true });
   }
 
@@ -90,7 +97,7 @@ export class CheckpointFiles {
     try {
       await writeState(plain);
       const state = await sealFile(key, { checkpointId: id, role: "state" }, plain, stateTemp);
-      await rm(plain, { force: true });
+      if (!(await this.#plainCache?.keep(id, plain))) await rm(plain, { force: true });
       await fsyncFile(stateTemp);
       const sources = chain();
       if (sources.length > 0) {
@@ -108,6 +115,7 @@ export class CheckpointFiles {
       await fsyncDirectory(this.#dir);
       return { bytes: state.bytes + payloadBytes.length, stateBytes: state.bytes, checksum };
     } catch (error) {
+      this.#plainCache?.drop(id);
       await Promise.all(
         [
           plain,
@@ -190,8 +198,14 @@ export class CheckpointFiles {
    * plain file `plainPath`, every tag checked before it resolves. Errors as {@link readPayload}.
    */
   async openState(writerId: string, sealedPath: string, key: TenantDataKey, plainPath: string): Promise<void> {
+    const context = { checkpointId: writerId, role: "state" } as const;
     try {
-      await openFile(key, { checkpointId: writerId, role: "state" }, sealedPath, plainPath);
+      // A plain copy in memory skips the decryption, once the key is shown to open the sealed file.
+      if (this.#plainCache?.has(writerId)) {
+        await checkSealedKey(key, context, sealedPath);
+        if (await this.#plainCache.linkTo(writerId, plainPath)) return;
+      }
+      await openFile(key, context, sealedPath, plainPath);
     } catch (error) {
       throw sealError(missingOr(error, writerId), writerId);
     }
@@ -204,6 +218,7 @@ export class CheckpointFiles {
 
   /** Delete the files of `id`, its chain links and any temp leftovers; missing files are fine. */
   remove(id: string): void {
+    this.#plainCache?.drop(id);
     const chainDir = join(this.#dir, `${id}${CHAIN_SUFFIX}`);
     for (const path of [this.statePath(id), this.payloadPath(id), chainDir]) {
       rmSync(path, { force: true, recursive: true });

@@ -1,7 +1,7 @@
 import { ok as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { log } from "../../log.ts";
 import { CheckpointReplication } from "../replica/checkpoint-replication.ts";
 import { ChunkedState, defaultScratchDir } from "../state/chunked-state.ts";
@@ -14,6 +14,7 @@ import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
 import type { EvictionReason } from "./checkpoint-tenant-share.ts";
+import { PlainStateCache } from "./plain-state-cache.ts";
 import type { CheckpointStoreOptions } from "./store-options.ts";
 import {
   CheckpointKeyError,
@@ -28,6 +29,9 @@ import {
 
 /** Files without an index row younger than this may be another worker's write in progress. */
 const ORPHAN_GRACE_MS = 10 * 60_000;
+
+/** Plain states kept in scratch memory for restores, unless the options say otherwise. */
+const DEFAULT_PLAIN_CACHE = 1024 * 1024 * 1024;
 
 /**
  * KV checkpoints on local disk: one state file and one payload file per checkpoint, named by a random
@@ -86,8 +90,15 @@ export class CheckpointStore implements CheckpointStorage {
   static open(options: CheckpointStoreOptions): CheckpointStore {
     assert(options.budgetBytes >= 0 && options.modelIdentity !== "", "a checkpoint store needs a budget and a model");
     mkdirSync(options.dir, { recursive: true });
-    const scratch = new ChunkedState(options.scratchDir ?? defaultScratchDir());
-    const files = new CheckpointFiles(join(options.dir, "files"), () => scratch.scratchPath());
+    const scratchDir = options.scratchDir ?? defaultScratchDir();
+    const scratch = new ChunkedState(scratchDir);
+    const plainCache = PlainStateCache.inMemory(scratchDir)
+      ? new PlainStateCache(
+          join(dirname(scratch.scratchPath()), "plain"),
+          options.plainCacheBytes ?? DEFAULT_PLAIN_CACHE,
+        )
+      : undefined;
+    const files = new CheckpointFiles(join(options.dir, "files"), () => scratch.scratchPath(), plainCache);
     const index = new CheckpointIndex(join(options.dir, "index.sqlite"));
     const store = new CheckpointStore(index, files, scratch, options);
     store.#reconcile();

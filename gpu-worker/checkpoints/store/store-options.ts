@@ -32,4 +32,9 @@ export interface CheckpointStoreOptions {
    * else the OS temp directory): memory, so only a chunk's bytes reach the store's disk.
    */
   readonly scratchDir?: string;
+  /**
+   * Bytes of recent plain states kept in a memory-backed scratch directory, so a restore soon after
+   * a park skips decrypting (plain-state-cache.ts; default 1 GiB; 0: none).
+   */
+  readonly plainCacheBytes?: number;
 }

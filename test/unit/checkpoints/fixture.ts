@@ -39,6 +39,8 @@ export class StoreFixture {
       budgetBytes: 1 << 30,
       modelIdentity: "model-a",
       now: () => this.clock,
+      // These tests read what is on disk; plain-state-cache.test.ts covers the copies in memory.
+      plainCacheBytes: 0,
       ...this.options,
       ...overrides,
     });
