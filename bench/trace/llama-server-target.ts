@@ -17,6 +17,9 @@ interface CompletionChunk {
   error?: { message?: string };
 }
 
+/** GBNF: any run of printable ASCII. */
+const PRINTABLE_ASCII = "root ::= [ -~]*";
+
 export function llamaServerTarget(url: string, blocks: BlockTokens): ReplayTarget {
   const contexts = new Map<number, number[]>();
   return {
@@ -38,6 +41,10 @@ export function llamaServerTarget(url: string, blocks: BlockTokens): ReplayTarge
           n_predict: request.outputLength,
           cache_prompt: true,
           return_tokens: true,
+          // llama-server parses every output as chat content and fails a stream whose bytes are not
+          // valid UTF-8, which the random-weight byte-level model emits; printable ASCII always is
+          // (a real model's output is valid UTF-8 anyway). The grammar costs llama-server, not Frontier.
+          grammar: PRINTABLE_ASCII,
           stream: true,
         }),
       });
