@@ -14,7 +14,7 @@ import { EdgeTiming } from "../../edge/core/timing.ts";
 import { ResponsesSocket, SOCKET_LIMITS, type SocketLimits } from "../../edge/protocols/responses/websocket.ts";
 import { CacheDecision, Role, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
-import { event, type FakeWorker, installFakeWorker } from "./fake-worker.ts";
+import { event, type FakeWorker, installFakeWorker, sleep } from "./fake-worker.ts";
 import { LOCAL_KEY } from "./helpers.ts";
 
 const SECRET = env.ID_SECRET ?? "";
@@ -66,6 +66,19 @@ async function open() {
   };
   const send = (body: unknown) => socket.send(typeof body === "string" ? body : JSON.stringify(body));
   return { socket, events, until, send };
+}
+
+/**
+ * Wait until every session the fake worker saw is free again: closing a socket cancels its turns,
+ * and each turn then releases its session lease. The wait proves the release and keeps the test
+ * from ending with those Durable Object calls still in flight.
+ */
+async function sessionsReleased(worker: FakeWorker): Promise<void> {
+  for (const request of worker.requests) {
+    const session = env.SESSIONS.getByName(request.sessionId);
+    for (let i = 0; i < 100 && (await session.get(request.tenantId))?.busy; i++) await sleep(10);
+    expect((await session.get(request.tenantId))?.busy).toBe(false);
+  }
 }
 
 const create = (extra: Record<string, unknown>) => ({
@@ -178,6 +191,7 @@ describe("Responses over WebSocket", () => {
     ws.socket.close();
     for (let i = 0; i < 50 && !fake.cancelled[0]; i++) await new Promise((r) => setTimeout(r, 10));
     expect(fake.cancelled).toEqual([true]);
+    await sessionsReleased(fake);
   });
 
   it("refuses a lane past the socket's lane limit with a 429 error event", async () => {
@@ -194,6 +208,7 @@ describe("Responses over WebSocket", () => {
     expect(refused?.status).toBe(429);
     expect(refused?.stream_id).toBe(`l${SOCKET_LIMITS.lanes}`);
     ws.socket.close();
+    await sessionsReleased(fake);
   });
 
   it("closes a socket left idle, and one past its age once its turns are done", async () => {

@@ -52,8 +52,9 @@ describe("per-tenant limits", () => {
       expect(refused.status).toBe(429);
       return pulls;
     };
-    // Declared: nothing is read (a stream may be asked for its first chunk when handed over).
-    expect(await send(true)).toBeLessThanOrEqual(1);
+    // Declared: nothing is read. The runtime may pull ahead when the stream is handed over: one
+    // chunk in workerd 1.20260426, two (128 KiB here) in 1.20260815 (vitest-pool-workers 0.23).
+    expect(await send(true)).toBeLessThanOrEqual(2);
     // Undeclared (chunked): the first MiB is read while the limiter answers, no more.
     expect(await send(false)).toBeLessThanOrEqual(18);
   });
