@@ -1,4 +1,4 @@
-import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { DEV_DIGESTS, DEV_ID_SECRET, DEV_WORKER_TOKEN } from "./shared/dev-secrets.ts";
 
@@ -47,6 +47,7 @@ export default defineConfig({
   ],
   test: {
     include: ["test/workerd/**/*.test.ts"],
+    setupFiles: ["test/workerd/background-settled.ts"],
     testTimeout: 30_000,
   },
 });

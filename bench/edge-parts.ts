@@ -11,6 +11,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import { parseArgs } from "node:util";
 import { Miniflare } from "miniflare";
 import { freePort, REPO_ROOT } from "../scripts/stack.ts";
@@ -43,7 +44,7 @@ const miniflare = new Miniflare({
   unsafeDirectSockets: [{ host: "127.0.0.1", port }],
   host: "127.0.0.1",
   port: 0,
-  handleRuntimeStdio(stdout, stderr) {
+  handleRuntimeStdio(stdout: Readable, stderr: Readable) {
     stdout.resume();
     stderr.pipe(process.stderr);
   },

@@ -2,7 +2,7 @@
  * `npm test`: the whole gate, tier by tier, stopping at the first failure.
  *   check        typecheck (node + workerd) + biome lint/format
  *   unit         pure logic, no engine, no runtime
- *   workerd      the edge inside workerd (vitest-pool-workers): routes, auth, Durable Objects
+ *   workerd      the edge inside workerd (@cloudflare/vitest-plugin): routes, auth, Durable Objects
  *   engine       native/ against the generated tiny model
  *   integration  real GPU worker process + edge in workerd over real sockets
  *   fuzz         seeded property-based bodies of both APIs against a stack of its own (issue 14):

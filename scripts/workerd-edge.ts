@@ -9,6 +9,7 @@
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
@@ -47,7 +48,7 @@ export async function startWorkerdEdge(options: {
     logRequests: false,
     // The edge's JSON log lines (one per turn) are dropped, as a deployment's log sink would take
     // them; errors still reach this process's stderr.
-    handleRuntimeStdio(stdout, stderr) {
+    handleRuntimeStdio(stdout: Readable, stderr: Readable) {
       stdout.resume();
       stderr.pipe(process.stderr);
     },

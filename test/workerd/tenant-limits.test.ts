@@ -53,7 +53,7 @@ describe("per-tenant limits", () => {
       return pulls;
     };
     // Declared: nothing is read. The runtime may pull ahead when the stream is handed over: one
-    // chunk in workerd 1.20260426, two (128 KiB here) in 1.20260815 (vitest-pool-workers 0.23).
+    // chunk in workerd 1.20260426, two (128 KiB here) in 1.20260815 (@cloudflare/vitest-plugin 1.5).
     expect(await send(true)).toBeLessThanOrEqual(2);
     // Undeclared (chunked): the first MiB is read while the limiter answers, no more.
     expect(await send(false)).toBeLessThanOrEqual(18);
