@@ -2,6 +2,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, inject, it } from "vitest";
 import { LOCAL_API_KEY } from "../support/api.ts";
+import { reportContinuedTurn } from "../support/client-packages.ts";
 
 const client = new Anthropic({ baseURL: inject("edgeUrl"), apiKey: LOCAL_API_KEY, maxRetries: 0 });
 
@@ -71,6 +72,8 @@ describe("Anthropic SDK", () => {
       first.usage.input_tokens + (first.usage.cache_read_input_tokens ?? 0) + first.usage.output_tokens;
     expect(second.usage.cache_read_input_tokens).toBe(firstTurnKv);
     expect(second.usage.input_tokens).toBeLessThan(first.usage.input_tokens / 2);
+    const reused = second.usage.cache_read_input_tokens ?? 0;
+    reportContinuedTurn("tool results", second.usage.input_tokens + reused, reused);
   });
 
   it("surfaces a 400 as a typed BadRequestError with a request id", async () => {

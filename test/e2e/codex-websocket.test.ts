@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { LOCAL_API_KEY } from "../support/api.ts";
+import { reportContinuedTurn } from "../support/client-packages.ts";
 import { type CodexRun, runCodexExec } from "../support/codex-cli.ts";
 
 const home = mkdtempSync(join(tmpdir(), "frontier-codex-ws-home-"));
@@ -49,9 +50,9 @@ describe("Codex CLI's built-in provider (no config) over the Responses WebSocket
       .slice(before)
       .split("\n")
       .filter((l) => / (live continuation|live kv cache miss) /.test(l));
-    expect(
-      decisions.some((l) => / live continuation match=tool-output-ids ids=2 /.test(l)),
-      decisions.join("\n"),
-    ).toBe(true);
+    const toolTurn = decisions.find((l) => / live continuation match=tool-output-ids ids=2 /.test(l));
+    expect(toolTurn, decisions.join("\n")).toBeDefined();
+    const count = (name: string) => Number(new RegExp(` ${name}=(\\d+)`).exec(toolTurn ?? "")?.[1] ?? 0);
+    reportContinuedTurn("tool results over the socket", count("prompt"), count("cached"));
   });
 });

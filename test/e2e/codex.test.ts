@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { LOCAL_API_KEY } from "../support/api.ts";
+import { reportContinuedTurn } from "../support/client-packages.ts";
 import { type CodexEvent, type CodexRun, runCodexExec } from "../support/codex-cli.ts";
 
 const home = mkdtempSync(join(tmpdir(), "frontier-codex-home-"));
@@ -95,5 +96,7 @@ describe("Codex CLI (codex exec) against the local stack", () => {
     console.log(
       `codex: exec tool turn prompt=${prompt(firstRun[1])} cached=${cached(firstRun[1])}; resume prompt=${prompt(resumedRun[0])} cached=${cached(resumedRun[0])}; resume tool turn prompt=${prompt(resumedRun[1])} cached=${cached(resumedRun[1])}`,
     );
+    reportContinuedTurn("exec tool results", prompt(firstRun[1]), cached(firstRun[1]));
+    reportContinuedTurn("exec resume --last", prompt(resumedRun[0]), cached(resumedRun[0]));
   });
 });

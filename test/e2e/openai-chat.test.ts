@@ -13,6 +13,7 @@ import type {
 import { describe, expect, inject, it } from "vitest";
 import { verifyId } from "../../shared/ids.ts";
 import { LOCAL_API_KEY } from "../support/api.ts";
+import { reportContinuedTurn } from "../support/client-packages.ts";
 
 const DEV_ID_SECRET = "frontier-dev-id-secret-change-me";
 const client = new OpenAI({ baseURL: `${inject("edgeUrl")}/v1`, apiKey: LOCAL_API_KEY, maxRetries: 0 });
@@ -86,6 +87,7 @@ describe("OpenAI Chat Completions through the openai SDK", () => {
     console.log(
       `chat tool loop: turn 1 prompt=${first.usage?.prompt_tokens} completion=${first.usage?.completion_tokens}; turn 2 prompt=${second.usage?.prompt_tokens} cached=${cachedOf(second)} prefilled=${suffix}`,
     );
+    reportContinuedTurn("tool messages", second.usage?.prompt_tokens ?? 0, cachedOf(second));
   });
 
   it("streams chunks the SDK accumulates, with usage last when asked", async () => {

@@ -15,6 +15,7 @@ import { WorkerService } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { CAPABILITY_HEADER } from "../../shared/capability.ts";
 import { verifyId } from "../../shared/ids.ts";
 import { LOCAL_API_KEY, OTHER_TENANT_API_KEY } from "../support/api.ts";
+import { reportContinuedTurn } from "../support/client-packages.ts";
 import { devCapability } from "../support/dev-capability.ts";
 
 const DEV_ID_SECRET = "frontier-dev-id-secret-change-me";
@@ -113,6 +114,11 @@ describe("OpenAI Responses API through the openai SDK", () => {
     expect(prefilled(second)).toBeLessThan((first.usage?.input_tokens ?? 0) / 3);
     const log = readFileSync(inject("workerLogFile"), "utf8");
     expect(log).toContain(`match=tool-output-ids ids=${calls(first).length}`);
+    reportContinuedTurn(
+      "function outputs",
+      second.usage?.input_tokens ?? 0,
+      second.usage?.input_tokens_details.cached_tokens ?? 0,
+    );
 
     // The chain keeps going: a third turn on top of the second.
     const third = await client.responses.create({

@@ -12,9 +12,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
-import { REPO_ROOT } from "../../scripts/stack.ts";
 import { LOCAL_API_KEY } from "../support/api.ts";
 import { type Decision, decisionsSince, describeDecision, isLive, logOffset, runCli } from "../support/cli-client.ts";
+import { clientBin, reportContinuedTurn } from "../support/client-packages.ts";
 
 interface OpencodeEvent {
   type: string;
@@ -63,7 +63,7 @@ function project(provider: "anthropic" | "frontier"): { home: string; work: stri
 
 async function opencode(where: { home: string; work: string }, args: string[]): Promise<OpencodeEvent[]> {
   const started = Date.now();
-  const run = await runCli(join(REPO_ROOT, "node_modules/.bin/opencode"), ["run", "--format", "json", ...args], {
+  const run = await runCli(clientBin("opencode"), ["run", "--format", "json", ...args], {
     cwd: where.work,
     env: { HOME: where.home, OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_AUTOUPDATE: "1" },
     timeoutMs: 200_000,
@@ -112,6 +112,7 @@ describe("opencode (opencode run) against the local stack", () => {
     expect(main[1]?.cached ?? 0).toBeGreaterThanOrEqual(main[0]?.prompt ?? Number.POSITIVE_INFINITY);
     expect(side.length, report).toBeGreaterThan(0); // the title request, on its own session
     console.log(`opencode (openai-compatible): turn 2 (tool results) ${describeDecision(main[1])}`);
+    reportContinuedTurn("openai-compatible tool results", main[1]?.prompt ?? 0, main[1]?.cached ?? 0);
   }, 420_000);
 
   it("continues its Anthropic-provider thread live with -c despite the concurrent title request", async () => {
@@ -144,5 +145,6 @@ describe("opencode (opencode run) against the local stack", () => {
     console.log(
       `opencode (anthropic): turn 2 ${describeDecision(main[1])}; -c follow-up ${describeDecision(followUp[0])}; its tool results ${describeDecision(followUp[1])}`,
     );
+    reportContinuedTurn("anthropic run -c", followUp[0]?.prompt ?? 0, followUp[0]?.cached ?? 0);
   }, 420_000);
 });

@@ -16,9 +16,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { SCRIPTED_NO_TOOLS_MARKER } from "../../gpu-worker/generate/sampling-policy.ts";
-import { REPO_ROOT } from "../../scripts/stack.ts";
 import { LOCAL_API_KEY } from "../support/api.ts";
 import { decisionsSince, describeDecision, isLive, logOffset, runCli } from "../support/cli-client.ts";
+import { clientBin, reportContinuedTurn } from "../support/client-packages.ts";
 
 interface QwenEvent {
   type: string;
@@ -49,7 +49,7 @@ afterAll(() => {
 async function qwen(args: string[]): Promise<QwenEvent[]> {
   const started = Date.now();
   const base = ["--auth-type", "openai", "--yolo", "-o", "stream-json", "--system-prompt", "You are Qwen Code."];
-  const run = await runCli(join(REPO_ROOT, "node_modules/.bin/qwen"), [...base, ...args], {
+  const run = await runCli(clientBin("qwen"), [...base, ...args], {
     cwd: work,
     env: {
       HOME: home,
@@ -131,5 +131,7 @@ describe("Qwen Code (qwen -p, --auth-type openai) against the local stack", () =
         `-c after memory ${describeDecision(turn3[0])}; its tool results ${describeDecision(turn3[1])}`,
       ].join("\n"),
     );
+    reportContinuedTurn("tool results", turn1[1]?.prompt ?? 0, turn1[1]?.cached ?? 0);
+    reportContinuedTurn("-c follow-up", turn3[0]?.prompt ?? 0, turn3[0]?.cached ?? 0);
   }, 480_000);
 });

@@ -6,9 +6,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
-import { REPO_ROOT } from "../../scripts/stack.ts";
 import { LOCAL_API_KEY } from "./api.ts";
 import { runCli } from "./cli-client.ts";
+import { clientBin, reportContinuedTurn } from "./client-packages.ts";
 
 export interface StreamLine {
   type: string;
@@ -41,7 +41,7 @@ export async function runClaude(
   args.push("--allowedTools", options.allowedTools.join(","));
   args.push("--output-format", "stream-json", "--verbose", "--max-turns", String(options.maxTurns));
   try {
-    const run = await runCli(join(REPO_ROOT, "node_modules/.bin/claude"), args, {
+    const run = await runCli(clientBin("claude"), args, {
       cwd: work,
       env: {
         HOME: home,
@@ -72,10 +72,10 @@ export async function runClaude(
 export function expectSuffixOnlyAfterFirst(log: string, ids: number): void {
   const decisions = log.split("\n").filter((l) => / (live continuation|live kv cache miss) /.test(l));
   const report = decisions.join("\n");
-  expect(
-    decisions.some((l) => l.includes(` match=tool-output-ids ids=${ids} `)),
-    report,
-  ).toBe(true);
+  const matched = decisions.find((l) => l.includes(` match=tool-output-ids ids=${ids} `));
+  expect(matched, report).toBeDefined();
+  const count = (name: string) => Number(new RegExp(` ${name}=(\\d+)`).exec(matched ?? "")?.[1] ?? 0);
+  reportContinuedTurn("tool results", count("prompt"), count("cached"));
   const seen = new Set<string>();
   for (const line of decisions) {
     const session = / session=(\w+)/.exec(line)?.[1] ?? "";

@@ -1,7 +1,6 @@
 /** Codex CLI's real binary (from npm) run once with `codex exec --json`, its JSON events parsed. */
 import { spawn } from "node:child_process";
-import { join } from "node:path";
-import { REPO_ROOT } from "../../scripts/stack.ts";
+import { clientBin } from "./client-packages.ts";
 
 export interface CodexEvent {
   type: string;
@@ -17,7 +16,7 @@ export interface CodexRun {
 
 /** `codex exec --json --skip-git-repo-check ARGS` in `cwd` with exactly `env` (plus PATH); killed past `timeoutMs`. */
 export function runCodexExec(args: string[], cwd: string, env: Record<string, string>, timeoutMs: number) {
-  const bin = join(REPO_ROOT, "node_modules/.bin/codex");
+  const bin = clientBin("codex");
   return new Promise<CodexRun>((resolve, reject) => {
     const child = spawn(bin, ["exec", "--json", "--skip-git-repo-check", ...args], {
       cwd,
