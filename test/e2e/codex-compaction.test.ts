@@ -15,9 +15,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { openCompaction } from "../../edge/protocols/responses/request/compaction-items.ts";
-import { REPO_ROOT } from "../../scripts/stack.ts";
 import { DEV_ID_SECRET } from "../../shared/dev-secrets.ts";
 import { LOCAL_API_KEY } from "../support/api.ts";
+import { clientBin } from "../support/client-packages.ts";
 
 const home = mkdtempSync(join(tmpdir(), "frontier-codex-compact-home-"));
 const work = mkdtempSync(join(tmpdir(), "frontier-codex-compact-work-"));
@@ -74,7 +74,7 @@ function runUntilCompacted(prompt: string, timeoutMs: number): Promise<{ stderr:
     "model_auto_compact_token_limit=2000",
     prompt,
   ];
-  const child = spawn(join(REPO_ROOT, "node_modules/.bin/codex"), args, {
+  const child = spawn(clientBin("codex"), args, {
     cwd: work,
     env: { PATH: process.env.PATH ?? "", HOME: home, CODEX_HOME: home, CODEX_API_KEY: LOCAL_API_KEY },
     stdio: ["ignore", "ignore", "pipe"],
