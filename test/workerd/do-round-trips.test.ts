@@ -204,7 +204,7 @@ describe("Durable Object round trips per turn", () => {
       headers: { "x-api-key": LOCAL_KEY, "content-type": "application/json" },
       body: JSON.stringify(messagesBody()),
     });
-    const hold = { "SESSIONS.recordTurn": 50 };
+    const hold = { "SESSIONS.recordTurn": 1500 };
     const response = await edge.fetch(request as Parameters<typeof edge.fetch>[0], countingEnv(log, hold), ctx);
     expect(response.status).toBe(200);
     const answered = log.length;
@@ -212,7 +212,8 @@ describe("Durable Object round trips per turn", () => {
     await waitOnExecutionContext(ctx);
     const timing = parseServerTiming(response.headers.get("server-timing"));
     expect(Object.keys(timing)).toEqual(["route", "admit", "worker", "record", "total"]);
-    expect(timing.record).toBeLessThan(50); // the held recordTurn is not in it
+    // The held recordTurn (1.5 s) is not in it; what is left is the record step's own bookkeeping.
+    expect(timing.record).toBeLessThan(1500);
     const recorded = log.findIndex((e) => e.kind === "done" && e.name === "SESSIONS.recordTurn");
     expect(recorded).toBeGreaterThanOrEqual(answered);
   });
