@@ -16,6 +16,8 @@ import type { BenchOptions, Workload, WorkloadResult } from "./workload.ts";
 const TENANT_B_KEY = "sk-frontier-bench-tenant-b";
 /** Tenant B's pause between its turns (an interactive user reading the answer). */
 const THINK_MS = 1000;
+/** Fields of tenant A's forced call: 32 characters each, about 40 tokens a field with its key. */
+const LONG_CALL_FIELDS = 40;
 
 export interface FairnessReport {
   burst: number;
@@ -70,9 +72,26 @@ export async function benchFairness(options: BenchOptions, progress: (m: string)
       `fairness: B unloaded TTFT p50 ${fmt(percentile(unloadedMs, 50))} ms; A fires ${burst} x ${burstTokens} tokens`,
     );
     const started = performance.now();
-    const a = Array.from({ length: burst }, (_, i) =>
-      ask(100 + i, { "x-api-key": BENCH_KEY }, burstTokens, `tenant a, long ${i}`).catch((e: unknown) => e),
+    // A forced call of many fixed-length strings: the grammar keeps the random model generating
+    // for the whole budget (a plain answer from it may end at an early end-of-turn token).
+    const properties = Object.fromEntries(
+      Array.from({ length: LONG_CALL_FIELDS }, (_, i) => [`p${i}`, { type: "string", minLength: 32, maxLength: 32 }]),
     );
+    const long = (i: number) =>
+      streamTurn(
+        stack.edgeUrl,
+        {
+          model: "m",
+          max_tokens: burstTokens,
+          temperature: 1,
+          tools: [{ name: "essay", input_schema: { type: "object", properties, required: Object.keys(properties) } }],
+          tool_choice: { type: "tool", name: "essay" },
+          messages: [{ role: "user", content: `tenant a, long ${i}` }],
+        },
+        `fair-a-${i}-${crypto.randomUUID()}`,
+        { "x-api-key": BENCH_KEY },
+      ).catch((e: unknown) => e);
+    const a = Array.from({ length: burst }, (_, i) => long(i));
     // Let A's burst take every sequence and fill the queue before B arrives.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const loadedMs: number[] = [];
@@ -114,8 +133,8 @@ export const fairnessWorkload: Workload = {
         "",
         "| B's TTFT | p50 ms | max ms | samples (ms) |",
         "| --- | --- | --- | --- |",
-        `| unloaded | ${fmt(unloaded)} | ${fmt(Math.max(...r.unloadedMs))} | ${r.unloadedMs.map(fmt).join(", ")} |`,
-        `| during A's burst | ${fmt(loaded)} | ${fmt(Math.max(...r.loadedMs))} | ${r.loadedMs.map(fmt).join(", ")} |`,
+        `| unloaded | ${fmt(unloaded)} | ${fmt(Math.max(...r.unloadedMs))} | ${r.unloadedMs.map((v) => fmt(v)).join(", ")} |`,
+        `| during A's burst | ${fmt(loaded)} | ${fmt(Math.max(...r.loadedMs))} | ${r.loadedMs.map((v) => fmt(v)).join(", ")} |`,
         "",
         `Ratio ${ratio.toFixed(2)}x (goal ≤ 3x). A's burst took ${fmt(r.burstMs / 1000)} s.`,
         "",
