@@ -76,7 +76,7 @@ async function open() {
 async function sessionsReleased(worker: FakeWorker): Promise<void> {
   for (const request of worker.requests) {
     const session = env.SESSIONS.getByName(request.sessionId);
-    for (let i = 0; i < 100 && (await session.get(request.tenantId))?.busy; i++) await sleep(10);
+    for (let i = 0; i < 1000 && (await session.get(request.tenantId))?.busy; i++) await sleep(10);
     expect((await session.get(request.tenantId))?.busy).toBe(false);
   }
 }
