@@ -9,28 +9,17 @@
  *
  * The SDK's transport needs a global `WebSocket` that takes headers (`new WebSocket(url, { headers })`):
  * Node 22 has one; on Node 20 (without `--experimental-websocket`) the `ws` package stands in.
- * `@openai/agents` is not a dependency yet: without it installed the test is skipped, saying so.
- * Checked by hand with @openai/agents 0.20.0 (openai 7.60 under it) on Node 20: the tool output turn
- * logged `live continuation match=tool-output-ids ids=2 cached=596 prompt=684`.
+ * `@openai/agents` is a devDependency (imported by name at run time, so `npm run clients:latest` can
+ * point the test at the newest one).
  */
 
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { describe, expect, inject, it } from "vitest";
 import { LOCAL_API_KEY } from "../support/api.ts";
 
 const PACKAGE = "@openai/agents";
 /** A WebSocket that sends headers, for runtimes without a global one (installed with openai and miniflare). */
 const WS_PACKAGE = "ws";
-
-function installed(name: string): boolean {
-  try {
-    createRequire(import.meta.url).resolve(name);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The part of the Agents SDK this test drives (typed here: the package may be absent at typecheck time). */
 interface AgentsSdk {
@@ -58,12 +47,7 @@ interface AgentRun {
   rawResponses: { usage?: { inputTokens?: number }; providerData?: Record<string, unknown> }[];
 }
 
-const present = installed(PACKAGE);
-if (!present) {
-  console.warn(`agents-sdk-ws: skipped, ${PACKAGE} is not installed (add it as a devDependency: ${PACKAGE}@0.20.0)`);
-}
-
-describe.skipIf(!present)(`${PACKAGE} over the Responses WebSocket transport`, () => {
+describe(`${PACKAGE} over the Responses WebSocket transport`, () => {
   it("runs the SDK's tool loop on one socket, the tool output continuing the live KV", async () => {
     const sdk = (await import(/* @vite-ignore */ PACKAGE)) as AgentsSdk;
     sdk.setTracingDisabled(true);
