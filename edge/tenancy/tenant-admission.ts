@@ -3,34 +3,12 @@
  * gets `429 rate_limit_error` with `retry-after`, in the route's protocol shape. The slot is held
  * until the client has the whole response (a stream: its last byte, or the client going away;
  * `rc.sent`).
- *
- * For a tenant whose limits leave room (PREFETCH_MIN_CONCURRENT slots or more, PREFETCH_MIN_PER_MINUTE
- * or more per minute, or no limit), a finished request hands its slot on: the limiter releases it and
- * admits the tenant's next request through this isolate in the same call (TenantLimiterDO.pass). That
- * request is admitted without waiting for the limiter and claims the lease off its path. The limits
- * stay strict: a prefetched admission is counted (slot and rate token) before anything uses it; an
- * unused one holds one slot for at most PREFETCH_MS and gives its token back.
  */
 import type { TenantLimits } from "../config/tenant-limits.ts";
 import { ApiError } from "../core/errors.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticateCaller, type Caller } from "./auth.ts";
-import { type Admission, PREFETCH_MS, type TenantLimiterBindings } from "./tenant-limiter-do.ts";
-
-/** Tenants with fewer concurrent slots than this are admitted per request (a held slot would matter). */
-export const PREFETCH_MIN_CONCURRENT = 8;
-/** Tenants with a lower rate than this are admitted per request. */
-export const PREFETCH_MIN_PER_MINUTE = 60;
-/** A prefetched lease is used only while this much of its life is left (the DO's clock runs on). */
-const PREFETCH_MARGIN_MS = 2_000;
-
-/** Per isolate: one prefetched admission per tenant (lease id, usable until). */
-const prefetched = new Map<string, { leaseId: string; until: number }>();
-
-function prefetchable(limits: TenantLimits): boolean {
-  const slots = limits.concurrent === 0 || limits.concurrent >= PREFETCH_MIN_CONCURRENT;
-  return slots && (limits.perMinute === 0 || limits.perMinute >= PREFETCH_MIN_PER_MINUTE);
-}
+import type { Admission, TenantLimiterBindings } from "./tenant-limiter-do.ts";
 
 type Handler<E> = (request: Request, rc: RequestContext<E>) => Promise<Response>;
 type CallerHandler<E> = (request: Request, rc: RequestContext<E>, caller: Caller) => Promise<Response>;
@@ -59,30 +37,11 @@ export async function withAdmission<E extends TenantLimiterBindings>(
 ): Promise<Response> {
   const limits = rc.config.tenantLimits.overrides.get(caller.tenant) ?? rc.config.tenantLimits.defaults;
   if (limits.concurrent === 0 && limits.perMinute === 0) return work(rc);
-  const { tenant } = caller;
-  const limiter = rc.env.TENANTS.getByName(tenant);
-  const prefetch = prefetchable(limits);
-  const held = prefetch ? takePrefetched(tenant) : undefined;
-  // Claimed off the turn's path; a lease that lapsed after all (clock skew) is counted afresh.
-  if (held) {
-    const claimed = async () => {
-      if (!(await limiter.claim(held))) await limiter.acquire(held, limits);
-    };
-    rc.waitUntil(claimed());
-  }
-  const leaseId = held ?? rc.requestId;
-  const done = async () => {
-    if (!prefetch || prefetched.has(tenant)) return limiter.release(leaseId);
-    const next = `${rc.requestId}.next`;
-    const admission = await limiter.pass(leaseId, next, limits);
-    if (!admission.ok) return;
-    if (prefetched.has(tenant)) await limiter.release(next, limits);
-    else prefetched.set(tenant, { leaseId: next, until: Date.now() + PREFETCH_MS - PREFETCH_MARGIN_MS });
-  };
-  const acquired: Promise<Admission> = held ? Promise.resolve({ ok: true }) : limiter.acquire(rc.requestId, limits);
+  const limiter = rc.env.TENANTS.getByName(caller.tenant);
+  const acquired = limiter.acquire(rc.requestId, limits);
   const admitted = acquired.then((admission) => {
     if (!admission.ok) throw refusal(limits, admission);
-    rc.sent.after(done);
+    rc.sent.after(() => limiter.release(rc.requestId));
   });
   admitted.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled
   try {
@@ -97,20 +56,6 @@ export async function withAdmission<E extends TenantLimiterBindings>(
     );
     throw refused ?? error;
   }
-}
-
-/** Drop the tenant's prefetched admission in this isolate (it lapses at the DO): as a fresh isolate finds it. */
-export function dropPrefetchedAdmission(tenant: string): void {
-  prefetched.delete(tenant);
-}
-
-/** The tenant's prefetched admission in this isolate, taken; undefined when none is usable. */
-function takePrefetched(tenant: string): string | undefined {
-  const entry = prefetched.get(tenant);
-  if (!entry) return undefined;
-  prefetched.delete(tenant);
-  // A lapsed one is the DO's to expire (it gives the token back): nothing to tell it.
-  return entry.until > Date.now() ? entry.leaseId : undefined;
 }
 
 function refusal(limits: TenantLimits, admission: Exclude<Admission, { ok: true }>): ApiError {

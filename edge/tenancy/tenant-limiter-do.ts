@@ -7,11 +7,6 @@
  * (write-behind.ts): the object's memory decides every admission, and SQLite gets what outlives
  * the write delay, so a request is admitted without waiting for a commit, a short request's lease
  * is never written, and an object evicted while streams are open still counts them.
- *
- * A finished request can hand its slot on (`pass`): its lease is released and a prefetched one taken
- * for the tenant's next request through the same edge isolate (tenant-admission.ts), counted like
- * any other (a concurrency slot and a rate token now), but expiring after PREFETCH_MS unless a request
- * `claim`s it. A prefetched lease that expires or is released unclaimed gives its rate token back.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { TenantLimits } from "../config/tenant-limits.ts";
@@ -19,8 +14,6 @@ import { WriteBehind } from "../core/write-behind.ts";
 
 /** A lease older than this is stale (its edge request died without releasing it). */
 const LEASE_MS = 15 * 60_000;
-/** How long a prefetched admission waits for the tenant's next request before it lapses. */
-export const PREFETCH_MS = 10_000;
 
 export type Admission = { ok: true } | { ok: false; reason: "concurrency" | "rate"; retryAfterS: number };
 
@@ -41,8 +34,6 @@ export class TenantLimiterDO extends DurableObject<unknown> {
   readonly #leases = new Map<string, number>();
   /** The leases SQLite holds (a subset of #leases once written; stale ones until then). */
   readonly #leasesWritten = new Set<string>();
-  /** Prefetched leases no request has claimed yet (their rate token is given back if none does). */
-  readonly #unclaimed = new Set<string>();
   #bucket: Bucket | undefined;
   #bucketChanged = false;
   readonly #write = new WriteBehind(() => this.#writeState());
@@ -64,32 +55,8 @@ export class TenantLimiterDO extends DurableObject<unknown> {
   }
 
   async acquire(requestId: string, limits: TenantLimits): Promise<Admission> {
-    return this.#admit(requestId, limits, LEASE_MS);
-  }
-
-  /** Release `fromId` and take a prefetched lease `toId` for the tenant's next request (PREFETCH_MS). */
-  async pass(fromId: string, toId: string, limits: TenantLimits): Promise<Admission> {
-    await this.release(fromId);
-    const admission = this.#admit(toId, limits, PREFETCH_MS);
-    if (admission.ok) this.#unclaimed.add(toId);
-    return admission;
-  }
-
-  /** A request runs on prefetched lease `id`: it now lasts as long as any request's. False: it had lapsed. */
-  async claim(id: string): Promise<boolean> {
-    if (!this.#leases.has(id) || !this.#unclaimed.delete(id)) return false;
-    this.#leases.set(id, Date.now() + LEASE_MS);
-    this.#write.changed();
-    return true;
-  }
-
-  #admit(requestId: string, limits: TenantLimits, leaseMs: number): Admission {
     const now = Date.now();
-    for (const [id, expiresAt] of this.#leases) {
-      if (expiresAt >= now) continue;
-      this.#leases.delete(id);
-      this.#giveBack(id, limits);
-    }
+    for (const [id, expiresAt] of this.#leases) if (expiresAt < now) this.#leases.delete(id);
     if (limits.concurrent > 0 && this.#leases.size >= limits.concurrent) {
       return { ok: false, reason: "concurrency", retryAfterS: 1 };
     }
@@ -105,23 +72,14 @@ export class TenantLimiterDO extends DurableObject<unknown> {
       this.#bucket = { tokens: tokens - 1, at: now };
       this.#bucketChanged = true;
     }
-    this.#leases.set(requestId, now + leaseMs);
+    this.#leases.set(requestId, now + LEASE_MS);
     this.#write.changed();
     return { ok: true };
   }
 
-  async release(requestId: string, limits?: TenantLimits): Promise<void> {
+  async release(requestId: string): Promise<void> {
     this.#leases.delete(requestId);
-    if (limits) this.#giveBack(requestId, limits);
-    else this.#unclaimed.delete(requestId);
     if (this.#leasesWritten.has(requestId)) this.#write.changed();
-  }
-
-  /** An unclaimed prefetched lease ended: its rate token goes back to the bucket. */
-  #giveBack(id: string, limits: TenantLimits): void {
-    if (!this.#unclaimed.delete(id) || limits.perMinute <= 0 || !this.#bucket) return;
-    this.#bucket = { tokens: Math.min(limits.perMinute, this.#bucket.tokens + 1), at: this.#bucket.at };
-    this.#bucketChanged = true;
   }
 
   /** Bring SQLite to the object's state: the bucket if it changed, the leases in flight now. */

@@ -13,7 +13,6 @@ import type { Env } from "../../edge/env.ts";
 import edge from "../../edge/index.ts";
 import { invalidatePoolView } from "../../edge/pool/pool-client.ts";
 import { routeCache } from "../../edge/session/route-cache.ts";
-import { dropPrefetchedAdmission } from "../../edge/tenancy/tenant-admission.ts";
 import { StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { SseDecoder } from "../support/sse-decoder.ts";
@@ -70,8 +69,6 @@ async function turn(
   options: { hold?: Record<string, number>; settle?: boolean } = {},
 ) {
   const ctx = createExecutionContext();
-  // As an isolate without a prefetched admission finds it (one with: tenant-prefetch.test.ts).
-  dropPrefetchedAdmission("local");
   const request = new Request("http://edge.test/v1/messages", {
     method: "POST",
     headers: { "x-api-key": LOCAL_KEY, "content-type": "application/json", ...headers },
