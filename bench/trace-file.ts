@@ -5,7 +5,9 @@
  * each; equal ids at equal positions are the same prefix). Shared by the trace replay (bench/trace/)
  * and the pool simulation (bench/sim/). A malformed line is an error naming its line and field.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "../scripts/stack.ts";
 
 /** Tokens per hash block in the Mooncake traces. */
 export const BLOCK_TOKENS = 512;
@@ -116,4 +118,14 @@ export function infiniteCacheCeiling(requests: readonly TraceRequest[], blockTok
     }
   }
   return input === 0 ? 0 : reused / input;
+}
+
+/** The full Mooncake conversation trace, where this checkout sits beside the team's `shared/` folder. */
+const FULL_TRACE = join(REPO_ROOT, "../shared/traces/mooncake-conversation.jsonl");
+/** Its first 600 requests, shipped with the repo (Apache-2.0, bench/trace/README.md): CI has no `../shared/`. */
+export const SAMPLE_TRACE = join(REPO_ROOT, "bench/trace/mooncake-sample.jsonl");
+
+/** The trace a workload reads when `--trace` is not given: the full one if present, else the sample. */
+export function defaultTracePath(): string {
+  return existsSync(FULL_TRACE) ? FULL_TRACE : SAMPLE_TRACE;
 }

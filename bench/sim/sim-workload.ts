@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { REPO_ROOT } from "../../scripts/stack.ts";
-import { infiniteCacheCeiling, readTrace } from "../trace-file.ts";
+import { defaultTracePath, infiniteCacheCeiling, readTrace } from "../trace-file.ts";
 import type { Workload, WorkloadResult } from "../workload.ts";
 import { capacityCeiling } from "./capacity-ceiling.ts";
 import { type CostModel, MEASURED_TINY_CPU, parseRates } from "./cost-model.ts";
@@ -16,8 +16,6 @@ import { SIM_POLICIES, type SimResult, simulate } from "./pool-sim.ts";
 import { type ChartPoint, simChart } from "./sim-chart.ts";
 import type { WorkerCapacity } from "./sim-worker.ts";
 import { deriveSessions, type SimRequest } from "./trace-sessions.ts";
-
-export const DEFAULT_TRACE = join(REPO_ROOT, "../shared/traces/mooncake-conversation.jsonl");
 
 export const DEFAULT_CAPACITY: WorkerCapacity = {
   sequences: 8,
@@ -134,7 +132,7 @@ export const simWorkload: Workload = {
   name: "sim",
   needsStack: false,
   async run({ options, progress }): Promise<WorkloadResult> {
-    const tracePath = typeof values.trace === "string" ? values.trace : DEFAULT_TRACE;
+    const tracePath = typeof values.trace === "string" ? values.trace : defaultTracePath();
     const quick = options.quick;
     const workerCounts = (typeof values.workers === "string" ? values.workers : quick ? "1,4" : "1,4,16,64")
       .split(",")

@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TEST_MODEL_SPECS } from "../../native/model/gguf-writer.ts";
 import { REPO_ROOT } from "../../scripts/stack.ts";
-import { infiniteCacheCeiling, readTrace } from "../trace-file.ts";
+import { defaultTracePath, infiniteCacheCeiling, readTrace } from "../trace-file.ts";
 import type { Workload } from "../workload.ts";
 import { BlockTokens, oneToOneAlphabet, tokensToText } from "./block-tokens.ts";
 import { frontierTarget } from "./frontier-target.ts";
@@ -18,8 +18,6 @@ import { scaleTrace, type TraceScaling } from "./scale.ts";
 import { summarise } from "./summary.ts";
 import { llamaServerBinary, startFrontier, startPeer } from "./targets.ts";
 import { type ReplaySystem, traceFiles, traceJson, traceSection, traceSummaryRows } from "./trace-report.ts";
-
-export const DEFAULT_TRACE = join(REPO_ROOT, "../shared/traces/mooncake-conversation.jsonl");
 
 export const DEFAULT_SCALING: TraceScaling = { blockTokens: 32, maxRequests: 60, spanSeconds: 120, seed: 1 };
 export const QUICK_SCALING: TraceScaling = { blockTokens: 8, maxRequests: 6, spanSeconds: 3, seed: 1 };
@@ -35,7 +33,7 @@ export function traceWorkload(args: () => TraceArgs): Workload {
     needsStack: false,
     async run({ options, progress }) {
       if (options.family !== undefined) throw new Error("the trace replay needs the byte-level generated model");
-      const { trace: tracePath = DEFAULT_TRACE, json } = args();
+      const { trace: tracePath = defaultTracePath(), json } = args();
       const full = readTrace(tracePath);
       const scaling = options.quick ? QUICK_SCALING : DEFAULT_SCALING;
       const scaled = scaleTrace(full, scaling);
