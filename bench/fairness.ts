@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sha256Hex } from "../edge/tenancy/auth.ts";
 import { startStack } from "../scripts/stack.ts";
 import { DEV_DIGESTS } from "../shared/dev-secrets.ts";
 import { BENCH_KEY, streamTurn } from "./edge-client.ts";
@@ -29,11 +30,6 @@ export interface FairnessReport {
   burstMs: number;
 }
 
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 export async function benchFairness(options: BenchOptions, progress: (m: string) => void): Promise<FairnessReport> {
   const stateDir = mkdtempSync(join(tmpdir(), "frontier-bench-fairness-"));
   const sequences = 4;
@@ -43,7 +39,7 @@ export async function benchFairness(options: BenchOptions, progress: (m: string)
   const stack = await startStack({
     edgeStateDir: join(stateDir, "edge"),
     edgeVars: {
-      API_KEYS: JSON.stringify({ [DEV_DIGESTS.apiKey]: "tenant-a", [await sha256(TENANT_B_KEY)]: "tenant-b" }),
+      API_KEYS: JSON.stringify({ [DEV_DIGESTS.apiKey]: "tenant-a", [await sha256Hex(TENANT_B_KEY)]: "tenant-b" }),
     },
     workerEnv: {
       FRONTIER_MODEL_PATH: options.modelPath,

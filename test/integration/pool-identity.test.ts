@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sha256Hex } from "../../edge/tenancy/auth.ts";
 import {
   freePort,
   REPO_ROOT,
@@ -40,8 +41,6 @@ let honest: WorkerHandle;
 let rogue: WorkerHandle;
 let rogueToken = "";
 const workers = (): WorkerHandle[] => [...stack.workers, honest, rogue];
-const sha256 = (text: string) =>
-  crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)).then((d) => Buffer.from(d).toString("hex"));
 const workerEnv = (id: string) => ({
   FRONTIER_CONTEXT_SIZE: "4096",
   FRONTIER_SEQUENCES: "2",
@@ -114,8 +113,8 @@ beforeAll(async () => {
       // As in a deployment: no shared pool token, one credential per worker.
       POOL_TOKEN_SHA256: "",
       POOL_WORKER_TOKENS: JSON.stringify({
-        "worker-1": { sha256: await sha256(token1), url: `http://127.0.0.1:${port1}`, capacity: 2 },
-        "worker-2": { sha256: await sha256(token2), url: `http://127.0.0.1:${port2}`, capacity: 2 },
+        "worker-1": { sha256: await sha256Hex(token1), url: `http://127.0.0.1:${port1}`, capacity: 2 },
+        "worker-2": { sha256: await sha256Hex(token2), url: `http://127.0.0.1:${port2}`, capacity: 2 },
       }),
     },
     verbose: process.env.FRONTIER_TEST_VERBOSE === "1",

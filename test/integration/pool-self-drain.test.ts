@@ -11,14 +11,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sha256Hex } from "../../edge/tenancy/auth.ts";
 import { freePort, type Stack, startStack, startWorker, stopChild, type WorkerHandle } from "../../scripts/stack.ts";
 import { adminWorkers, ToolLoop, until, workerOf } from "../support/pool-stack.ts";
 
 let stack: Stack;
 let stateDir = "";
 let second: WorkerHandle;
-const sha256 = (text: string) =>
-  crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)).then((d) => Buffer.from(d).toString("hex"));
 const workerEnv = (id: string) => ({
   FRONTIER_CONTEXT_SIZE: "4096",
   FRONTIER_SEQUENCES: "2",
@@ -42,8 +41,8 @@ beforeAll(async () => {
       // As in a deployment: no shared pool token, one credential per worker.
       POOL_TOKEN_SHA256: "",
       POOL_WORKER_TOKENS: JSON.stringify({
-        "worker-1": { sha256: await sha256(token1), url: `http://127.0.0.1:${port1}`, capacity: 2 },
-        "worker-2": { sha256: await sha256(token2), url: `http://127.0.0.1:${port2}`, capacity: 2 },
+        "worker-1": { sha256: await sha256Hex(token1), url: `http://127.0.0.1:${port1}`, capacity: 2 },
+        "worker-2": { sha256: await sha256Hex(token2), url: `http://127.0.0.1:${port2}`, capacity: 2 },
       }),
     },
     verbose: process.env.FRONTIER_TEST_VERBOSE === "1",

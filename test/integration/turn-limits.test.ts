@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sha256Hex } from "../../edge/tenancy/auth.ts";
 import { type Stack, startStack } from "../../scripts/stack.ts";
 import { LOCAL_API_KEY, OTHER_TENANT_API_KEY, postJson } from "../support/api.ts";
 import { decodeSseStream } from "../support/sse-decoder.ts";
@@ -17,19 +18,14 @@ import { decodeSseStream } from "../support/sse-decoder.ts";
 let stack: Stack;
 let stateDir = "";
 
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 beforeAll(async () => {
   stateDir = mkdtempSync(join(tmpdir(), "frontier-turn-limits-"));
   stack = await startStack({
     edgeStateDir: join(stateDir, "edge"),
     edgeVars: {
       API_KEYS: JSON.stringify({
-        [await sha256(LOCAL_API_KEY)]: "local",
-        [await sha256(OTHER_TENANT_API_KEY)]: "other",
+        [await sha256Hex(LOCAL_API_KEY)]: "local",
+        [await sha256Hex(OTHER_TENANT_API_KEY)]: "other",
       }),
     },
     workerEnv: {
