@@ -12,6 +12,7 @@ import { jsonResponse } from "../http/body.ts";
 import { withNotOffered } from "../server-tools/not-offered.ts";
 import { cacheHeader } from "../worker/cache-decision.ts";
 import type { GenerateCall } from "../worker/generate-call.ts";
+import { SseWriter } from "./sse-writer.ts";
 
 /** SSE text for one rendered event. */
 export interface RenderedEvent {
@@ -145,82 +146,59 @@ async function pump<R extends TurnRenderer>(
   writer: WritableStreamDefaultWriter<Uint8Array>,
   options: TurnOptions<R>,
 ): Promise<void> {
-  const encoder = new TextEncoder();
-  let clientGone = false;
   let recorded = false;
   const done = async (): Promise<void> => {
     if (recorded) return;
     recorded = true;
     await options.onDone(renderer);
   };
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const armKeepAlive = () => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = setTimeout(() => void write(renderer.keepAlive).catch(() => undefined), options.keepAliveMs);
-  };
-  const gone = () => {
-    clientGone = true;
-    call.cancel();
-  };
-  // A write is queued, not waited for: the next worker event is read while the client's socket takes
-  // this one. Only a full queue (a client that stopped reading) waits. A client that went away fails
-  // the queued writes, which cancels the call.
-  const write = async (text: string): Promise<void> => {
-    if (clientGone) throw new Error("client gone");
-    armKeepAlive();
-    writer.write(encoder.encode(text)).catch(gone);
-    if ((writer.desiredSize ?? 0) > 0) return;
-    try {
-      await writer.ready;
-    } catch (error) {
-      gone();
-      throw error;
-    }
-  };
-  // The events one worker event became go out in one write.
-  // The final one waits for onDone (see respondJson), which starts as soon as the worker stopped and
-  // runs while the events before the final one are written.
-  const emit = async (outs: readonly RenderedEvent[]): Promise<void> => {
-    const final = outs.findIndex((out) => out.final);
-    const recorded = final >= 0 ? done() : undefined;
-    recorded?.catch(() => undefined); // awaited below, after the write before it
-    const before = (final >= 0 ? outs.slice(0, final) : outs).map((out) => out.sse).join("");
-    try {
-      if (before !== "") await write(before);
-    } finally {
-      await recorded;
-    }
-    if (final >= 0)
-      await write(
-        outs
-          .slice(final)
-          .map((out) => out.sse)
-          .join(""),
-      );
-  };
+  const sse = new SseWriter(writer, { text: renderer.keepAlive, everyMs: options.keepAliveMs }, () => call.cancel());
   try {
-    armKeepAlive();
-    await emit(head);
+    sse.armKeepAlive();
+    await emit(sse, head, done);
     while (!renderer.stopped) {
       const event = await call.next();
       if (event === undefined) {
         renderer.finish();
         break;
       }
-      await emit(await renderer.push(event));
+      await emit(sse, await renderer.push(event), done);
     }
   } catch (error) {
-    if (!clientGone && !call.cancelled) {
-      await write(renderer.streamError(toApiError(error, { requestId: options.requestId }))).catch(() => undefined);
+    if (!sse.clientGone && !call.cancelled) {
+      await sse.write(renderer.streamError(toApiError(error, { requestId: options.requestId }))).catch(() => undefined);
     }
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
-    await writer.close().catch(() => undefined);
+    await sse.close();
     if (!renderer.stopped) call.cancel();
     await done();
     options.sent.done();
     if (renderer.stopped && !(await drain(call))) call.cancel();
   }
+}
+
+/**
+ * The events one worker event became go out in one write. The final one waits for `done` (the
+ * turn's record, see respondJson), which starts as soon as the worker stopped and runs while the
+ * events before the final one are written.
+ */
+async function emit(sse: SseWriter, outs: readonly RenderedEvent[], done: () => Promise<void>): Promise<void> {
+  const final = outs.findIndex((out) => out.final);
+  const recorded = final >= 0 ? done() : undefined;
+  recorded?.catch(() => undefined); // awaited below, after the write before it
+  const before = (final >= 0 ? outs.slice(0, final) : outs).map((out) => out.sse).join("");
+  try {
+    if (before !== "") await sse.write(before);
+  } finally {
+    await recorded;
+  }
+  if (final >= 0)
+    await sse.write(
+      outs
+        .slice(final)
+        .map((out) => out.sse)
+        .join(""),
+    );
 }
 
 /** After `stop`, let the worker finish its stream (trailers) instead of cancelling it. True if it ended. */

@@ -9,7 +9,7 @@ import { log } from "../log.ts";
 import type { TurnTrace } from "../metrics/turn-trace.ts";
 import { offerServerTools } from "../server-tools/declarations.ts";
 import { checkConversation, idKinds } from "./request.ts";
-import { ServerToolUses } from "./server-tool-step.ts";
+import { ServerToolUses } from "./server-tool-steps/server-tool-step.ts";
 import type { Turn, TurnDeps } from "./turn.ts";
 
 /** Default output budget when a request leaves it to the worker. */

@@ -6,12 +6,12 @@
 import { type GenerateEvent, type GenerateRequest, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { TurnTrace } from "../metrics/turn-trace.ts";
 import { admit, openTurn } from "./admit.ts";
-import { announce, plan } from "./plan.ts";
+import { announce, plan } from "./plan/plan.ts";
 import { prefill } from "./prefill.ts";
 import { record } from "./record.ts";
 import { handOff, respond } from "./respond.ts";
 import { sample } from "./sample.ts";
-import { continueWithServerTools } from "./server-tool-loop.ts";
+import { continueWithServerTools } from "./server-tool-steps/server-tool-loop.ts";
 import type { Turn, TurnDeps } from "./turn.ts";
 
 /**

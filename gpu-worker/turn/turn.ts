@@ -19,7 +19,7 @@ import type { OfferedServerTools } from "../server-tools/declarations.ts";
 import type { LeasedSession } from "../session/live-session.ts";
 import type { SessionTable } from "../session/session-table.ts";
 import type { idKinds } from "./request.ts";
-import type { ServerToolUses } from "./server-tool-step.ts";
+import type { ServerToolUses } from "./server-tool-steps/server-tool-step.ts";
 
 export interface TurnDeps {
   engine: Engine;

@@ -8,7 +8,7 @@ import type { SessionCheckpoints } from "../../../gpu-worker/checkpoints/session
 import type { EvictionReason } from "../../../gpu-worker/checkpoints/store/checkpoint-tenant-share.ts";
 import { missReasonToWire } from "../../../gpu-worker/continuation/decision-wire.ts";
 import type { ContinuationPlan } from "../../../gpu-worker/continuation/plan-continuation.ts";
-import { withStoredPrefix } from "../../../gpu-worker/turn/stored-prefix.ts";
+import { withStoredPrefix } from "../../../gpu-worker/turn/plan/stored-prefix.ts";
 import type { EngineSequence } from "../../../native/engine-types.ts";
 import { missWord } from "../../../shared/cache-decision.ts";
 

@@ -12,13 +12,13 @@ import {
   type GenerateEvent,
   Role,
   ServerToolKind,
-} from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { generateEvent } from "../generate/events.ts";
-import type { SampledToolCall } from "../generate/sample-turn.ts";
-import { log } from "../log.ts";
-import type { ServerToolsConfig } from "../server-tools/config.ts";
-import type { OfferedServerTools } from "../server-tools/declarations.ts";
-import { runServerCall } from "../server-tools/run-call.ts";
+} from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { generateEvent } from "../../generate/events.ts";
+import type { SampledToolCall } from "../../generate/sample-turn.ts";
+import { log } from "../../log.ts";
+import type { ServerToolsConfig } from "../../server-tools/config.ts";
+import type { OfferedServerTools } from "../../server-tools/declarations.ts";
+import { runServerCall } from "../../server-tools/run-call.ts";
 
 /** Calls per hosted tool in this request (max_uses) and the usage counters. */
 export class ServerToolUses {

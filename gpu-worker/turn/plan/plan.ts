@@ -3,17 +3,17 @@
  * prefix, then a disk checkpoint), the room left for output, the grammar, and one log line for
  * the decision.
  */
-import type { Conversation, GenerateEvent, GenerateRequest } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { mintIdWithSessionKey } from "../../shared/ids.ts";
-import { decisionToWire, missReasonToWire } from "../continuation/decision-wire.ts";
-import { type ContinuationPlan, planContinuation } from "../continuation/plan-continuation.ts";
-import { WorkerFailure } from "../errors.ts";
-import { generateEvent } from "../generate/events.ts";
-import { log } from "../log.ts";
-import { expandServerTools } from "../server-tools/expand.ts";
-import { checkLastMessage, turnGrammar, withStepBlocks } from "./request.ts";
+import type { Conversation, GenerateEvent, GenerateRequest } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { mintIdWithSessionKey } from "../../../shared/ids.ts";
+import { decisionToWire, missReasonToWire } from "../../continuation/decision-wire.ts";
+import { type ContinuationPlan, planContinuation } from "../../continuation/plan-continuation.ts";
+import { WorkerFailure } from "../../errors.ts";
+import { generateEvent } from "../../generate/events.ts";
+import { log } from "../../log.ts";
+import { expandServerTools } from "../../server-tools/expand.ts";
+import { checkLastMessage, turnGrammar, withStepBlocks } from "../request.ts";
+import type { PlannedStep, Turn } from "../turn.ts";
 import { withStoredPrefix } from "./stored-prefix.ts";
-import type { PlannedStep, Turn } from "./turn.ts";
 
 /** Plan step `step`; undefined when the output budget is spent (a later step only: a first step that does not fit throws). */
 export async function plan(turn: Turn, step: number): Promise<PlannedStep | undefined> {

@@ -1,9 +1,9 @@
 /** Ladder step "disk checkpoint": a stored prefix longer than what the live KV offers. */
-import type { EngineSequence, Token } from "../../native/engine-types.ts";
-import type { PromptSegment } from "../chat/types.ts";
-import type { KeyedOwner } from "../checkpoints/checkpointed-session.ts";
-import type { SessionCheckpoints } from "../checkpoints/session-checkpoints.ts";
-import type { ContinuationPlan } from "../continuation/plan-continuation.ts";
+import type { EngineSequence, Token } from "../../../native/engine-types.ts";
+import type { PromptSegment } from "../../chat/types.ts";
+import type { KeyedOwner } from "../../checkpoints/checkpointed-session.ts";
+import type { SessionCheckpoints } from "../../checkpoints/session-checkpoints.ts";
+import type { ContinuationPlan } from "../../continuation/plan-continuation.ts";
 
 /**
  * Restore the longest checkpoint of this tenant whose text is a prefix of the rendered request,

@@ -1,9 +1,9 @@
 /** Between steps: a generation that made only hosted-tool calls has them run inside the turn, and the turn goes on. */
-import { type GenerateEvent, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { SampledTurn } from "../generate/sample-turn.ts";
-import { log } from "../log.ts";
+import { type GenerateEvent, StopReason } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { SampledTurn } from "../../generate/sample-turn.ts";
+import { log } from "../../log.ts";
+import type { PlannedStep, Turn } from "../turn.ts";
 import { runServerStep } from "./server-tool-step.ts";
-import type { PlannedStep, Turn } from "./turn.ts";
 
 /** Run the step's hosted calls when they are all it made; true when the next step continues from their results. */
 export async function* continueWithServerTools(
