@@ -117,12 +117,7 @@ export class EngineSequenceImpl implements EngineSequence {
     this.begin("generate");
     try {
       signal?.throwIfAborted();
-      this.checkTokens(promptEnd);
-      if (this.mirror.length + promptEnd.length > this.host.capacity) {
-        throw new RangeError(
-          `generate's ${promptEnd.length} prompt tokens after ${this.mirror.length} exceed the sequence capacity ${this.host.capacity}`,
-        );
-      }
+      this.checkPromptEnd(promptEnd);
       if (maxTokens === 0) {
         if (promptEnd.length > 0) {
           await this.native(() => this.inner.evaluateWithoutGeneratingNewTokens(llamaTokens(promptEnd)));
@@ -136,13 +131,7 @@ export class EngineSequenceImpl implements EngineSequence {
       if (firstInput.length === 0)
         throw new Error("generate needs at least one token in the sequence to continue from");
       const start = this.mirror.length - (reEvaluated === undefined ? 0 : 1);
-      const grammarEvaluationState =
-        options.grammar === undefined
-          ? undefined
-          : new LlamaGrammarEvaluationState({
-              model: this.host.llamaModel,
-              grammar: await this.host.grammar(options.grammar),
-            });
+      const grammarEvaluationState = await this.grammarState(options.grammar);
       if (reEvaluated !== undefined)
         await this.native(() => this.inner.eraseContextTokenRanges([{ start, end: start + 1 }]));
       const iter = this.inner.evaluate(llamaTokens(firstInput), {
@@ -191,6 +180,20 @@ export class EngineSequenceImpl implements EngineSequence {
     } finally {
       this.busy = undefined;
     }
+  }
+
+  private checkPromptEnd(promptEnd: readonly Token[]): void {
+    this.checkTokens(promptEnd);
+    if (this.mirror.length + promptEnd.length > this.host.capacity) {
+      throw new RangeError(
+        `generate's ${promptEnd.length} prompt tokens after ${this.mirror.length} exceed the sequence capacity ${this.host.capacity}`,
+      );
+    }
+  }
+
+  private async grammarState(grammar: GenerateOptions["grammar"]): Promise<LlamaGrammarEvaluationState | undefined> {
+    if (grammar === undefined) return undefined;
+    return new LlamaGrammarEvaluationState({ model: this.host.llamaModel, grammar: await this.host.grammar(grammar) });
   }
 
   async saveState(path: string): Promise<{ bytes: number }> {

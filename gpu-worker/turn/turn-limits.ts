@@ -60,83 +60,112 @@ export async function* limitTurn(
   limitError: (hit: LimitHit) => GenerateEvent,
   requestId: string,
 ): AsyncGenerator<GenerateEvent> {
-  const cancel = new AbortController();
-  let wakeReader: (() => void) | undefined;
-  let wakePump: (() => void) | undefined;
-  const onAbort = () => {
-    cancel.abort(signal.reason);
-    wakePump?.();
-  };
-  signal.addEventListener("abort", onAbort, { once: true });
-  let hit: LimitHit | undefined;
-  const stop = (why: LimitHit) => {
-    if (hit !== undefined || cancel.signal.aborted) return;
-    hit = why;
-    log(why === "wall-clock" ? "turn reached its wall-clock limit" : "turn cancelled: its reader stalled", {
-      request: requestId,
-      limitMs: why === "wall-clock" ? limits.wallClockMs : limits.stallMs,
-    });
-    cancel.abort(new TurnCut(why));
-    wakePump?.();
-  };
-  const wall = limits.wallClockMs > 0 ? setTimeout(() => stop("wall-clock"), limits.wallClockMs) : undefined;
-  const buffer: GenerateEvent[] = [];
-  let done = false;
-  let failure: { error: unknown } | undefined;
-  let stall: ReturnType<typeof setTimeout> | undefined;
-  const pump = (async () => {
-    try {
-      for await (const event of start(cancel.signal)) {
-        if (hit === "stall") continue; // nobody reads any more: let the turn finish and record
-        buffer.push(event);
-        wakeReader?.();
-        while (buffer.length >= limits.aheadEvents && hit === undefined && !signal.aborted) {
-          if (limits.stallMs > 0 && stall === undefined) stall = setTimeout(() => stop("stall"), limits.stallMs);
-          await new Promise<void>((resolve) => {
-            wakePump = resolve;
-          });
-        }
-      }
-    } catch (error) {
-      failure = { error };
-    } finally {
-      done = true;
-      wakeReader?.();
-    }
-  })();
+  const turn = new LimitedTurn(signal, limits, requestId);
+  const pump = turn.pump(start);
   try {
     for (;;) {
-      const event = buffer.shift();
+      const event = turn.take();
       if (event !== undefined) {
-        clearTimeout(stall);
-        stall = undefined;
-        wakePump?.();
-        if (hit === "wall-clock" && event.event.case === "stop") {
-          yield limitError("wall-clock");
-          continue;
-        }
-        yield event;
+        yield turn.hit === "wall-clock" && event.event.case === "stop" ? limitError("wall-clock") : event;
         continue;
       }
-      if (done) break;
-      await new Promise<void>((resolve) => {
-        wakeReader = resolve;
-      });
-      wakeReader = undefined;
+      if (turn.done) break;
+      await turn.waitForEvent();
     }
     // A turn cut before it could sample (during prefill, say) fails with the cut as its reason.
-    if (failure !== undefined) {
-      if (hit === "wall-clock") yield limitError("wall-clock");
-      else if (hit !== "stall") throw failure.error;
+    if (turn.failure !== undefined) {
+      if (turn.hit === "wall-clock") yield limitError("wall-clock");
+      else if (turn.hit !== "stall") throw turn.failure.error;
     }
   } finally {
     // The reader left (or the turn ended): cancel what still runs and let it settle before returning,
     // so the session is released before the RPC completes.
-    clearTimeout(wall);
-    clearTimeout(stall);
-    if (!done) cancel.abort(new Error("reader gone"));
-    wakePump?.();
+    turn.end();
     await pump;
-    signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** The state between the turn (the pump, producing into a bounded buffer) and its reader. */
+class LimitedTurn {
+  readonly cancel = new AbortController();
+  hit: LimitHit | undefined;
+  done = false;
+  failure: { error: unknown } | undefined;
+  private readonly buffer: GenerateEvent[] = [];
+  private wakeReader: (() => void) | undefined;
+  private wakePump: (() => void) | undefined;
+  private stall: ReturnType<typeof setTimeout> | undefined;
+  private readonly wall: ReturnType<typeof setTimeout> | undefined;
+  private readonly onAbort = () => {
+    this.cancel.abort(this.signal.reason);
+    this.wakePump?.();
+  };
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly limits: TurnLimits,
+    private readonly requestId: string,
+  ) {
+    signal.addEventListener("abort", this.onAbort, { once: true });
+    this.wall = limits.wallClockMs > 0 ? setTimeout(() => this.stop("wall-clock"), limits.wallClockMs) : undefined;
+  }
+
+  /** Run the turn into the buffer; past `aheadEvents` unread events, wait (and start the stall clock). */
+  async pump(start: (signal: AbortSignal) => AsyncGenerator<GenerateEvent>): Promise<void> {
+    try {
+      for await (const event of start(this.cancel.signal)) {
+        if (this.hit === "stall") continue; // nobody reads any more: let the turn finish and record
+        this.buffer.push(event);
+        this.wakeReader?.();
+        while (this.buffer.length >= this.limits.aheadEvents && this.hit === undefined && !this.signal.aborted) {
+          if (this.limits.stallMs > 0 && this.stall === undefined)
+            this.stall = setTimeout(() => this.stop("stall"), this.limits.stallMs);
+          await new Promise<void>((resolve) => {
+            this.wakePump = resolve;
+          });
+        }
+      }
+    } catch (error) {
+      this.failure = { error };
+    } finally {
+      this.done = true;
+      this.wakeReader?.();
+    }
+  }
+
+  /** The next buffered event, if any (the reader took one: the stall clock stops). */
+  take(): GenerateEvent | undefined {
+    const event = this.buffer.shift();
+    if (event === undefined) return undefined;
+    clearTimeout(this.stall);
+    this.stall = undefined;
+    this.wakePump?.();
+    return event;
+  }
+
+  async waitForEvent(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.wakeReader = resolve;
+    });
+    this.wakeReader = undefined;
+  }
+
+  end(): void {
+    clearTimeout(this.wall);
+    clearTimeout(this.stall);
+    if (!this.done) this.cancel.abort(new Error("reader gone"));
+    this.wakePump?.();
+    this.signal.removeEventListener("abort", this.onAbort);
+  }
+
+  private stop(why: LimitHit): void {
+    if (this.hit !== undefined || this.cancel.signal.aborted) return;
+    this.hit = why;
+    log(why === "wall-clock" ? "turn reached its wall-clock limit" : "turn cancelled: its reader stalled", {
+      request: this.requestId,
+      limitMs: why === "wall-clock" ? this.limits.wallClockMs : this.limits.stallMs,
+    });
+    this.cancel.abort(new TurnCut(why));
+    this.wakePump?.();
   }
 }

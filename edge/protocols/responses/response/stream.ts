@@ -100,68 +100,20 @@ export class ResponsesTurn implements TurnRenderer {
       case "keepAlive":
         return [{ sse: this.keepAlive, ping: true }];
       case "textDelta":
-      case "thinkingDelta": {
-        if (e.value.text === "") return [];
-        const kind = e.case === "textDelta" ? "message" : "reasoning";
-        const out = await this.#ensure(kind);
-        const open = this.#open as Extract<Open, { kind: "message" | "reasoning" }>;
-        open.text += e.value.text;
-        const type = kind === "message" ? "response.output_text.delta" : "response.reasoning_text.delta";
-        const extra = kind === "message" ? { logprobs: [] } : {};
-        out.push(this.#event(type, { ...this.#at(open.index), content_index: 0, delta: e.value.text, ...extra }));
-        return out;
-      }
+        return this.#textDelta("message", e.value.text);
+      case "thinkingDelta":
+        return this.#textDelta("reasoning", e.value.text);
       case "thinkingEnd":
         return this.#open?.kind === "reasoning" ? this.#close("completed") : [];
-      case "toolCallStart": {
-        this.#requirePrompt();
-        const out = await this.#close("completed");
-        const item = this.#callItem(await this.#mint("fc"), e.value.id, e.value.name);
-        this.callIds.push(e.value.id);
-        out.push(this.#add(item));
-        const index = this.response.output.length - 1;
-        this.#open = {
-          kind: "function_call",
-          index,
-          toolIndex: e.value.index,
-          arguments: "",
-          input: new CustomInputStream(),
-        };
-        return out;
-      }
-      case "toolCallDelta": {
-        const { open, item } = this.#openCall(e.value.index);
-        if (e.value.argumentsJson === "") return [];
-        open.arguments += e.value.argumentsJson;
-        if (item.type === "custom_tool_call") {
-          const delta = open.input.push(e.value.argumentsJson);
-          return delta === "" ? [] : [this.#event("response.custom_tool_call_input.delta", { ...this.#at(), delta })];
-        }
-        item.arguments += e.value.argumentsJson;
-        return [this.#event("response.function_call_arguments.delta", { ...this.#at(), delta: e.value.argumentsJson })];
-      }
+      case "toolCallStart":
+        return this.#callStart(e.value.id, e.value.name, e.value.index);
+      case "toolCallDelta":
+        return this.#callDelta(e.value.index, e.value.argumentsJson);
       case "toolCallEnd":
         this.#openCall(e.value.index);
         return this.#close("completed");
-      case "serverToolCall": {
-        this.#requirePrompt();
-        const out = await this.#close("completed");
-        const query = searchQuery(e.value.inputJson);
-        out.push(
-          this.#add({
-            type: "web_search_call",
-            id: e.value.id,
-            status: "in_progress",
-            action: { type: "search", query, queries: [query] },
-          }),
-        );
-        const at = this.#at(this.response.output.length - 1);
-        out.push(this.#event("response.web_search_call.in_progress", at));
-        out.push(this.#event("response.web_search_call.searching", at));
-        this.#sameStep.set(e.value.id, this.#lastWasCall);
-        this.#lastWasCall = true;
-        return out;
-      }
+      case "serverToolCall":
+        return this.#serverCall(e.value.id, e.value.inputJson);
       case "serverToolResult":
         this.#lastWasCall = false;
         return this.#searchDone(e.value);
@@ -194,6 +146,61 @@ export class ResponsesTurn implements TurnRenderer {
     this.response.error = { code: body.code ?? body.type, message: body.message };
     const first = encodeOpenAiStreamError(error, this.#sequence++);
     return first + this.#event("response.failed", { response: this.response }).sse;
+  }
+
+  async #textDelta(kind: "message" | "reasoning", text: string): Promise<RenderedEvent[]> {
+    if (text === "") return [];
+    const out = await this.#ensure(kind);
+    const open = this.#open as Extract<Open, { kind: "message" | "reasoning" }>;
+    open.text += text;
+    const type = kind === "message" ? "response.output_text.delta" : "response.reasoning_text.delta";
+    const extra = kind === "message" ? { logprobs: [] } : {};
+    out.push(this.#event(type, { ...this.#at(open.index), content_index: 0, delta: text, ...extra }));
+    return out;
+  }
+
+  async #callStart(callId: string, name: string, toolIndex: number): Promise<RenderedEvent[]> {
+    this.#requirePrompt();
+    const out = await this.#close("completed");
+    const item = this.#callItem(await this.#mint("fc"), callId, name);
+    this.callIds.push(callId);
+    out.push(this.#add(item));
+    const index = this.response.output.length - 1;
+    this.#open = { kind: "function_call", index, toolIndex, arguments: "", input: new CustomInputStream() };
+    return out;
+  }
+
+  #callDelta(toolIndex: number, argumentsJson: string): RenderedEvent[] {
+    const { open, item } = this.#openCall(toolIndex);
+    if (argumentsJson === "") return [];
+    open.arguments += argumentsJson;
+    if (item.type === "custom_tool_call") {
+      const delta = open.input.push(argumentsJson);
+      return delta === "" ? [] : [this.#event("response.custom_tool_call_input.delta", { ...this.#at(), delta })];
+    }
+    item.arguments += argumentsJson;
+    return [this.#event("response.function_call_arguments.delta", { ...this.#at(), delta: argumentsJson })];
+  }
+
+  /** A hosted search started: its item, in progress and searching. */
+  async #serverCall(id: string, inputJson: string): Promise<RenderedEvent[]> {
+    this.#requirePrompt();
+    const out = await this.#close("completed");
+    const query = searchQuery(inputJson);
+    out.push(
+      this.#add({
+        type: "web_search_call",
+        id,
+        status: "in_progress",
+        action: { type: "search", query, queries: [query] },
+      }),
+    );
+    const at = this.#at(this.response.output.length - 1);
+    out.push(this.#event("response.web_search_call.in_progress", at));
+    out.push(this.#event("response.web_search_call.searching", at));
+    this.#sameStep.set(id, this.#lastWasCall);
+    this.#lastWasCall = true;
+    return out;
   }
 
   /** A hosted search finished: the item gets its status, sources and sealed result. */
