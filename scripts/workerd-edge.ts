@@ -27,6 +27,8 @@ export async function startWorkerdEdge(options: {
   stateDir: string;
   /** Bound as the edge's variables and secrets on top of wrangler.toml's `[vars]`. */
   vars: Record<string, string>;
+  /** Serve V8's inspector on this port (a CPU profile: bench/edge-profile.ts). */
+  inspectorPort?: number;
 }): Promise<WorkerdEdge> {
   const bundleDir = join(options.stateDir, "bundle");
   mkdirSync(bundleDir, { recursive: true });
@@ -46,6 +48,7 @@ export async function startWorkerdEdge(options: {
     host: "127.0.0.1",
     port: 0,
     logRequests: false,
+    ...(options.inspectorPort === undefined ? {} : { inspectorPort: options.inspectorPort }),
     // The edge's JSON log lines (one per turn) are dropped, as a deployment's log sink would take
     // them; errors still reach this process's stderr.
     handleRuntimeStdio(stdout: Readable, stderr: Readable) {
