@@ -2,7 +2,8 @@
  * The pool simulation: a discrete-event run of a trace over N simulated workers (sim-worker.ts) in
  * virtual time. New sessions are placed by a policy: `frontier` is the edge's own placement
  * (`placeSession` on heartbeat views plus `notePlacement` between heartbeats) with session stickiness
- * (a follow-up claims its session's worker, or branches next to it when `hintDecision` says so);
+ * (a follow-up claims its session's worker, waits behind its parent's running turn, or branches next to
+ * it, as `hintDecision` says);
  * `round-robin` and `least-loaded` (the same load measure without prefix or stickiness) route every
  * request. Each worker serialises prefill, restore and parking dumps on one engine and decodes on its
  * sequences in parallel (cost-model.ts).
@@ -12,6 +13,7 @@ import { hintDecision } from "../../edge/session/routing.ts";
 import { BLOCK_TOKENS } from "../trace-file.ts";
 import { type CostModel, costMs } from "./cost-model.ts";
 import { EventQueue } from "./event-queue.ts";
+import { runningTurnOf, type SessionTurn } from "./running-turn.ts";
 import { type KvContent, SimWorker, simFrontier, type WorkerCapacity } from "./sim-worker.ts";
 import { fullBlocks, type SimRequest } from "./trace-sessions.ts";
 
@@ -51,6 +53,8 @@ export interface SimResult {
   parks: number;
   evictions: number;
   branches: number;
+  /** Follow-ups that waited for their parent's running turn instead of branching. */
+  waits: number;
   /** Placements of new sessions (frontier policy): on a worker advertising the prefix / by load. */
   placedByPrefix: number;
   placedByLoad: number;
@@ -60,6 +64,10 @@ interface SessionInfo {
   worker: number;
   busy: boolean;
   turns: number;
+  /** The turn holding the session while busy. */
+  running: SessionTurn | undefined;
+  /** Follow-ups queued behind the running turn (hintDecision: wait); they arrive again when it ends. */
+  followers: SimRequest[];
 }
 
 export function simulate(requests: readonly SimRequest[], config: SimConfig): SimResult {
@@ -89,6 +97,7 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
     parks: 0,
     evictions: 0,
     branches: 0,
+    waits: 0,
     placedByPrefix: 0,
     placedByLoad: 0,
   };
@@ -116,12 +125,21 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
     return byView(placement.worker);
   };
 
-  const route = (r: SimRequest, now: number): { worker: number; sessionId: string } => {
+  const route = (r: SimRequest, now: number): { worker: number; sessionId: string } | "wait" => {
     const parentSession = r.parent >= 0 ? sessionOf[r.parent] : undefined;
     const parent = parentSession === undefined ? undefined : sessions.get(parentSession);
     if (config.policy === "frontier" && parentSession !== undefined && parent) {
       const state = { exists: true, busy: parent.busy, pendingToolUseIds: 0, turns: parent.turns };
-      if (hintDecision(state, false) === "claim") return { worker: parent.worker, sessionId: parentSession };
+      const engineFreeAt = workers[parent.worker]?.engineFreeAt ?? now;
+      const running =
+        parent.busy && parent.running ? runningTurnOf(r, parent.running, engineFreeAt, now, cost) : undefined;
+      const decision = hintDecision(state, false, running);
+      if (decision === "claim") return { worker: parent.worker, sessionId: parentSession };
+      if (decision === "wait") {
+        result.waits++;
+        parent.followers.push(r);
+        return "wait";
+      }
       result.branches++;
       return { worker: parent.worker, sessionId: `s${newSessions++}` };
     }
@@ -193,6 +211,8 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
       }
     }
     const end = firstToken + costMs(r.outputLength, cost.decodeTokensPerSecond);
+    const running = sessions.get(sessionId)?.running;
+    if (running) running.endsAt = end;
     const kv: KvContent = {
       tokens: r.inputLength + r.outputLength,
       blockKeys: r.prefixKeys.slice(0, fullBlocks(r)),
@@ -206,6 +226,7 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
     const info = sessions.get(sessionId);
     if (info) {
       info.busy = false;
+      info.running = undefined;
       info.turns++;
     }
     if (session) {
@@ -214,6 +235,8 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
       session.frontier = simFrontier(kv.tokens);
       w.content.set(sessionId, kv);
     }
+    // Follow-ups queued behind this turn come first: the session keeps its sequence for them.
+    for (const follower of info?.followers.splice(0) ?? []) arrive(follower, now);
     const waiter = w.waiters[0];
     if (waiter) {
       const parkTokens = w.tryAcquire(waiter.session, now);
@@ -225,7 +248,9 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
   };
 
   const arrive = (r: SimRequest, now: number) => {
-    const { worker, sessionId } = route(r, now);
+    const routed = route(r, now);
+    if (routed === "wait") return;
+    const { worker, sessionId } = routed;
     sessionOf[r.index] = sessionId;
     const w = workers[worker];
     if (!w) throw new Error(`no worker ${worker}`);
@@ -240,8 +265,17 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
     }
     session.busy = true;
     session.lastUsed = now;
-    sessions.set(sessionId, { worker, busy: true, turns: sessions.get(sessionId)?.turns ?? 0 });
-    const start = (at: number) => (parkTokens: number) => serve(w, r, sessionId, now, at, parkTokens);
+    const known = sessions.get(sessionId);
+    const running = { request: r, endsAt: undefined };
+    sessions.set(sessionId, {
+      worker,
+      busy: true,
+      turns: known?.turns ?? 0,
+      running,
+      followers: known?.followers ?? [],
+    });
+    // A follow-up that waited for its parent still counts its time from its own arrival.
+    const start = (at: number) => (parkTokens: number) => serve(w, r, sessionId, r.timestamp, at, parkTokens);
     const parkTokens = w.tryAcquire(session, now);
     if (parkTokens !== undefined) return start(now)(parkTokens);
     if (w.waiters.length >= capacity.maxQueue) {

@@ -20,6 +20,8 @@ export interface RoutingIds {
   replayed: string[][];
   /** No assistant message is replayed: the conversation's first turn. */
   firstTurn: boolean;
+  /** Replayed assistant turns (with or without IDs): a follow-up replays one more than its parent. */
+  assistantTurns: number;
 }
 
 /** The session each ID names after verification (undefined: malformed, forged or another tenant's). */
@@ -114,10 +116,38 @@ export interface HintState {
   turns: number;
 }
 
-/** Whether a request routed by hint (it carries no usable IDs) continues the hinted session. */
-export function hintDecision(state: HintState, firstTurn: boolean): "claim" | "branch" {
+/** What a hinted request knows about the turn that holds its session's lease. */
+export interface RunningTurn {
+  /**
+   * The request continues that turn: it replays one assistant turn more than the running request
+   * did (that turn's answer). False for a sibling (a fork of the same parent), which must branch.
+   */
+  follows: boolean;
+  /**
+   * Expected ms the running turn still holds the session after a branch could start its prefill (a
+   * branch on the same worker queues behind the same work); 0 when that turn answered already.
+   */
+  remainingMs: number;
+  /** Ms a branch would spend re-prefilling the prefix the session holds for this request. */
+  reprefillMs: number;
+}
+
+export type HintDecision = "claim" | "wait" | "branch";
+
+/**
+ * Whether a request routed by hint (it carries no usable IDs) continues the hinted session. A busy
+ * session is waited for (`wait`: queue behind its running turn, then claim) when the request follows
+ * that turn and the wait is shorter than re-prefilling what the session holds; otherwise it branches.
+ * A client sends a follow-up only once it has its parent's answer, so a real follow-up that finds its
+ * session busy is the edge recording that turn after the response (`remainingMs` 0). Two concurrent
+ * children of one parent are siblings: the second does not follow the first, so it branches and the
+ * first keeps the live KV.
+ */
+export function hintDecision(state: HintState, firstTurn: boolean, running?: RunningTurn): HintDecision {
   if (!state.exists) return "claim";
-  if (state.busy || state.pendingToolUseIds > 0) return "branch";
+  // The pending tool calls and turns are the last recorded turn's: a waiter decides again on the record.
+  if (state.busy) return running?.follows && running.remainingMs < running.reprefillMs ? "wait" : "branch";
+  if (state.pendingToolUseIds > 0) return "branch";
   if (firstTurn && state.turns > 0) return "branch";
   return "claim";
 }

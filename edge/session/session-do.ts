@@ -12,7 +12,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { WriteBehind } from "../core/write-behind.ts";
-import { hintDecision, pickWorker } from "./routing.ts";
+import { type HintState, hintDecision, pickWorker, type RunningTurn } from "./routing.ts";
 
 /** A lease older than this is stale (its edge request died without releasing it). */
 const LEASE_MS = 10 * 60_000;
@@ -26,6 +26,13 @@ const IDLE_TTL_MS = 7 * 24 * 3600_000;
  * and prefix) branches this much later.
  */
 export const HINT_LEASE_WAIT_MS = 250;
+/**
+ * How long a hinted open waits for a running turn it follows (it replays that turn's answer: one
+ * assistant turn more than the lease holder) before it branches. The client has that answer, so only
+ * the edge's record is pending; waiting this long is still cheaper than re-prefilling an agent's
+ * context (tens of thousands of tokens) on a branch (routing.ts hintDecision).
+ */
+export const HINT_FOLLOW_WAIT_MS = 2_000;
 
 export interface OpenArgs {
   sessionId: string;
@@ -38,6 +45,8 @@ export interface OpenArgs {
   noCreate?: boolean;
   /** With mode hint: the request replays no assistant turn. */
   firstTurn?: boolean;
+  /** Assistant turns the request replays (RoutingIds.assistantTurns): tells a follow-up of the running turn from a sibling. */
+  assistantTurns?: number;
   /** Place a new session on this worker (a branch of a hinted session). */
   preferredWorker?: string;
   /**
@@ -126,6 +135,8 @@ export class SessionDO extends DurableObject<unknown> {
   readonly #sql: SqlStorage;
   /** Hinted opens waiting for the lease (HINT_LEASE_WAIT_MS); called when a lease is released. */
   readonly #leaseWaiters = new Set<() => void>();
+  /** Assistant turns the lease holder's request replayed (memory only: unknown after an eviction). */
+  #leaseTurns: { requestId: string; assistantTurns: number } | undefined;
   /** Soft columns newer than the SQLite row (undefined: the row is current). */
   #soft: SoftColumns | undefined;
   readonly #softWrite = new WriteBehind(() => this.#writeSoft());
@@ -145,7 +156,8 @@ export class SessionDO extends DurableObject<unknown> {
   }
 
   async open(args: OpenArgs): Promise<OpenResult> {
-    if (args.mode === "hint" && this.#heldForSameConversation(args)) await this.#leaseReleased(HINT_LEASE_WAIT_MS);
+    const asked = Date.now();
+    if (args.mode === "hint") await this.#waitForRunningTurn(args, asked);
     const now = Date.now();
     const row = this.#row();
     if (row && row.tenant !== args.tenant) return { status: "not_found" };
@@ -153,6 +165,7 @@ export class SessionDO extends DurableObject<unknown> {
       if (args.mode === "existing" || (args.mode === "hint" && args.noCreate)) return { status: "not_found" };
       const workerUrl = pickWorker(args.sessionId, args.workerUrls, args.preferredWorker);
       await this.#create({ ...args, workerUrl }, now, args.requestId);
+      this.#noteLeaseTurns(args.requestId, args.assistantTurns);
       return { status: "ok", sessionId: args.sessionId, workerUrl, epoch: 1, created: true, turns: 0 };
     }
     const busy = leaseHeld(row, now);
@@ -161,8 +174,8 @@ export class SessionDO extends DurableObject<unknown> {
       return { status: "branch", workerUrl: workerUrlOfBranch, reason: "prefix" };
     }
     if (args.mode === "hint") {
-      const state = { exists: true, busy, pendingToolUseIds: this.#frontier().length, turns: row.turns };
-      if (hintDecision(state, args.firstTurn ?? false) === "branch") {
+      const running = busy ? this.#runningTurn(row, args, now - asked) : undefined;
+      if (hintDecision(this.#hintState(row, now), args.firstTurn ?? false, running) !== "claim") {
         return { status: "branch", workerUrl: workerUrlOfBranch, reason: "busy" };
       }
     }
@@ -175,6 +188,7 @@ export class SessionDO extends DurableObject<unknown> {
     }
     // No alarm write per turn: the one set at creation re-arms itself from last_used_at (alarm()).
     this.#place(row, workerUrl, epoch, args.requestId, now);
+    this.#noteLeaseTurns(args.requestId, args.assistantTurns);
     return { status: "ok", sessionId: row.session_id, workerUrl, epoch, created: false, turns: row.turns };
   }
 
@@ -208,13 +222,20 @@ export class SessionDO extends DurableObject<unknown> {
    * the session is still this tenant's on `workerUrl` at `epoch` and no other request holds it. Soft
    * state only (no commit). False: the route is not the session's any more, or another request runs.
    */
-  async hold(args: { tenant: string; requestId: string; workerUrl: string; epoch: number }): Promise<boolean> {
+  async hold(args: {
+    tenant: string;
+    requestId: string;
+    workerUrl: string;
+    epoch: number;
+    assistantTurns?: number;
+  }): Promise<boolean> {
     const row = this.#row();
     if (!row || row.tenant !== args.tenant || row.worker_url !== args.workerUrl || row.epoch !== args.epoch)
       return false;
     const now = Date.now();
     if (leaseHeld(row, now) && row.lease_request_id !== args.requestId) return false;
     this.#place(row, row.worker_url, row.epoch, args.requestId, now);
+    this.#noteLeaseTurns(args.requestId, args.assistantTurns);
     return true;
   }
 
@@ -286,9 +307,43 @@ export class SessionDO extends DurableObject<unknown> {
   }
 
   /**
-   * The session is this tenant's, its lease is held, and the request would not branch on its prefix
-   * anyway: a hinted open then waits for the lease before deciding (HINT_LEASE_WAIT_MS).
+   * A hinted open that finds the lease held for the same conversation waits while hintDecision says
+   * `wait`: up to HINT_FOLLOW_WAIT_MS for a running turn it follows, HINT_LEASE_WAIT_MS when the lease
+   * holder's turn count is unknown (it may be this request's parent), not at all for a sibling.
    */
+  async #waitForRunningTurn(args: OpenArgs, asked: number): Promise<void> {
+    for (;;) {
+      const row = this.#row();
+      if (!row || !this.#heldForSameConversation(args)) return;
+      const now = Date.now();
+      const running = this.#runningTurn(row, args, now - asked);
+      if (hintDecision(this.#hintState(row, now), args.firstTurn ?? false, running) !== "wait") return;
+      await this.#leaseReleased(running.reprefillMs - running.remainingMs);
+    }
+  }
+
+  /**
+   * The turn holding the lease, as a hinted request sees it. The client has the answer of a turn it
+   * follows, so what remains is the record: the time already waited counts against the budget.
+   */
+  #runningTurn(row: SessionRow, args: OpenArgs, waitedMs: number): RunningTurn {
+    const holder = this.#leaseTurns;
+    if (holder === undefined || holder.requestId !== row.lease_request_id || args.assistantTurns === undefined) {
+      return { follows: true, remainingMs: waitedMs, reprefillMs: HINT_LEASE_WAIT_MS };
+    }
+    const follows = args.assistantTurns === holder.assistantTurns + 1;
+    return { follows, remainingMs: waitedMs, reprefillMs: HINT_FOLLOW_WAIT_MS };
+  }
+
+  #hintState(row: SessionRow, now: number): HintState {
+    return { exists: true, busy: leaseHeld(row, now), pendingToolUseIds: this.#frontier().length, turns: row.turns };
+  }
+
+  #noteLeaseTurns(requestId: string, assistantTurns: number | undefined): void {
+    this.#leaseTurns = assistantTurns === undefined ? undefined : { requestId, assistantTurns };
+  }
+
+  /** The session is this tenant's, its lease is held, and the request would not branch on its prefix anyway. */
   #heldForSameConversation(args: OpenArgs): boolean {
     const row = this.#row();
     return (

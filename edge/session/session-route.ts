@@ -93,7 +93,13 @@ export async function resolveSession(
   if (routableUrls(pool, config).length === 0) pool = await poolView(env, config, true);
   const workerUrls = routableUrls(pool, config);
   if (workerUrls.length === 0) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
-  const base = { tenant: request.tenant, requestId: request.requestId, workerUrls, unroutable: unroutableUrls(pool) };
+  const base = {
+    tenant: request.tenant,
+    requestId: request.requestId,
+    workerUrls,
+    unroutable: unroutableUrls(pool),
+    assistantTurns: ids.assistantTurns,
+  };
   const home = config.regions[0];
   const candidates = idCandidates(verified);
   if (request.pinned) candidates.unshift(request.pinned);
@@ -189,7 +195,13 @@ async function cachedRoute(
   if (!route) return undefined;
   const { tenant, requestId } = request;
   const holding = env.SESSIONS.getByName(sessionId)
-    .hold({ tenant, requestId, workerUrl: route.workerUrl, epoch: route.epoch })
+    .hold({
+      tenant,
+      requestId,
+      workerUrl: route.workerUrl,
+      epoch: route.epoch,
+      assistantTurns: request.ids.assistantTurns,
+    })
     .catch(() => false);
   return { sessionId, workerUrl: route.workerUrl, epoch: route.epoch, source: "hint", cached: true, holding };
 }

@@ -149,7 +149,7 @@ async function finishTurn<R extends TurnRenderer>(
   rc.sent.after(() => recordUsage(env, tenant, turnUsage(requestId, keyId, prompt, stop)));
   // The session's frontier is recorded after the client has the response, not before its final
   // event: a next request that names the session by a signed ID does not need the record, and
-  // a hinted one that finds the lease still held waits for it (SessionDO HINT_LEASE_WAIT_MS).
+  // a hinted one that finds the lease still held waits for it (SessionDO HINT_FOLLOW_WAIT_MS).
   // What must exist before the final event: the session itself (a new one's creation, or the
   // record that creates it when that failed) and (Responses) the stored record a next request names.
   const record = () =>

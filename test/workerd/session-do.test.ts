@@ -2,7 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SOFT_STATE_WRITE_MS } from "../../edge/core/write-behind.ts";
-import { HINT_LEASE_WAIT_MS, type OpenArgs, SessionDO } from "../../edge/session/session-do.ts";
+import { HINT_FOLLOW_WAIT_MS, HINT_LEASE_WAIT_MS, type OpenArgs, SessionDO } from "../../edge/session/session-do.ts";
 import { newSessionId } from "../../shared/ids.ts";
 
 const URLS = ["http://w1:1", "http://w2:1"];
@@ -175,6 +175,31 @@ describe("SessionDO", () => {
     await stub.recordTurn({ tenant: "local", requestId: "req_a", messageId: "m1", toolUseIds: [] });
     expect(await next).toMatchObject({ status: "ok", sessionId: id, turns: 1 });
     expect(await stub.get("local")).toMatchObject({ busy: true, turns: 1, lastMessageId: "m1" });
+  });
+
+  it("lets a follow-up of the running turn wait past the short lease wait; a sibling of it branches at once", async () => {
+    const id = newSessionId();
+    const stub = env.SESSIONS.getByName(id);
+    await stub.open(args(id, { mode: "hint", firstTurn: false, assistantTurns: 2 }));
+    // A sibling (the same number of replayed assistant turns as the running request) is a fork.
+    const asked = Date.now();
+    expect(await stub.open(args(id, { mode: "hint", requestId: "req_s", assistantTurns: 2 }))).toMatchObject({
+      status: "branch",
+      reason: "busy",
+    });
+    expect(Date.now() - asked).toBeLessThan(HINT_LEASE_WAIT_MS);
+    // The follow-up replays the running turn's answer; its record comes well after the short wait.
+    const next = stub.open(args(id, { mode: "hint", requestId: "req_b", assistantTurns: 3 }));
+    await new Promise((r) => setTimeout(r, 3 * HINT_LEASE_WAIT_MS));
+    await stub.recordTurn({ tenant: "local", requestId: "req_a", messageId: "m1", toolUseIds: [] });
+    expect(await next).toMatchObject({ status: "ok", sessionId: id, turns: 1 });
+    // Past HINT_FOLLOW_WAIT_MS without a record, a follow-up branches after all.
+    const late = Date.now();
+    expect(await stub.open(args(id, { mode: "hint", requestId: "req_c", assistantTurns: 4 }))).toMatchObject({
+      status: "branch",
+      reason: "busy",
+    });
+    expect(Date.now() - late).toBeGreaterThanOrEqual(HINT_FOLLOW_WAIT_MS - 5);
   });
 
   it("does not wait on another tenant's lease or on a session the request branches from by its prefix", async () => {

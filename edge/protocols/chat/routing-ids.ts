@@ -10,16 +10,16 @@ export function collectChatRoutingIds(messages: readonly ChatMessage[]): Routing
   const toolResults: string[] = [];
   const replayed: string[][] = [];
   let trailing = true;
-  let firstTurn = true;
+  let assistantTurns = 0;
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i];
     if (message?.role === "assistant") {
       trailing = false;
-      firstTurn = false;
+      if (messages[i + 1]?.role !== "assistant") assistantTurns++;
       if (message.toolCalls.length > 0) replayed.push(message.toolCalls.map((call) => call.id));
     } else if (message?.role === "tool" && trailing) {
       toolResults.push(message.toolCallId);
     }
   }
-  return { toolResults: toolResults.reverse(), replayed, firstTurn };
+  return { toolResults: toolResults.reverse(), replayed, firstTurn: assistantTurns === 0, assistantTurns };
 }

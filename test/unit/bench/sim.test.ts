@@ -122,6 +122,51 @@ describe("pool simulation drives the production policies", () => {
   });
 });
 
+describe("follow-ups of a busy parent", () => {
+  // A parent decoding a short answer, then two children of it arriving before it ends (a fork).
+  const forked = () =>
+    deriveSessions(
+      parseTrace(
+        [
+          line(0, 2048, 200, [0, 1, 2, 3]),
+          line(1000, 3072, 50, [0, 1, 2, 3, 10, 11]),
+          line(1100, 3072, 50, [0, 1, 2, 3, 20, 21]),
+        ].join("\n"),
+      ),
+    );
+
+  it("wait behind the parent's running turn instead of re-prefilling it; the second child of a fork branches", () => {
+    const requests = forked();
+    expect(requests.map((r) => r.parent)).toEqual([-1, 0, 0]);
+    const result = simulate(requests, {
+      workers: 1,
+      policy: "frontier",
+      capacity: DEFAULT_CAPACITY,
+      cost: MEASURED_TINY_CPU,
+      heartbeatMs: 2000,
+    });
+    expect(result.waits).toBe(2);
+    // Only one child continues the parent's live KV (its 4 blocks and its output); the sibling branches.
+    expect(result.liveHits).toBe(1);
+    expect(result.branches).toBe(1);
+    expect(result.reusedWithOutput).toBeGreaterThanOrEqual(2048 + 200 - 1);
+  });
+
+  it("branch when the parent's turn holds the session longer than a re-prefill takes", () => {
+    const slow = { ...MEASURED_TINY_CPU, decodeTokensPerSecond: 20 };
+    const result = simulate(forked(), {
+      workers: 1,
+      policy: "frontier",
+      capacity: DEFAULT_CAPACITY,
+      cost: slow,
+      heartbeatMs: 2000,
+    });
+    expect(result.waits).toBe(0);
+    expect(result.branches).toBe(2);
+    expect(result.liveHits).toBe(0);
+  });
+});
+
 describe("placement fix found by the simulation", () => {
   it("at equal load (every sequence holding an idle session) a new session goes to the worker running fewer turns", () => {
     const views = ["w0", "w1"].map((id) => {

@@ -172,9 +172,15 @@ describe("collectChatRoutingIds", () => {
       toolResults: ["call_2", "call_1"],
       replayed: [["call_1", "call_2"]],
       firstTurn: false,
+      assistantTurns: 1,
     });
     const first = validateChatRequest(base);
-    expect(collectChatRoutingIds(first.messages)).toEqual({ toolResults: [], replayed: [], firstTurn: true });
+    expect(collectChatRoutingIds(first.messages)).toEqual({
+      toolResults: [],
+      replayed: [],
+      firstTurn: true,
+      assistantTurns: 0,
+    });
   });
 });
 

@@ -41,8 +41,18 @@ describe("collectRoutingIds", () => {
       assistant("b1", "b2"),
       user("b2", "b1"),
     ]);
-    expect(ids).toEqual({ toolResults: ["b2", "b1"], replayed: [["b1", "b2"], ["a1"]], firstTurn: false });
-    expect(collectRoutingIds([text("user", "hi")])).toEqual({ toolResults: [], replayed: [], firstTurn: true });
+    expect(ids).toEqual({
+      toolResults: ["b2", "b1"],
+      replayed: [["b1", "b2"], ["a1"]],
+      firstTurn: false,
+      assistantTurns: 2,
+    });
+    expect(collectRoutingIds([text("user", "hi")])).toEqual({
+      toolResults: [],
+      replayed: [],
+      firstTurn: true,
+      assistantTurns: 0,
+    });
   });
 });
 
@@ -122,6 +132,20 @@ describe("hints", () => {
     expect(hintDecision({ ...idle, busy: true }, false)).toBe("branch");
     expect(hintDecision({ ...idle, pendingToolUseIds: 2 }, false)).toBe("branch");
     expect(hintDecision({ ...idle, turns: 0 }, true)).toBe("claim");
+  });
+
+  it("waits behind a busy session's running turn it follows when that is cheaper than re-prefilling", () => {
+    const busy = { exists: true, busy: true, pendingToolUseIds: 0, turns: 3 };
+    const follow = { follows: true, remainingMs: 500, reprefillMs: 3000 };
+    expect(hintDecision(busy, false, follow)).toBe("wait");
+    // The running turn's pending tool calls are the previous record's: the waiter decides again on the next.
+    expect(hintDecision({ ...busy, pendingToolUseIds: 2 }, false, follow)).toBe("wait");
+    // The parent's turn holds the session longer than a re-prefill takes: branch.
+    expect(hintDecision(busy, false, { ...follow, remainingMs: 3000 })).toBe("branch");
+    // A sibling of the running turn (a real fork) branches at once; the running one keeps the live KV.
+    expect(hintDecision(busy, false, { ...follow, follows: false })).toBe("branch");
+    expect(hintDecision(busy, false)).toBe("branch");
+    expect(hintDecision({ ...busy, busy: false }, false, follow)).toBe("claim");
   });
 });
 

@@ -61,9 +61,15 @@ describe("Responses normalisation", () => {
       toolResults: ["call_2", "call_1"],
       replayed: [["call_2", "fc_2", "call_1", "fc_1", "msg_1", "rs_1"]],
       firstTurn: false,
+      assistantTurns: 1,
     });
     const fresh = validateResponsesRequest({ model: "m", input: "hello" });
-    expect(collectResponsesRoutingIds(fresh.input)).toEqual({ toolResults: [], replayed: [], firstTurn: true });
+    expect(collectResponsesRoutingIds(fresh.input)).toEqual({
+      toolResults: [],
+      replayed: [],
+      firstTurn: true,
+      assistantTurns: 0,
+    });
   });
 });
 

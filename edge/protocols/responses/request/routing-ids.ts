@@ -34,6 +34,7 @@ export function collectResponsesRoutingIds(items: readonly InputItem[]): Routing
     toolResults: toolResults.reverse(),
     replayed: replayed.filter((ids) => ids.length > 0),
     firstTurn: replayed.length === 0,
+    assistantTurns: replayed.length,
   };
 }
 
