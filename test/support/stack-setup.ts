@@ -85,6 +85,18 @@ export async function setupStack(
 }
 
 /**
+ * A stack of its own (worker + wrangler dev) serving `modelPath`, for a test file that needs a
+ * family model the tier's global stacks do not serve; stop it in the file's afterAll.
+ */
+export async function startFamilyStack(
+  modelPath: string,
+  workerEnv: Record<string, string> = {},
+): Promise<{ edgeUrl: string; logFile: string; stop: () => Promise<void> }> {
+  const { stack, logFile, stop } = await launch({ ...workerEnv, FRONTIER_MODEL_PATH: modelPath });
+  return { edgeUrl: stack.edgeUrl, logFile, stop };
+}
+
+/**
  * A second stack whose worker serves `modelPath` (a real-vocabulary family model; its chat format
  * recognised from the GGUF's template), provided as `familyEdgeUrl` / `familyWorkerLogFile`.
  */
