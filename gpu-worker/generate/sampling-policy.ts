@@ -9,6 +9,7 @@ import {
 import { SchemaGrammarError } from "../chat/grammar/json-schema-grammar.ts";
 import { tryParseJson } from "../chat/json-text.ts";
 import type { ChatFormat, FixedToolCall } from "../chat/types.ts";
+import { scriptedReferencedToolCall, scriptedToolSearchCall } from "./scripted-tool-search.ts";
 
 /** The test-only sampling policies (FRONTIER_TEST_POLICY); none is on by default. */
 export type TestPolicyName = "scripted-tools";
@@ -46,7 +47,9 @@ const SCRIPTED_SHELL_TOOLS: readonly { name: string; args: (command: string) => 
  * - A JSON `response_format`: the answer follows its schema; with tool_choice auto and tools, the
  *   turn may call a tool instead (never under the scripted policy: a random model must not choose
  *   calls a real client runs). A forced tool_choice wins: the format applies to the answer after.
- *   Without a shell tool, a declared hosted web_search (or web_fetch) gets one fixed call.
+ *   Without a shell tool, a declared tool search (Claude Code's `ToolSearch`) or hosted web_search
+ *   (or web_fetch) gets one fixed call, and a deferred tool a `tool_reference` loaded gets one
+ *   (`scripted-tool-search.ts`).
  */
 export function grammarForTurn(
   format: ChatFormat,
@@ -83,8 +86,8 @@ export function grammarForTurn(
       }));
       return format.fixedToolCallsGrammar(calls, thinkingOpen, callsIn(conversation));
     }
-    const hosted = last && isUserTextTurn(last) && toolsAllowed ? scriptedHostedCall(tools, last) : undefined;
-    if (hosted) return format.fixedToolCallsGrammar([hosted], thinkingOpen, callsIn(conversation));
+    const scripted = last && toolsAllowed ? scriptedCall(conversation, tools, last) : undefined;
+    if (scripted) return format.fixedToolCallsGrammar([scripted], thinkingOpen, callsIn(conversation));
   }
   if (responseFormat !== undefined && responseFormat.type !== ResponseFormatType.TEXT) {
     const callsAllowed = tools.length > 0 && (choice?.mode ?? ToolChoiceMode.AUTO) === ToolChoiceMode.AUTO;
@@ -101,6 +104,20 @@ export function grammarForTurn(
   }
   if (testPolicy === "scripted-tools") return format.plainTextGrammar(thinkingOpen);
   return undefined;
+}
+
+/**
+ * Without a shell tool: on a user turn, a tool search (selecting the fixed deferred tool) or a hosted
+ * web call; after tool results, the call of a deferred tool a `tool_reference` loaded and the
+ * history has not called.
+ */
+function scriptedCall(
+  conversation: Conversation,
+  tools: Conversation["tools"],
+  last: Message,
+): FixedToolCall | undefined {
+  if (isUserTextTurn(last)) return scriptedToolSearchCall(tools) ?? scriptedHostedCall(tools, last);
+  return last.role === Role.USER ? scriptedReferencedToolCall(conversation) : undefined;
 }
 
 /** The answer's schema: undefined (any JSON object) for json_object or an empty schema. */

@@ -16,15 +16,25 @@ export interface StreamLine {
   is_error?: boolean;
   num_turns?: number;
   message?: {
-    content?: { type: string; name?: string; input?: { command?: string; query?: string }; content?: unknown }[];
+    content?: {
+      type: string;
+      name?: string;
+      input?: { command?: string; query?: string; record_id?: string };
+      content?: unknown;
+    }[];
   };
 }
 
-/** Which tools Claude Code has (`tools`, default all) and may run unasked, and its turn limit. */
+/**
+ * Which tools Claude Code has (`tools`, default all) and may run unasked, and its turn limit; an MCP
+ * config file to load (alone: `--strict-mcp-config`) and extra environment (e.g. ENABLE_TOOL_SEARCH).
+ */
 export interface ClaudeRunOptions {
   tools?: readonly string[];
   allowedTools: readonly string[];
   maxTurns: number;
+  mcpConfigFile?: string;
+  env?: Record<string, string>;
 }
 
 const BASH_LOOP: ClaudeRunOptions = { allowedTools: ["Bash"], maxTurns: 4 };
@@ -39,6 +49,7 @@ export async function runClaude(
   const args = ["-p", prompt];
   if (options.tools) args.push("--tools", options.tools.join(","));
   args.push("--allowedTools", options.allowedTools.join(","));
+  if (options.mcpConfigFile) args.push("--mcp-config", options.mcpConfigFile, "--strict-mcp-config");
   args.push("--output-format", "stream-json", "--verbose", "--max-turns", String(options.maxTurns));
   try {
     const run = await runCli(clientBin("claude"), args, {
@@ -50,6 +61,7 @@ export async function runClaude(
         DISABLE_TELEMETRY: "1",
         DISABLE_AUTOUPDATER: "1",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        ...options.env,
       },
       timeoutMs: 200_000,
     });
