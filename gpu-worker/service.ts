@@ -9,6 +9,7 @@ import {
 import { NO_SCOPE } from "../shared/capability.ts";
 import { prefixFingerprint } from "../shared/prefix-fingerprint.ts";
 import { type CapabilityVerifier, requireCapability } from "./capability-check.ts";
+import { formatCapabilities } from "./chat/format-capabilities.ts";
 import { WorkerFailure } from "./errors.ts";
 import { generateEvent } from "./generate/events.ts";
 import { log } from "./log.ts";
@@ -85,6 +86,7 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
         modelIdentity: deps.engine.model.identity,
         contextSize: deps.config.contextSize,
         engineBuild: describeEngineBuild(deps.engine.model.build),
+        ...formatCapabilities(deps.format),
       };
     },
 

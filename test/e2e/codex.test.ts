@@ -1,7 +1,8 @@
 /**
- * Codex CLI's real binary (from npm), offline, with a default custom-provider config
- * (`model_provider` with only `base_url`, `env_key`, `wire_api = "responses"`), pointed at the
- * local stack. The worker runs the test-only scripted policy: a user turn is forced (by grammar,
+ * Codex CLI's real binary (from npm), offline, with a custom-provider config (`model_provider` with
+ * `base_url`, `wire_api = "responses"` and the key from an `auth` command, which makes Codex fetch
+ * the model catalog from `/v1/models?client_version=…`; a key from `env_key` never does), pointed at
+ * the local stack. The worker runs the test-only scripted policy: a user turn is forced (by grammar,
  * through the real context) to call Codex's `exec_command` with two fixed harmless echo commands;
  * after the results it answers. `codex exec` runs one turn, `codex exec resume --last` continues
  * the thread by replaying it (store: false): every request after the first is a live continuation.
@@ -25,8 +26,11 @@ writeFileSync(
     "[model_providers.frontier]",
     'name = "Frontier"',
     `base_url = "${inject("edgeUrl")}/v1"`,
-    'env_key = "FRONTIER_API_KEY"',
     'wire_api = "responses"',
+    "",
+    "[model_providers.frontier.auth]",
+    'command = "printenv"',
+    'args = ["FRONTIER_API_KEY"]',
     "",
   ].join("\n"),
 );
@@ -68,6 +72,9 @@ describe("Codex CLI (codex exec) against the local stack", () => {
     expect(ran[0]?.output).toContain("frontier-one");
     expect(first.events.some((e) => e.item?.type === "agent_message")).toBe(true);
     expect(first.events.some((e) => e.type === "turn.failed" || e.type === "error")).toBe(false);
+    // The catalog described the model: no fallback-metadata warning (an `error` item) and no failed refresh.
+    expect(JSON.stringify(first.events)).not.toMatch(/Model metadata for .* not found/);
+    expect(first.stderr).not.toContain("failed to refresh available models");
 
     const afterFirst = readFileSync(logFile, "utf8").length;
     const resumed = await runCodex(["resume", "--last", "Run them once more."]);

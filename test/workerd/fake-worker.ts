@@ -35,6 +35,8 @@ export interface FakeWorkerOptions {
   urls?: string[];
   /** Base URLs whose connections fail, like a dead worker's. */
   unreachable?: Set<string>;
+  /** What the Health RPC answers (default: ready, worker "fake", model "frontier-test"). */
+  health?: (url: string) => MessageInitShape<typeof HealthResponseSchema>;
   /** What the Drain RPC answers. */
   drain?: (url: string) => MessageInitShape<typeof DrainResponseSchema>;
 }
@@ -94,7 +96,10 @@ export function installFakeWorker(script: GenerateScript, options: FakeWorkerOpt
         return grpcWebUnary(
           toBinary(
             HealthResponseSchema,
-            create(HealthResponseSchema, { ready: true, workerId: "fake", modelName: "frontier-test" }),
+            create(
+              HealthResponseSchema,
+              options.health?.(base) ?? { ready: true, workerId: "fake", modelName: "frontier-test" },
+            ),
           ),
         );
       case "Drain":

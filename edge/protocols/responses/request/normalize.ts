@@ -34,7 +34,8 @@ import { foreignReasoningBlock, webSearchCallBlocks } from "./web-search-blocks.
 /** Responses and their function calls: `resp_…` / `call_…`. */
 export const RESPONSES_ID_KINDS: TurnIdKinds = { message: "resp", toolCall: "call", serverToolCall: "ws" };
 
-const THINKING_BUDGETS: Record<string, number> = { low: 1024, medium: 4096, high: 16_384, xhigh: 32_768 };
+/** Thinking budget per `reasoning.effort`; `none`/`minimal` (or no effort) turn thinking off. */
+export const THINKING_BUDGETS: Record<string, number> = { low: 1024, medium: 4096, high: 16_384, xhigh: 32_768 };
 
 /** `items` is the whole conversation: the stored history of previous responses plus this input. */
 export function toWorkerTurn(request: ResponsesRequest, items: readonly InputItem[]): WorkerTurn {
