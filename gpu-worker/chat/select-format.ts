@@ -4,15 +4,15 @@
  * startup error: serving a prompt the model was not trained on would be silent garbage.
  */
 import { detectFamily, type ModelTemplateInfo } from "./detect-family.ts";
-import { ChatMlFormat } from "./families/chatml.ts";
-import { DeepSeekFormat } from "./families/deepseek.ts";
-import { DeepSeekV31Format } from "./families/deepseek-v31.ts";
-import { GlmFormat } from "./families/glm.ts";
-import { HarmonyFormat, type HarmonyOptions } from "./families/harmony.ts";
-import { KimiK2Format } from "./families/kimi-k2.ts";
-import { MiniMaxM2Format } from "./families/minimax-m2.ts";
-import { Qwen3Format } from "./families/qwen3.ts";
-import { Qwen3CoderFormat } from "./families/qwen3-coder.ts";
+import { DeepSeekFormat } from "./families/deepseek/deepseek.ts";
+import { DeepSeekV31Format } from "./families/deepseek/deepseek-v31.ts";
+import { GlmFormat } from "./families/glm/glm.ts";
+import { HarmonyFormat, type HarmonyOptions } from "./families/harmony/harmony.ts";
+import { KimiK2Format } from "./families/kimi/kimi-k2.ts";
+import { MiniMaxM2Format } from "./families/minimax/minimax-m2.ts";
+import { ChatMlFormat } from "./families/qwen/chatml.ts";
+import { Qwen3Format } from "./families/qwen/qwen3.ts";
+import { Qwen3CoderFormat } from "./families/qwen/qwen3-coder.ts";
 import type { ChatFamily, ChatFormatName } from "./family-names.ts";
 import type { ChatFormat } from "./types.ts";
 

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FamilyFormat } from "../../../gpu-worker/chat/engine/family.ts";
-import { GlmFormat } from "../../../gpu-worker/chat/families/glm.ts";
-import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen3-coder.ts";
+import { GlmFormat } from "../../../gpu-worker/chat/families/glm/glm.ts";
+import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-coder.ts";
 import { SchemaGrammarError } from "../../../gpu-worker/chat/grammar/json-schema-grammar.ts";
 import { toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
 import type { OutputEvent } from "../../../gpu-worker/chat/types.ts";

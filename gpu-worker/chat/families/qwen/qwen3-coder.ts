@@ -7,13 +7,13 @@
  * as JSON (the template prints them with Python's `str`; JSON is what the model reads back the
  * same way). Thinking is offered only when the model's template knows `<think>` (Qwen3.5+).
  */
-import type { Conversation, Message, ToolDefinition } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { CallFormat } from "../call-format.ts";
-import { callParts } from "../engine/call-markup.ts";
-import { contextText, type Part, toolResultText } from "../engine/content.ts";
-import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
-import { canonicalJson, isPlainObject, tryParseJson } from "../json-text.ts";
-import { parameterValueText } from "../parse/xml-arguments.ts";
+import type { Conversation, Message, ToolDefinition } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { CallFormat } from "../../call-format.ts";
+import { callParts } from "../../engine/call-markup.ts";
+import { contextText, type Part, toolResultText } from "../../engine/content.ts";
+import { FamilyFormat, type FamilySpec } from "../../engine/family.ts";
+import { canonicalJson, isPlainObject, tryParseJson } from "../../json-text.ts";
+import { parameterValueText } from "../../parse/xml-arguments.ts";
 import { CHATML_CONTROL_TOKENS, CHATML_TOKENS, chatMlSystem, IM_END, IM_START } from "./hermes.ts";
 
 const DEFAULT_SYSTEM = "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks.";

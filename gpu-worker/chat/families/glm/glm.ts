@@ -10,12 +10,12 @@
  * `<|observation|>`). Argument values are raw text for string parameters, JSON otherwise. The
  * template drops the reasoning of turns before the last user message; Frontier keeps it.
  */
-import type { Conversation, Message } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { CallFormat } from "../call-format.ts";
-import { callParts } from "../engine/call-markup.ts";
-import { contextText, type Part, systemMessageText, toolResultText } from "../engine/content.ts";
-import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
-import { hermesToolJson } from "./hermes.ts";
+import type { Conversation, Message } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { CallFormat } from "../../call-format.ts";
+import { callParts } from "../../engine/call-markup.ts";
+import { contextText, type Part, systemMessageText, toolResultText } from "../../engine/content.ts";
+import { FamilyFormat, type FamilySpec } from "../../engine/family.ts";
+import { hermesToolJson } from "../qwen/hermes.ts";
 
 const USER = "<|user|>";
 const OBSERVATION = "<|observation|>";
