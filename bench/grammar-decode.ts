@@ -5,7 +5,7 @@
  * `tsx bench/grammar-decode.ts [--context 4000] [--tokens 120]`.
  */
 import { parseArgs } from "node:util";
-import { HERMES_TOOL_MARKUP } from "../gpu-worker/chat/families/hermes.ts";
+import { HERMES_TOOL_MARKUP } from "../gpu-worker/chat/families/qwen/hermes.ts";
 import { fixedToolCallsGrammar, toolCallGrammar } from "../gpu-worker/chat/grammar/tool-grammar.ts";
 import { SCRIPTED_BASH_COMMANDS } from "../gpu-worker/generate/sampling-policy.ts";
 import { createEngine } from "../native/engine.ts";

@@ -6,7 +6,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { ChatMlFormat } from "../gpu-worker/chat/families/chatml.ts";
+import { ChatMlFormat } from "../gpu-worker/chat/families/qwen/chatml.ts";
 import { JSON_GRAMMAR_LIMITS, SchemaGrammarError } from "../gpu-worker/chat/grammar/json-schema-grammar.ts";
 import type { GrammarTool } from "../gpu-worker/chat/types.ts";
 import { createEngine } from "../native/engine.ts";

@@ -13,7 +13,7 @@
  * 2 sequences), 1 thread, flash attention off, and its prompt-cache defaults as shipped
  * (`cache_prompt`, host-memory prompt cache `--cache-ram`, idle-slot saving).
  */
-import { TOOLS_INTRO, TOOLS_OUTRO } from "../gpu-worker/chat/families/chatml.ts";
+import { TOOLS_INTRO, TOOLS_OUTRO } from "../gpu-worker/chat/families/qwen/chatml.ts";
 import { stopChild } from "../scripts/stack.ts";
 import { Agent, type AgentLoopShared, type AgentTool, type AgentTranscript, type AgentTurn } from "./agent-loop.ts";
 import { batchSize, kernelParity, llamaServerCpuFeatures, startLlamaServer } from "./llama-server-process.ts";

@@ -49,10 +49,14 @@ const TEMPLATE_RULES: readonly TemplateRule[] = [
   { family: "harmony", all: ["<|start|>", "<|channel|>"] },
   { family: "deepseek", all: ["<｜User｜>"], any: ["```json", "DSML"] },
   { family: "deepseek-v3.1", all: ["<｜User｜>"] },
+  // GLM-4.7/5 write a call's arguments with nothing between the tags; GLM-4.5/4.6 put a newline there.
+  { family: "glm-4.7", all: ["[gMASK]", "</arg_key><arg_value>"] },
   { family: "glm", all: ["[gMASK]"] },
   { family: "glm", all: ["<|observation|>"] },
   { family: "kimi-k2", all: ["<|im_assistant|>", "<|im_middle|>"] },
   { family: "minimax-m2", all: ["]~b]"], any: ["]~!b[", "<minimax:tool_call>"] },
+  // Qwen3.5/3.6: the coder's XML calls, tools listed as JSON, thinking switchable.
+  { family: "qwen3.5", all: ["<|im_start|>", "<function=", "<parameter=", "<think>", "enable_thinking", "tojson"] },
   { family: "qwen3-coder", all: ["<|im_start|>", "<function=", "<parameter="] },
   { family: "qwen3", all: ["<|im_start|>"], any: ["<think>", "enable_thinking"] },
   { family: "chatml", all: ["<|im_start|>"] },

@@ -4,15 +4,17 @@
  * startup error: serving a prompt the model was not trained on would be silent garbage.
  */
 import { detectFamily, type ModelTemplateInfo } from "./detect-family.ts";
-import { ChatMlFormat } from "./families/chatml.ts";
-import { DeepSeekFormat } from "./families/deepseek.ts";
-import { DeepSeekV31Format } from "./families/deepseek-v31.ts";
-import { GlmFormat } from "./families/glm.ts";
-import { HarmonyFormat, type HarmonyOptions } from "./families/harmony.ts";
-import { KimiK2Format } from "./families/kimi-k2.ts";
-import { MiniMaxM2Format } from "./families/minimax-m2.ts";
-import { Qwen3Format } from "./families/qwen3.ts";
-import { Qwen3CoderFormat } from "./families/qwen3-coder.ts";
+import { DeepSeekFormat } from "./families/deepseek/deepseek.ts";
+import { DeepSeekV31Format } from "./families/deepseek/deepseek-v31.ts";
+import { GlmFormat } from "./families/glm/glm.ts";
+import { Glm47Format } from "./families/glm/glm47.ts";
+import { HarmonyFormat, type HarmonyOptions } from "./families/harmony/harmony.ts";
+import { KimiK2Format } from "./families/kimi/kimi-k2.ts";
+import { MiniMaxM2Format } from "./families/minimax/minimax-m2.ts";
+import { ChatMlFormat } from "./families/qwen/chatml.ts";
+import { Qwen3Format } from "./families/qwen/qwen3.ts";
+import { Qwen3CoderFormat } from "./families/qwen/qwen3-coder.ts";
+import { Qwen35Format } from "./families/qwen/qwen35.ts";
 import type { ChatFamily, ChatFormatName } from "./family-names.ts";
 import type { ChatFormat } from "./types.ts";
 
@@ -28,10 +30,14 @@ export function createChatFormat(
       return new Qwen3Format();
     case "qwen3-coder":
       return new Qwen3CoderFormat({ thinking: model.chatTemplate?.includes("<think>") ?? false });
+    case "qwen3.5":
+      return new Qwen35Format();
     case "harmony":
       return new HarmonyFormat(harmony);
     case "glm":
       return new GlmFormat();
+    case "glm-4.7":
+      return new Glm47Format();
     case "deepseek":
       return new DeepSeekFormat();
     case "deepseek-v3.1":

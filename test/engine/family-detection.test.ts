@@ -4,7 +4,7 @@
  * read back by the worker's own `inspectModel` and detection rules; and a worker started on an
  * unknown template exits with an error naming what it found and how to override it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -19,10 +19,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const UNKNOWN = "{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}";
 
-async function model(family: FamilyName, chatTemplate?: string | null): Promise<string> {
+async function model(family: FamilyName, chatTemplate?: string | null, tag = "odd"): Promise<string> {
   const path = join(
     dir,
-    `${family}-${chatTemplate === undefined ? "real" : chatTemplate === null ? "none" : "odd"}.gguf`,
+    `${family}-${chatTemplate === undefined ? "real" : chatTemplate === null ? "none" : tag}.gguf`,
   );
   await writeFamilyModel(path, family, "tiny", 1, chatTemplate);
   return path;
@@ -43,6 +43,22 @@ describe("format from the GGUF", () => {
       const found = detectFamily(await inspectModel(await model(family)));
       expect(found.family, family).toBe(format);
       expect(found.rule, family).toMatch(/^template: /);
+    }
+  }, 120_000);
+
+  it("a newer template of a family's vocabulary decides its variant (Qwen3.5, GLM-4.7)", async () => {
+    const newer: [FamilyName, string, string][] = [
+      ["qwen3", "qwen3.5", "qwen3.5"],
+      ["glm", "glm-4.7", "glm-4.7"],
+    ];
+    for (const [family, template, format] of newer) {
+      const text = readFileSync(
+        new URL(`../../native/model/chat-templates/${template}.jinja`, import.meta.url),
+        "utf8",
+      );
+      const info = await inspectModel(await model(family, text, template));
+      expect(info.chatTemplate).toBe(text);
+      expect(detectFamily(info).family, template).toBe(format);
     }
   }, 120_000);
 

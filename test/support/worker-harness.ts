@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { ChatMlFormat } from "../../gpu-worker/chat/families/chatml.ts";
+import { ChatMlFormat } from "../../gpu-worker/chat/families/qwen/chatml.ts";
 import type { ChatFormat } from "../../gpu-worker/chat/types.ts";
 import { SessionCheckpoints } from "../../gpu-worker/checkpoints/session-checkpoints.ts";
 import type { CheckpointStorage } from "../../gpu-worker/checkpoints/store/checkpoint-storage.ts";

@@ -10,13 +10,13 @@
  * A started call always ends, and its argument deltas always concatenate to a JSON object.
  */
 import { describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
-import { DeepSeekFormat } from "../../../gpu-worker/chat/families/deepseek.ts";
-import { DeepSeekV31Format } from "../../../gpu-worker/chat/families/deepseek-v31.ts";
-import { GlmFormat } from "../../../gpu-worker/chat/families/glm.ts";
-import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony.ts";
-import { Qwen3Format } from "../../../gpu-worker/chat/families/qwen3.ts";
-import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen3-coder.ts";
+import { DeepSeekFormat } from "../../../gpu-worker/chat/families/deepseek/deepseek.ts";
+import { DeepSeekV31Format } from "../../../gpu-worker/chat/families/deepseek/deepseek-v31.ts";
+import { GlmFormat } from "../../../gpu-worker/chat/families/glm/glm.ts";
+import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony/harmony.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
+import { Qwen3Format } from "../../../gpu-worker/chat/families/qwen/qwen3.ts";
+import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-coder.ts";
 import type { ChatFormat, OutputEvent } from "../../../gpu-worker/chat/types.ts";
 import { TOOLS } from "./fixtures.ts";
 import { expectCallInvariants, parse, parseChunks } from "./parser-check.ts";

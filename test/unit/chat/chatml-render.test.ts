@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CHATML_CONTROL_TOKENS, ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
+import { CHATML_CONTROL_TOKENS, ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
 import { ThinkingMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import {
   agentConversation,

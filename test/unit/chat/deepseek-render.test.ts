@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEEPSEEK_CONTROL_TOKENS, DeepSeekFormat } from "../../../gpu-worker/chat/families/deepseek.ts";
+import { DEEPSEEK_CONTROL_TOKENS, DeepSeekFormat } from "../../../gpu-worker/chat/families/deepseek/deepseek.ts";
 import { ThinkingMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import {
   agentConversation,

@@ -5,8 +5,8 @@
  * the literal's exact text.
  */
 import { describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
-import { Qwen3Format } from "../../../gpu-worker/chat/families/qwen3.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
+import { Qwen3Format } from "../../../gpu-worker/chat/families/qwen/qwen3.ts";
 import { toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
 import { CUSTOM_SCHEMA } from "./codex-apply-patch.ts";
 import { gbnfMatches, parseGbnf, undefinedRules } from "./gbnf-check.ts";

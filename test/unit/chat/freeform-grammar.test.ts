@@ -6,13 +6,13 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FamilyFormat } from "../../../gpu-worker/chat/engine/family.ts";
-import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
-import { DeepSeekFormat } from "../../../gpu-worker/chat/families/deepseek.ts";
-import { DeepSeekV31Format } from "../../../gpu-worker/chat/families/deepseek-v31.ts";
-import { GlmFormat } from "../../../gpu-worker/chat/families/glm.ts";
-import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony.ts";
-import { Qwen3Format } from "../../../gpu-worker/chat/families/qwen3.ts";
-import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen3-coder.ts";
+import { DeepSeekFormat } from "../../../gpu-worker/chat/families/deepseek/deepseek.ts";
+import { DeepSeekV31Format } from "../../../gpu-worker/chat/families/deepseek/deepseek-v31.ts";
+import { GlmFormat } from "../../../gpu-worker/chat/families/glm/glm.ts";
+import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony/harmony.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
+import { Qwen3Format } from "../../../gpu-worker/chat/families/qwen/qwen3.ts";
+import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-coder.ts";
 import { SchemaGrammarError } from "../../../gpu-worker/chat/grammar/json-schema-grammar.ts";
 import { toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
 import { grammarFromRegex, LarkGrammarError, parseLark } from "../../../shared/lark-grammar.ts";

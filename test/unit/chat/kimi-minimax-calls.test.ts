@@ -6,8 +6,8 @@
  * call count, MiniMax's XML parameters by schema).
  */
 import { describe, expect, it } from "vitest";
-import { KimiK2Format } from "../../../gpu-worker/chat/families/kimi-k2.ts";
-import { MiniMaxM2Format } from "../../../gpu-worker/chat/families/minimax-m2.ts";
+import { KimiK2Format } from "../../../gpu-worker/chat/families/kimi/kimi-k2.ts";
+import { MiniMaxM2Format } from "../../../gpu-worker/chat/families/minimax/minimax-m2.ts";
 import type { ChatFormat, OutputEvent } from "../../../gpu-worker/chat/types.ts";
 import { TOOLS } from "./fixtures.ts";
 import { gbnfMatches, parseGbnf, undefinedRules } from "./gbnf-check.ts";

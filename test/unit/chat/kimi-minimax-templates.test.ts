@@ -8,8 +8,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { detectFamily } from "../../../gpu-worker/chat/detect-family.ts";
-import { KimiK2Format } from "../../../gpu-worker/chat/families/kimi-k2.ts";
-import { MiniMaxM2Format } from "../../../gpu-worker/chat/families/minimax-m2.ts";
+import { KimiK2Format } from "../../../gpu-worker/chat/families/kimi/kimi-k2.ts";
+import { MiniMaxM2Format } from "../../../gpu-worker/chat/families/minimax/minimax-m2.ts";
 import { Role, ThinkingMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { assistant, conversation, systemMessage, text, thinking, toolResult, toolUse, user } from "./fixtures.ts";
 import { asLlamaCppMiniMax, kimiStyle } from "./kimi-minimax-style.ts";

@@ -4,9 +4,9 @@
  * The "engine" here replays fixed text chunks as tokens: this is about sample-turn's own logic.
  */
 import { describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
-import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony.ts";
-import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen3-coder.ts";
+import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony/harmony.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
+import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-coder.ts";
 import type { ChatFormat } from "../../../gpu-worker/chat/types.ts";
 import { sampleTurn } from "../../../gpu-worker/generate/sample-turn.ts";
 import type { EngineSequence } from "../../../native/engine-types.ts";

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FamilyFormat } from "../../../gpu-worker/chat/engine/family.ts";
-import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
-import { DeepSeekFormat } from "../../../gpu-worker/chat/families/deepseek.ts";
+import { DeepSeekFormat } from "../../../gpu-worker/chat/families/deepseek/deepseek.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
 import { SchemaGrammarError } from "../../../gpu-worker/chat/grammar/json-schema-grammar.ts";
 import { type ToolCallMarkup, toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
 import type { ChatFormat, OutputEvent } from "../../../gpu-worker/chat/types.ts";

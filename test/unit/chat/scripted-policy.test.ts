@@ -1,7 +1,7 @@
 /** The test-only scripted policy drives each client's own shell tool with the fixed harmless commands. */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
 import { toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
 import {
   grammarForTurn,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { segmentsFrom } from "../../../gpu-worker/chat/engine/prompt-builder.ts";
-import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
 import { agentConversation } from "./fixtures.ts";
 
 describe("segmentsFrom", () => {

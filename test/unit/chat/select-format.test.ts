@@ -31,6 +31,9 @@ describe("selectChatFormat", () => {
     expect(detectChatFamily({ chatTemplate: fixture("gpt-oss") })).toBe("harmony");
     expect(detectChatFamily({ chatTemplate: fixture("glm") })).toBe("glm");
     expect(detectChatFamily({ chatTemplate: fixture("deepseek-v3.1") })).toBe("deepseek-v3.1");
+    expect(detectChatFamily({ chatTemplate: fixture("qwen3.5") })).toBe("qwen3.5");
+    expect(detectChatFamily({ chatTemplate: fixture("glm-4.7") })).toBe("glm-4.7");
+    expect(detectChatFamily({ chatTemplate: fixture("glm-4.5") })).toBe("glm");
   });
 
   it("keeps serving the generated test models (plain ChatML) and DeepSeek's ```json style", () => {
@@ -38,7 +41,7 @@ describe("selectChatFormat", () => {
     expect(detectChatFamily({ chatTemplate: "{{'<｜User｜>' + c}}{{'\\n```json\\n'}}" })).toBe("deepseek");
   });
 
-  it("uses the architecture where it decides (gpt-oss), and offers thinking to Qwen3.5-style coders only", () => {
+  it("uses the architecture where it decides (gpt-oss), and offers thinking to coders whose template reasons", () => {
     expect(detectChatFamily({ chatTemplate: undefined, architecture: "gpt-oss" })).toBe("harmony");
     const coder = selectChatFormat("auto", { chatTemplate: fixture("qwen3-coder") }).format;
     expect(coder.render(conversationThinking()).thinkingOpen).toBe(false);
@@ -51,7 +54,7 @@ describe("selectChatFormat", () => {
       expect(() => selectChatFormat("auto", { chatTemplate })).toThrow(UnknownChatTemplateError);
     }
     expect(() => selectChatFormat("auto", { chatTemplate: "{{ messages }}" })).toThrow(
-      /Supported families: chatml, qwen3, qwen3-coder, harmony, glm, deepseek, deepseek-v3\.1, kimi-k2, minimax-m2\. Set FRONTIER_CHAT_FORMAT/,
+      /Supported families: chatml, qwen3, qwen3-coder, qwen3\.5, harmony, glm, glm-4\.7, deepseek, deepseek-v3\.1, kimi-k2, minimax-m2\. Set FRONTIER_CHAT_FORMAT/,
     );
     expect(selectChatFormat("glm", { chatTemplate: "{{ messages }}" }).format.name).toBe("glm");
   });
@@ -73,6 +76,12 @@ describe("detectFamily", () => {
       rule: 'template: "<|im_start|>" + "<function=" + "<parameter="',
     });
     expect(detectFamily({ chatTemplate: fixture("glm") }).rule).toBe('template: "[gMASK]"');
+    expect(detectFamily({ chatTemplate: fixture("glm-4.7") }).rule).toBe(
+      'template: "[gMASK]" + "</arg_key><arg_value>"',
+    );
+    expect(detectFamily({ chatTemplate: fixture("qwen3.5") }).rule).toBe(
+      'template: "<|im_start|>" + "<function=" + "<parameter=" + "<think>" + "enable_thinking" + "tojson"',
+    );
     expect(detectFamily({ chatTemplate: undefined, architecture: "gpt-oss" }).rule).toBe('architecture "gpt-oss"');
     expect(selectChatFormat("glm", { chatTemplate: undefined }).rule).toBe("FRONTIER_CHAT_FORMAT=glm");
   });

@@ -6,12 +6,12 @@
  */
 import { clone } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
-import { DeepSeekV31Format } from "../../../gpu-worker/chat/families/deepseek-v31.ts";
-import { GlmFormat } from "../../../gpu-worker/chat/families/glm.ts";
-import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony.ts";
-import { Qwen3Format } from "../../../gpu-worker/chat/families/qwen3.ts";
-import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen3-coder.ts";
+import { DeepSeekV31Format } from "../../../gpu-worker/chat/families/deepseek/deepseek-v31.ts";
+import { GlmFormat } from "../../../gpu-worker/chat/families/glm/glm.ts";
+import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony/harmony.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
+import { Qwen3Format } from "../../../gpu-worker/chat/families/qwen/qwen3.ts";
+import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-coder.ts";
 import type { ChatFormat } from "../../../gpu-worker/chat/types.ts";
 import {
   type Conversation,

@@ -10,9 +10,11 @@ import { type Conversation, Role, ThinkingMode } from "../../../proto/gen/fronti
 export type TemplateName =
   | "qwen3"
   | "qwen3-coder"
+  | "qwen3.5"
   | "gpt-oss"
   | "glm"
   | "glm-4.5"
+  | "glm-4.7"
   | "deepseek-v3.1"
   | "kimi-k2"
   | "minimax-m2";

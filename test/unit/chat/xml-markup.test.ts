@@ -6,8 +6,10 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FamilyFormat } from "../../../gpu-worker/chat/engine/family.ts";
-import { GlmFormat } from "../../../gpu-worker/chat/families/glm.ts";
-import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen3-coder.ts";
+import { GlmFormat } from "../../../gpu-worker/chat/families/glm/glm.ts";
+import { Glm47Format } from "../../../gpu-worker/chat/families/glm/glm47.ts";
+import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-coder.ts";
+import { Qwen35Format } from "../../../gpu-worker/chat/families/qwen/qwen35.ts";
 import { SchemaGrammarError } from "../../../gpu-worker/chat/grammar/json-schema-grammar.ts";
 import { toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
 import type { OutputEvent } from "../../../gpu-worker/chat/types.ts";
@@ -38,7 +40,19 @@ const cases = [
     forbidden: ["x</tool_call>", "<arg_key>y", "a<|user|>b", "<|observation|>"],
   },
   {
+    format: new Glm47Format(),
+    close: "</arg_value>",
+    keyClose: "</arg_key>",
+    forbidden: ["x</tool_call>", "<arg_key>y", "a<|user|>b", "<|observation|>"],
+  },
+  {
     format: new Qwen3CoderFormat(),
+    close: "</parameter>",
+    keyClose: ">",
+    forbidden: ["x</tool_call>", "<parameter=y>", "</function>", "a<|im_end|>b"],
+  },
+  {
+    format: new Qwen35Format(),
     close: "</parameter>",
     keyClose: ">",
     forbidden: ["x</tool_call>", "<parameter=y>", "</function>", "a<|im_end|>b"],

@@ -4,7 +4,7 @@
  */
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
 import type { PromptSegment } from "../../../gpu-worker/chat/types.ts";
 import { continuedBlocksDigest } from "../../../gpu-worker/continuation/digest.ts";
 import { type Frontier, frontierFromJson, frontierToJson } from "../../../gpu-worker/continuation/frontier.ts";

@@ -1,6 +1,6 @@
 /** The continuation ladder, with the real ChatML renderer and a deterministic fake tokenizer. */
 import { describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
 import type { PromptSegment } from "../../../gpu-worker/chat/types.ts";
 import { headerDigest, messageDigest } from "../../../gpu-worker/continuation/digest.ts";
 import { type Frontier, specialSpans } from "../../../gpu-worker/continuation/frontier.ts";

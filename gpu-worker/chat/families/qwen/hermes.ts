@@ -6,9 +6,9 @@
  *   <|im_start|>assistant\n<think>\n{thinking}\n</think>\n\n{text}\n<tool_call>\n{"name": "X", "arguments": {...}}\n</tool_call><|im_end|>\n
  *   <|im_start|>user\n<tool_response>\n{result}\n</tool_response>\n<tool_response>\n...\n</tool_response><|im_end|>\n
  */
-import type { Conversation, Message, ToolDefinition } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { CallFormat, FamilyTokens } from "../call-format.ts";
-import { callParts, toolCallMarkup } from "../engine/call-markup.ts";
+import type { Conversation, Message, ToolDefinition } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { CallFormat, FamilyTokens } from "../../call-format.ts";
+import { callParts, toolCallMarkup } from "../../engine/call-markup.ts";
 import {
   contextText,
   defaultSeparator,
@@ -18,10 +18,10 @@ import {
   systemMessageText,
   toolResultText,
   userItems,
-} from "../engine/content.ts";
-import type { FamilySpec } from "../engine/family.ts";
-import type { ToolCallMarkup } from "../grammar/tool-grammar.ts";
-import { canonicalJson, tryParseJson } from "../json-text.ts";
+} from "../../engine/content.ts";
+import type { FamilySpec } from "../../engine/family.ts";
+import type { ToolCallMarkup } from "../../grammar/tool-grammar.ts";
+import { canonicalJson, tryParseJson } from "../../json-text.ts";
 
 export const IM_START = "<|im_start|>";
 export const IM_END = "<|im_end|>";

@@ -14,11 +14,11 @@
  * ignores later system messages; Frontier keeps the analysis, names each result's own tool and
  * renders a later system message in place as a developer message.
  */
-import type { Conversation, Message } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { CallFormat } from "../call-format.ts";
-import { callParts } from "../engine/call-markup.ts";
-import { contextText, type Part, systemMessageText } from "../engine/content.ts";
-import { FamilyFormat, type FamilySpec, type RenderContext } from "../engine/family.ts";
+import type { Conversation, Message } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { CallFormat } from "../../call-format.ts";
+import { callParts } from "../../engine/call-markup.ts";
+import { contextText, type Part, systemMessageText } from "../../engine/content.ts";
+import { FamilyFormat, type FamilySpec, type RenderContext } from "../../engine/family.ts";
 import { type HarmonyMarkers, HarmonyOutputParser } from "./harmony-parser.ts";
 import { harmonyToolNamespace } from "./harmony-tools.ts";
 

@@ -8,9 +8,9 @@
  * An assistant turn without thinking renders "</think>" first, as V3.1 does. A role:system message
  * renders in place as "\n\n{text}" (DeepSeek has no system turn marker). Thinking is kept.
  */
-import type { Message, ToolDefinition } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { anyWord, type CallFormat, optional } from "../call-format.ts";
-import { callParts } from "../engine/call-markup.ts";
+import type { Message, ToolDefinition } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { anyWord, type CallFormat, optional } from "../../call-format.ts";
+import { callParts } from "../../engine/call-markup.ts";
 import {
   contextText,
   defaultSeparator,
@@ -20,9 +20,9 @@ import {
   systemMessageText,
   toolResultText,
   userItems,
-} from "../engine/content.ts";
-import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
-import { canonicalJson, tryParseJson } from "../json-text.ts";
+} from "../../engine/content.ts";
+import { FamilyFormat, type FamilySpec } from "../../engine/family.ts";
+import { canonicalJson, tryParseJson } from "../../json-text.ts";
 import { CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, CALLS_SECTION, TOOL_SEP } from "./deepseek-calls.ts";
 
 const BOS = "<｜begin▁of▁sentence｜>";

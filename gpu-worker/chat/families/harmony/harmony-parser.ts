@@ -8,14 +8,14 @@
  *   <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>{…}   → a tool call
  *   <|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{…}
  * A message to any other recipient (built-in browser/python tools) is dropped, never shown.
- * Hand-written (see ../README.md); the spellings it reads come from harmony's `HarmonyMarkers`.
+ * Hand-written (see ../../README.md); the spellings it reads come from harmony's `HarmonyMarkers`.
  */
-import { CallStream, jsonArgumentsCall, type ToolSchemas, toolSchemas } from "../parse/call-stream.ts";
-import { escapeRegExp } from "../parse/markup-patterns.ts";
-import { safeCut } from "../parse/tagged-parser.ts";
-import type { OutputEvent, OutputParser, OutputParserOptions } from "../types.ts";
+import { CallStream, jsonArgumentsCall, type ToolSchemas, toolSchemas } from "../../parse/call-stream.ts";
+import { escapeRegExp } from "../../parse/markup-patterns.ts";
+import { safeCut } from "../../parse/tagged-parser.ts";
+import type { OutputEvent, OutputParser, OutputParserOptions } from "../../types.ts";
 
-/** The spellings of harmony's message structure (families/harmony.ts). */
+/** The spellings of harmony's message structure (families/harmony/harmony.ts). */
 export interface HarmonyMarkers {
   start: string;
   end: string;

@@ -6,7 +6,7 @@
  * Where the template rewrites history, Frontier's exact transcript wins: the template drops the
  * reasoning of turns before the last user query; Frontier keeps it (the live KV holds it).
  */
-import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
+import { FamilyFormat, type FamilySpec } from "../../engine/family.ts";
 import { CHATML_HERMES_TURNS, HERMES_CALLS, IM_START } from "./hermes.ts";
 
 const QWEN3: FamilySpec = {

@@ -9,8 +9,8 @@
  * - otherwise `functions.NAME:IDX` with IDX the call's position among all calls of the history,
  *   which is what a forced call samples (the grammar starts at the history's call count).
  */
-import { type Conversation, Role } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { RenderOptions } from "../types.ts";
+import { type Conversation, Role } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { RenderOptions } from "../../types.ts";
 
 export const CALLS_BEGIN = "<|tool_calls_section_begin|>";
 export const CALLS_END = "<|tool_calls_section_end|>";

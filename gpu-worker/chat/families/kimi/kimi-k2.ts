@@ -12,18 +12,18 @@
  * Frontier keeps the reasoning its KV holds. A forced call or answer starts with the empty
  * `<think></think>` the template writes for a turn without reasoning.
  */
-import { type Conversation, type Message, Role } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { anyWord, type CallFormat, optional } from "../call-format.ts";
-import { contextText, type Part, systemMessageText, toolInputText, toolResultText } from "../engine/content.ts";
-import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
+import { type Conversation, type Message, Role } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { anyWord, type CallFormat, optional } from "../../call-format.ts";
+import { contextText, type Part, systemMessageText, toolInputText, toolResultText } from "../../engine/content.ts";
+import { FamilyFormat, type FamilySpec } from "../../engine/family.ts";
 import type {
   AnswerGrammarOptions,
   FixedToolCall,
   RenderedPrompt,
   RenderOptions,
   ToolCallGrammarOptions,
-} from "../types.ts";
-import { hermesToolJson } from "./hermes.ts";
+} from "../../types.ts";
+import { hermesToolJson } from "../qwen/hermes.ts";
 import { CALL_ARGUMENTS, CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, modelCallIds } from "./kimi-calls.ts";
 import { kimiAnswerGrammar, kimiFixedCallsGrammar, kimiToolCallGrammar } from "./kimi-grammar.ts";
 

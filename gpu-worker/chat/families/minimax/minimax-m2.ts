@@ -10,12 +10,12 @@
  * for string parameters, JSON otherwise. A later system message renders in place (the template
  * ignores it).
  */
-import { type Conversation, type Message, Role } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { CallFormat } from "../call-format.ts";
-import { callParts } from "../engine/call-markup.ts";
-import { contextText, type Part, systemMessageText, toolResultText } from "../engine/content.ts";
-import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
-import { hermesToolJson } from "./hermes.ts";
+import { type Conversation, type Message, Role } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { CallFormat } from "../../call-format.ts";
+import { callParts } from "../../engine/call-markup.ts";
+import { contextText, type Part, systemMessageText, toolResultText } from "../../engine/content.ts";
+import { FamilyFormat, type FamilySpec } from "../../engine/family.ts";
+import { hermesToolJson } from "../qwen/hermes.ts";
 
 const BOS = "]~!b[";
 const ROLE = "]~b]";

@@ -3,17 +3,17 @@
  * (kimi-calls.ts), so the n-th call of a turn is its own rule, opened with `functions.NAME:IDX`
  * for IDX = the history's call count + n. Everything else is the shared tool grammar.
  */
-import { MAX_PARALLEL_CALLS } from "../call-format.ts";
-import { answerGrammar } from "../grammar/answer-grammar.ts";
-import { GbnfRules, gbnfLiteral } from "../grammar/gbnf.ts";
-import { JsonSchemaGrammar } from "../grammar/json-schema-grammar.ts";
+import { MAX_PARALLEL_CALLS } from "../../call-format.ts";
+import { answerGrammar } from "../../grammar/answer-grammar.ts";
+import { GbnfRules, gbnfLiteral } from "../../grammar/gbnf.ts";
+import { JsonSchemaGrammar } from "../../grammar/json-schema-grammar.ts";
 import {
   fixedTextGrammar,
   type ToolCallMarkup,
   toolCallsExpression,
   withThinkingClose,
-} from "../grammar/tool-grammar.ts";
-import type { AnswerGrammarOptions, FixedToolCall, ToolCallGrammarOptions } from "../types.ts";
+} from "../../grammar/tool-grammar.ts";
+import type { AnswerGrammarOptions, FixedToolCall, ToolCallGrammarOptions } from "../../types.ts";
 import { CALL_ARGUMENTS, CALL_BEGIN, kimiCallId } from "./kimi-calls.ts";
 
 /** The markup of the call at conversation position `index` (no section around it). */

@@ -2,8 +2,8 @@
  * gpt-oss's tool listing: each function's parameters as a TypeScript type inside
  * `namespace functions { … }`, as its chat template writes them.
  */
-import type { ToolDefinition } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { canonicalJson, isPlainObject, tryParseJson } from "../json-text.ts";
+import type { ToolDefinition } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { canonicalJson, isPlainObject, tryParseJson } from "../../json-text.ts";
 
 type Schema = Record<string, unknown>;
 

@@ -1,23 +1,24 @@
 /**
- * Qwen3-Coder (and Qwen3.5+, which reason in `<think>\n…\n</think>\n\n`) as its chat template
- * renders it: ChatML with XML tool calls
+ * Qwen3-Coder as its chat template renders it: ChatML with XML tool calls
  *   <|im_start|>assistant\n<tool_call>\n<function=NAME>\n<parameter=P>\nVALUE\n</parameter>\n</function>\n</tool_call><|im_end|>\n
  *   <|im_start|>user\n<tool_response>\n{result}\n</tool_response>\n<|im_end|>\n
  * Parameter values are read and written by the tool's JSON-schema type: strings raw, other values
  * as JSON (the template prints them with Python's `str`; JSON is what the model reads back the
- * same way). Thinking is offered only when the model's template knows `<think>` (Qwen3.5+).
+ * same way). Thinking is offered only when the model's template knows `<think>` (a coder-style
+ * template that reasons but is not Qwen3.5's); Qwen3.5/3.6 are their own family (`qwen35.ts`).
  */
-import type { Conversation, Message, ToolDefinition } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { CallFormat } from "../call-format.ts";
-import { callParts } from "../engine/call-markup.ts";
-import { contextText, type Part, toolResultText } from "../engine/content.ts";
-import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
-import { canonicalJson, isPlainObject, tryParseJson } from "../json-text.ts";
-import { parameterValueText } from "../parse/xml-arguments.ts";
+import type { Conversation, Message, ToolDefinition } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { CallFormat } from "../../call-format.ts";
+import { callParts } from "../../engine/call-markup.ts";
+import { contextText, type Part, toolResultText } from "../../engine/content.ts";
+import { FamilyFormat, type FamilySpec } from "../../engine/family.ts";
+import { canonicalJson, isPlainObject, tryParseJson } from "../../json-text.ts";
+import { parameterValueText } from "../../parse/xml-arguments.ts";
 import { CHATML_CONTROL_TOKENS, CHATML_TOKENS, chatMlSystem, IM_END, IM_START } from "./hermes.ts";
 
 const DEFAULT_SYSTEM = "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks.";
-const TOOLS_OUTRO =
+/** After the tool list: the call format and the reminder (Qwen3.5's template writes the same text). */
+export const CODER_TOOLS_OUTRO =
   "\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n" +
   "<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n" +
   "<parameter=example_parameter_2>\nThis is the value for the second parameter\nthat can span\nmultiple lines\n" +
@@ -29,7 +30,7 @@ const TOOLS_OUTRO =
   "</IMPORTANT>";
 
 /** `<tool_call>\n<function=NAME>\n<parameter=P>\nVALUE\n</parameter>\n</function>\n</tool_call>`, one per line. */
-const CODER_CALLS: CallFormat = {
+export const CODER_CALLS: CallFormat = {
   thinking: { open: "<think>", close: "</think>", forcedClose: "\n</think>\n\n", modelOpens: false },
   separator: "\n",
   call: { open: "<tool_call>", beforeName: "\n<function=", afterName: ">\n", close: "</function>\n</tool_call>" },
@@ -85,7 +86,7 @@ function header(conversation: Conversation): Part[] {
   if (tools.length > 0) {
     parts.push({ template: "\n\nYou have access to the following functions:\n\n<tools>" });
     for (const tool of tools) parts.push({ content: toolText(tool) });
-    parts.push({ template: TOOLS_OUTRO });
+    parts.push({ template: CODER_TOOLS_OUTRO });
   }
   parts.push({ template: `${IM_END}\n` });
   return parts;
@@ -115,7 +116,7 @@ function user(message: Message): Part[] {
  * After the `<|im_start|>assistant\n` header: thinking, text, then calls ("\n\n" after text, "\n"
  * between). A model that does not reason has no place for thinking: its blocks are not rendered.
  */
-function assistantBody(message: Message, thinking: boolean): Part[] {
+export function coderAssistantBody(message: Message, thinking: boolean): Part[] {
   const parts: Part[] = [];
   let calls = 0;
   let text = false;
@@ -140,7 +141,8 @@ function assistantBody(message: Message, thinking: boolean): Part[] {
   return parts.filter((p) => !("template" in p) || p.template !== "");
 }
 
-function spec(thinking: boolean): FamilySpec {
+/** The Qwen3-Coder family; `qwen3.5.ts` is a delta over it. */
+export function coderSpec(thinking: boolean): FamilySpec {
   return {
     name: "qwen3-coder",
     tokens: CHATML_TOKENS,
@@ -149,7 +151,7 @@ function spec(thinking: boolean): FamilySpec {
     system: chatMlSystem,
     user,
     assistantHeader: () => `${IM_START}assistant\n`,
-    assistantBody: (message) => assistantBody(message, thinking),
+    assistantBody: (message) => coderAssistantBody(message, thinking),
     assistantClose: () => `${IM_END}\n`,
     generation: (ctx) => ({
       header: `${IM_START}assistant\n`,
@@ -162,6 +164,6 @@ function spec(thinking: boolean): FamilySpec {
 export class Qwen3CoderFormat extends FamilyFormat {
   /** `thinking`: the model reasons in `<think>` (Qwen3.5+); Qwen3-Coder itself does not. */
   constructor(options: { thinking: boolean } = { thinking: false }) {
-    super(spec(options.thinking));
+    super(coderSpec(options.thinking));
   }
 }

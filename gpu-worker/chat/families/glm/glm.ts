@@ -10,15 +10,15 @@
  * `<|observation|>`). Argument values are raw text for string parameters, JSON otherwise. The
  * template drops the reasoning of turns before the last user message; Frontier keeps it.
  */
-import type { Conversation, Message } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { CallFormat } from "../call-format.ts";
-import { callParts } from "../engine/call-markup.ts";
-import { contextText, type Part, systemMessageText, toolResultText } from "../engine/content.ts";
-import { FamilyFormat, type FamilySpec } from "../engine/family.ts";
-import { hermesToolJson } from "./hermes.ts";
+import type { Conversation, Message } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { CallFormat } from "../../call-format.ts";
+import { callParts } from "../../engine/call-markup.ts";
+import { contextText, type Part, systemMessageText, toolResultText } from "../../engine/content.ts";
+import { FamilyFormat, type FamilySpec } from "../../engine/family.ts";
+import { hermesToolJson } from "../qwen/hermes.ts";
 
 const USER = "<|user|>";
-const OBSERVATION = "<|observation|>";
+export const OBSERVATION = "<|observation|>";
 /** One control token in GLM's vocabulary, as `<|user|>` is: rendered as text it would cost 1-2 extra tokens a turn. */
 const NO_THINK = "/nothink";
 const TURN_CONTROL_TOKENS = [
@@ -31,7 +31,7 @@ const TURN_CONTROL_TOKENS = [
   "<arg_value>",
   "</arg_value>",
 ];
-const CONTROL_TOKENS = [
+export const CONTROL_TOKENS = [
   "[gMASK]",
   "<sop>",
   "<|system|>",
@@ -45,7 +45,7 @@ const CONTROL_TOKENS = [
   ...TURN_CONTROL_TOKENS,
 ];
 
-const TOOLS_INTRO =
+export const TOOLS_INTRO =
   "<|system|>\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n" +
   "You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n";
 const TOOLS_OUTRO =
@@ -54,7 +54,7 @@ const TOOLS_OUTRO =
   "<arg_key>{arg-key-2}</arg_key>\n<arg_value>{arg-value-2}</arg_value>\n...\n</tool_call>";
 
 /** `\n<tool_call>NAME\n<arg_key>k</arg_key>\n<arg_value>v</arg_value>\n</tool_call>`, calls back to back. */
-const GLM_CALLS: CallFormat = {
+export const GLM_CALLS: CallFormat = {
   thinking: { open: "<think>", close: "</think>", forcedClose: "</think>", modelOpens: true },
   separator: "",
   call: { open: "\n<tool_call>", close: "\n</tool_call>" },
@@ -122,7 +122,8 @@ function assistantBody(message: Message): Part[] {
   return parts;
 }
 
-const GLM: FamilySpec = {
+/** GLM-4.5/4.6; `glm47.ts` is a delta over it. */
+export const GLM: FamilySpec = {
   name: "glm",
   tokens: {
     control: CONTROL_TOKENS,

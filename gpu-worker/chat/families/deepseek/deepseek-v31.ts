@@ -8,12 +8,12 @@
  * reasoning of earlier turns (`</think>` only) and hoists role:system messages into the opening
  * system prompt; Frontier keeps reasoning and renders a later system message in place.
  */
-import type { Conversation, Message } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import type { CallFormat } from "../call-format.ts";
-import { callParts } from "../engine/call-markup.ts";
-import { contextText, type Part, systemMessageText, toolResultText } from "../engine/content.ts";
-import { FamilyFormat, type FamilySpec, type RenderContext } from "../engine/family.ts";
-import { canonicalJson, tryParseJson } from "../json-text.ts";
+import type { Conversation, Message } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { CallFormat } from "../../call-format.ts";
+import { callParts } from "../../engine/call-markup.ts";
+import { contextText, type Part, systemMessageText, toolResultText } from "../../engine/content.ts";
+import { FamilyFormat, type FamilySpec, type RenderContext } from "../../engine/family.ts";
+import { canonicalJson, tryParseJson } from "../../json-text.ts";
 import { CALL_BEGIN, CALL_END, CALLS_BEGIN, CALLS_END, CALLS_SECTION, TOOL_SEP } from "./deepseek-calls.ts";
 
 const BOS = "<｜begin▁of▁sentence｜>";
