@@ -1,6 +1,6 @@
 /** The GPU worker's configuration, read once from the environment at start-up. */
 import { createHmac } from "node:crypto";
-import type { EngineOptions } from "../native/engine-types.ts";
+import { type EngineOptions, KV_CACHE_TYPES } from "../native/engine-types.ts";
 import { WORKER_KEY_LABEL } from "../shared/capability.ts";
 import {
   DEV_ID_SECRET,
@@ -15,7 +15,10 @@ import { CHAT_FORMAT_NAMES, type ChatFormatName } from "./chat/family-names.ts";
 import type { TestPolicyName } from "./generate/sampling-policy.ts";
 import { loadServerToolsConfig, type ServerToolsConfig } from "./server-tools/config.ts";
 
-/** The engine's options (context size, sequences, threads, gpu, flash attention, batch) plus the worker's own. */
+/**
+ * The engine's options (context size, sequences, threads, gpu, flash attention, batch, KV type) plus
+ * the worker's own. `contextSize` is settled once the model file is read (gpu-worker/model-load.ts).
+ */
 export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   workerId: string;
   host: string;
@@ -189,7 +192,13 @@ function refuseDevOffLoopback(env: NodeJS.ProcessEnv, binds: readonly [string, s
   }
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+/** What the environment says: the context size is only the flag until the model file is read. */
+export type WorkerEnvConfig = Omit<WorkerConfig, "contextSize"> & {
+  /** FRONTIER_CONTEXT_SIZE; undefined: the file's context_length up to a cap (model-context.ts). */
+  contextSizeFlag: number | undefined;
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerEnvConfig {
   const testPolicy = env.FRONTIER_TEST_POLICY;
   if (testPolicy !== undefined && testPolicy !== "" && testPolicy !== "scripted-tools") {
     throw new Error(`FRONTIER_TEST_POLICY must be "scripted-tools" or unset, got "${testPolicy}"`);
@@ -217,12 +226,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     httpPort: intFrom(env, "FRONTIER_WORKER_HTTP_PORT", 50061),
     modelPath: env.FRONTIER_MODEL_PATH || undefined,
     testModelSize: oneOf(env, "FRONTIER_TEST_MODEL_SIZE", ["tiny", "mid"], "tiny"),
-    // The generated test model's vocabulary is byte-heavy: Claude Code's first prompt is ~51k tokens.
-    contextSize: intFrom(env, "FRONTIER_CONTEXT_SIZE", env.FRONTIER_MODEL_PATH ? 8192 : 65536),
+    contextSizeFlag: contextSizeFlag(env),
     sequences: intFrom(env, "FRONTIER_SEQUENCES", 4),
     threads: intFrom(env, "FRONTIER_THREADS", 1),
     gpu: oneOf(env, "FRONTIER_GPU", ["auto", "off"], "auto") === "off" ? false : "auto",
     flashAttention: oneOf(env, "FRONTIER_FLASH_ATTENTION", ["on", "off"], "off") === "on",
+    kvCacheType: kvCacheType(env),
     batchSize: intFrom(env, "FRONTIER_BATCH_SIZE", 512),
     chatFormat: oneOf(env, "FRONTIER_CHAT_FORMAT", CHAT_FORMAT_NAMES, "auto"),
     harmonyDate: env.FRONTIER_HARMONY_DATE || undefined,
@@ -270,6 +279,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     ops,
     serverTools: loadServerToolsConfig(env),
   };
+}
+
+/** FRONTIER_CONTEXT_SIZE: a positive integer, or unset (the model file decides). */
+function contextSizeFlag(env: NodeJS.ProcessEnv): number | undefined {
+  if (env.FRONTIER_CONTEXT_SIZE === undefined || env.FRONTIER_CONTEXT_SIZE === "") return undefined;
+  const size = intFrom(env, "FRONTIER_CONTEXT_SIZE", 0);
+  if (size < 2)
+    throw new Error(`FRONTIER_CONTEXT_SIZE must be at least 2 KV cells, got "${env.FRONTIER_CONTEXT_SIZE}"`);
+  return size;
+}
+
+/** FRONTIER_KV_TYPE (default f16). llama.cpp quantizes the V cache only with flash attention on. */
+function kvCacheType(env: NodeJS.ProcessEnv): WorkerConfig["kvCacheType"] {
+  const type = oneOf(env, "FRONTIER_KV_TYPE", KV_CACHE_TYPES, "f16");
+  if (type !== "f16" && env.FRONTIER_FLASH_ATTENTION !== "on") {
+    throw new Error(
+      `FRONTIER_KV_TYPE=${type} needs FRONTIER_FLASH_ATTENTION=on (llama.cpp quantizes the V cache only with flash attention)`,
+    );
+  }
+  return type;
 }
 
 /** FRONTIER_TLS_CERT_FILE and FRONTIER_TLS_KEY_FILE, both or neither (the files are read when the listeners start). */

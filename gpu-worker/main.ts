@@ -3,10 +3,7 @@
  * WorkerService over h2c (gRPC) and HTTP/1.1 (gRPC-Web for the edge).
  * Configuration comes from FRONTIER_* environment variables (see README).
  */
-import { createEngine, inspectModel } from "../native/engine.ts";
 import { describeEngineBuild, type Engine } from "../native/engine-types.ts";
-import { selectChatFormat } from "./chat/select-format.ts";
-import type { ChatFormat } from "./chat/types.ts";
 import type { CheckpointReplica } from "./checkpoints/replica/checkpoint-replica.ts";
 import { S3CheckpointReplica } from "./checkpoints/replica/s3-replica.ts";
 import { SessionCheckpoints } from "./checkpoints/session-checkpoints.ts";
@@ -19,6 +16,7 @@ import { workerGauges } from "./metrics/gauges.ts";
 import { MeteredCheckpointStorage, MeteredReplica } from "./metrics/metered-storage.ts";
 import { type OpsServer, startOpsServer } from "./metrics/ops-server.ts";
 import { type WorkerGauges, WorkerMetrics } from "./metrics/worker-metrics.ts";
+import { loadModel } from "./model-load.ts";
 import { DrainState } from "./pool/drain.ts";
 import { type Heartbeat, startHeartbeat } from "./pool/heartbeat.ts";
 import { PrefixSet } from "./pool/prefix-set.ts";
@@ -30,8 +28,9 @@ import { SessionTable } from "./session/session-table.ts";
 import { rememberTurn } from "./turn/record.ts";
 
 async function main(): Promise<void> {
-  const config = loadConfig();
-  const { engine, format } = await loadModel(config);
+  const envConfig = loadConfig();
+  const { engine, format, contextSize } = await loadModel(envConfig);
+  const config: WorkerConfig = { ...envConfig, contextSize };
   const memory = new TurnMemory();
   const spans = new SpanTokenMemory();
   // Metrics are recorded only when the operations listener that exposes them is on.
@@ -71,6 +70,7 @@ async function main(): Promise<void> {
     ops: ops && config.ops ? `${config.ops.host}:${ops.port}` : "off",
     sequences: config.sequences,
     context: config.contextSize,
+    kv: config.kvCacheType,
     threads: config.threads,
     checkpoints: store ? `${store.stats().count} in ${config.checkpointDir}` : "off",
     checkpointReplica: store ? replica?.description : undefined,
@@ -96,27 +96,6 @@ async function main(): Promise<void> {
     store?.close();
     await engine.dispose();
   });
-}
-
-/** The model (the configured GGUF, else the generated test model), its chat format, and the engine over it. */
-async function loadModel(config: WorkerConfig): Promise<{ engine: Engine; format: ChatFormat }> {
-  const modelPath = config.modelPath ?? (await generatedTestModel(config.testModelSize));
-  const info = await inspectModel(modelPath);
-  const harmony = config.harmonyDate === undefined ? {} : { currentDate: config.harmonyDate };
-  const { format, rule } = selectChatFormat(config.chatFormat, info, harmony);
-  log("chat format", { family: format.name, rule });
-  const { contextSize, sequences, threads, gpu, flashAttention, batchSize } = config;
-  const engine = await createEngine({
-    modelPath,
-    contextSize,
-    sequences,
-    threads,
-    gpu,
-    flashAttention,
-    batchSize,
-    endOfGenerationTexts: format.endOfGenerationTexts,
-  });
-  return { engine, format };
 }
 
 /** The checkpoint store (off with a zero budget), its replica, and the worker's use of them. */
@@ -171,12 +150,6 @@ function stopOnSignals(shutdown: () => Promise<void>): void {
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
-}
-
-/** The generated random-weight test model (the generator loads only when no model path is set). */
-async function generatedTestModel(size: WorkerConfig["testModelSize"]): Promise<string> {
-  const { ensureTestModel } = await import("../native/model/gguf-writer.ts");
-  return ensureTestModel(size);
 }
 
 main().catch((error: unknown) => {

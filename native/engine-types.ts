@@ -22,6 +22,11 @@ export interface EngineOptions {
   /** Logical batch size for prompt evaluation. */
   batchSize: number;
   /**
+   * Element type of the KV cache's keys and values (default f16). The quantized types need flash
+   * attention and a head size divisible by their block of 32.
+   */
+  kvCacheType?: KvCacheType;
+  /**
    * Control-token texts that end a generation on top of llama.cpp's own end-of-generation set
    * (the chat format's end-of-turn markers, e.g. `<|im_end|>`).
    */
@@ -32,6 +37,10 @@ export interface EngineOptions {
    */
   tokenizerThread?: boolean;
 }
+
+/** KV cache element types a worker may be configured with (FRONTIER_KV_TYPE). */
+export const KV_CACHE_TYPES = ["f16", "q8_0", "q4_0"] as const;
+export type KvCacheType = (typeof KV_CACHE_TYPES)[number];
 
 export interface ModelInfo {
   path: string;
@@ -181,6 +190,11 @@ export class InvalidModelError extends Error {
 }
 
 /** A GBNF grammar in SampleOptions does not parse (llama.cpp logs the parse position). */
+/** llama.cpp refused a validated model or its context; the message carries llama.cpp's own reason. */
+export class ModelLoadError extends Error {
+  override readonly name = "ModelLoadError";
+}
+
 export class InvalidGrammarError extends Error {
   override readonly name = "InvalidGrammarError";
 }

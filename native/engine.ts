@@ -3,20 +3,13 @@
  * sequences, through node-llama-cpp. The only module (with its helpers) that imports node-llama-cpp.
  */
 import { setImmediate as nextMacrotask } from "node:timers/promises";
-import {
-  getLlama,
-  type Llama,
-  type LlamaContext,
-  type LlamaContextSequence,
-  type LlamaGrammar,
-  type LlamaModel,
-} from "node-llama-cpp";
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
 import { DecodeGate } from "./decode-gate.ts";
+import { loadLlamaModel, stateIdentity } from "./engine-load.ts";
 import { EngineSequenceImpl, llamaTokens, type SequenceHost } from "./engine-sequence.ts";
 import {
   DisposedError,
   type Engine,
-  type EngineBuild,
   type EngineOptions,
   type EngineSequence,
   type EngineStats,
@@ -229,7 +222,8 @@ class EngineImpl implements Engine, SequenceHost {
 
 /** What the worker needs to know of a model before loading it (to pick its chat format). */
 /** The GGUF's metadata that tells its chat format, read without loading the weights. */
-export interface ModelFormatInfo extends Pick<ModelInfo, "name" | "architecture" | "chatTemplate"> {
+export interface ModelFormatInfo
+  extends Pick<ModelInfo, "name" | "architecture" | "chatTemplate" | "trainContextSize"> {
   /** `tokenizer.ggml.pre`, when present. */
   tokenizerPre: string | undefined;
   /** Tokens typed control (3) or user-defined (4) in `tokenizer.ggml.token_type`. */
@@ -244,23 +238,9 @@ export async function inspectModel(path: string): Promise<ModelFormatInfo> {
     name: summary.name,
     architecture: summary.architecture,
     chatTemplate: summary.chatTemplate,
+    trainContextSize: summary.trainContextSize,
     tokenizerPre: summary.tokenizerPre,
     specialTokens,
-  };
-}
-
-/**
- * Which binary `getLlama` loaded. With `build: "never"` node-llama-cpp looks for a local build
- * (localBuilds/<platform>-<arch>[-<gpu>], made by `npm run build:engine`) before its prebuilt binary.
- */
-function engineBuild(llama: Llama): EngineBuild {
-  // systemInfo: "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | ... | AVX512 = 0 | ..."; keep the features that are on.
-  const cpuFeatures = [...llama.systemInfo.matchAll(/([A-Z][A-Z0-9_]*) = 1/g)].map((m) => m[1]).join(" ");
-  return {
-    origin: llama.buildType === "localBuild" ? "local" : "prebuilt",
-    backend: llama.gpu === false ? "cpu" : llama.gpu,
-    llamaCppRelease: llama.llamaCppRelease.release,
-    cpuFeatures,
   };
 }
 
@@ -271,25 +251,12 @@ function engineBuild(llama: Llama): EngineBuild {
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   checkOptions(options);
   const summary = await validateGguf(options.modelPath);
-  const llama = await getLlama({
-    gpu: options.gpu === false ? false : "auto",
-    build: "never",
-    maxThreads: options.threads,
-  });
-  let model: LlamaModel | undefined;
+  const { llama, model, context, build } = await loadLlamaModel(options, summary);
   let thread: TokenizerWorker | undefined;
   try {
-    model = await llama.loadModel({ modelPath: options.modelPath });
-    const context = await model.createContext({
-      contextSize: options.contextSize,
-      sequences: options.sequences,
-      threads: options.threads,
-      batchSize: options.batchSize,
-      flashAttention: options.flashAttention,
-    });
     const info: ModelInfo = {
       path: options.modelPath,
-      identity: summary.identity,
+      identity: stateIdentity(summary.identity, options.kvCacheType),
       name: summary.name,
       architecture: summary.architecture,
       trainContextSize: summary.trainContextSize,
@@ -298,7 +265,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       bosToken: model.tokens.bos ?? undefined,
       eosToken: model.tokens.eos ?? undefined,
       endOfGenerationTokens: Object.freeze(endOfGenerationTokens(model, summary, options.endOfGenerationTexts ?? [])),
-      build: Object.freeze(engineBuild(llama)),
+      build,
     };
     if (options.tokenizerThread !== false) {
       const { tokens, tokenTypes, tokenizerPre } = summary;
@@ -308,7 +275,8 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     return new EngineImpl(Object.freeze(info), Object.freeze({ ...options }), llama, model, context, summary, thread);
   } catch (err) {
     await thread?.dispose();
-    await model?.dispose();
+    await context.dispose();
+    await model.dispose();
     await llama.dispose();
     throw err;
   }

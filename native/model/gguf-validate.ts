@@ -316,6 +316,15 @@ function validate(raw: RawHeader, path: string, fileSize: number): Omit<GgufSumm
   };
 }
 
+/** Why a model path cannot be opened, in words (the errno code for the rest). */
+function unopenable(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "ENOENT") return "no such file";
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  if (code === "EISDIR") return "is a directory, not a GGUF file";
+  return `cannot be opened (${code ?? String(err)})`;
+}
+
 const IDENTITY_SAMPLES = 16;
 const IDENTITY_SAMPLE_BYTES = 4096;
 
@@ -326,9 +335,13 @@ const IDENTITY_SAMPLE_BYTES = 4096;
  * 4 KiB samples of the tensor data (so equal-shaped models with different weights differ).
  */
 export async function validateGguf(path: string): Promise<GgufSummary> {
-  const fh = await open(path, "r");
+  const fh = await open(path, "r").catch((err: unknown) => {
+    throw new InvalidModelError(`${path}: ${unopenable(err)}`);
+  });
   try {
-    const { size: fileSize } = await fh.stat();
+    const stats = await fh.stat();
+    if (!stats.isFile()) throw new InvalidModelError("not a regular file (a directory?)");
+    const fileSize = stats.size;
     let head = Buffer.alloc(Math.min(fileSize, 1 << 20));
     head = head.subarray(0, readSync(fh.fd, head, 0, head.length, 0));
     // Metadata of a 200k-token vocabulary is ~10 MB: read on as the parser needs it (one parse).

@@ -12,7 +12,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { loadConfig, type WorkerConfig } from "../../../gpu-worker/config.ts";
+import { loadConfig, type WorkerEnvConfig } from "../../../gpu-worker/config.ts";
 import { OPS_PATHS } from "../../../gpu-worker/metrics/ops-server.ts";
 import { REPO_ROOT } from "../../../scripts/stack.ts";
 
@@ -60,7 +60,7 @@ function secretStandIn(name: string): string {
 }
 
 /** The config the worker would load from this environment (throws what the worker would). */
-function configFrom(env: Record<string, string>): WorkerConfig {
+function configFrom(env: Record<string, string>): WorkerEnvConfig {
   return loadConfig(env);
 }
 
