@@ -5,9 +5,7 @@
  * and 4 workers. Writes `sim-pool.svg` next to the report (docs/bench/sim-pool.svg on a recorded run).
  */
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { REPO_ROOT } from "../../scripts/stack.ts";
 import { defaultTracePath, infiniteCacheCeiling, readTrace } from "../trace-file.ts";
 import type { Workload, WorkloadResult } from "../workload.ts";
 import { capacityCeiling } from "./capacity-ceiling.ts";

@@ -5,9 +5,7 @@
  * other in the same run. --quick replays a tiny slice on one worker (llama-server only if given).
  */
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { TEST_MODEL_SPECS } from "../../native/model/gguf-writer.ts";
-import { REPO_ROOT } from "../../scripts/stack.ts";
 import { defaultTracePath, infiniteCacheCeiling, readTrace } from "../trace-file.ts";
 import type { Workload } from "../workload.ts";
 import { BlockTokens, oneToOneAlphabet, tokensToText } from "./block-tokens.ts";

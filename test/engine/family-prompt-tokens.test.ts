@@ -125,7 +125,11 @@ describe.each(FAMILIES)("$model: served prompt tokens = template + tokenizer", (
   };
   /** What the CountTokens RPC answers (gpu-worker/service.ts), for a conversation with no hosted-tool calls. */
   const counted = (c: Conversation): Promise<number> =>
-    countPromptTokens({ engine, format: family.format, config: loadConfig({ FRONTIER_DEV: "1" }) }, c, []);
+    countPromptTokens(
+      { engine, format: family.format, config: { ...loadConfig({ FRONTIER_DEV: "1" }), contextSize: 65536 } },
+      c,
+      [],
+    );
   const expected = (c: Conversation): number[] =>
     reference.encode(renderTemplate(family.template, c, family.style?.(c)), { add_special_tokens: false });
 

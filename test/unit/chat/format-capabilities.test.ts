@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ChatMlFormat } from "../../../gpu-worker/chat/families/chatml.ts";
-import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony.ts";
-import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen3-coder.ts";
+import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony/harmony.ts";
+import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
+import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-coder.ts";
 import { formatCapabilities } from "../../../gpu-worker/chat/format-capabilities.ts";
 
 describe("formatCapabilities", () => {
