@@ -66,15 +66,16 @@ export const GLM_CALLS: CallFormat = {
   },
 };
 
-function header(conversation: Conversation): Part[] {
+/** The prompt's head: tools (`outro` says the call layout), then the system text after `systemOpen`. */
+export function glmHeader(conversation: Conversation, outro: string, systemOpen: string): Part[] {
   const parts: Part[] = [{ template: "[gMASK]<sop>" }];
   if (conversation.tools.length > 0) {
     parts.push({ template: TOOLS_INTRO });
     for (const tool of conversation.tools) parts.push({ content: hermesToolJson(tool) }, { template: "\n" });
-    parts.push({ template: TOOLS_OUTRO });
+    parts.push({ template: outro });
   }
   const system = conversation.system.join("\n\n");
-  if (system !== "") parts.push({ template: "<|system|>\n" }, { content: system });
+  if (system !== "") parts.push({ template: systemOpen }, { content: system });
   return parts;
 }
 
@@ -102,25 +103,44 @@ function user(message: Message, thinking: boolean): Part[] {
   return parts;
 }
 
-function assistantBody(message: Message): Part[] {
+/** How a past assistant turn's pieces are laid out (GLM-4.5/4.6 put newlines between them; 4.7 does not). */
+export interface GlmAssistantLayout {
+  calls: CallFormat;
+  /** A turn without reasoning. */
+  noThinking: string;
+  thinkingOpen: string;
+  /** Before each text block. */
+  beforeText: string;
+}
+
+export function glmAssistantBody(message: Message, layout: GlmAssistantLayout): Part[] {
   const thinking = message.content
     .flatMap((c) => (c.block.case === "thinking" ? [c.block.value.thinking] : []))
     .join("");
   const parts: Part[] =
     thinking === ""
-      ? [{ template: "\n<think></think>" }]
-      : [{ template: "\n<think>" }, { content: thinking }, { template: "</think>" }];
+      ? [{ template: layout.noThinking }]
+      : [{ template: layout.thinkingOpen }, { content: thinking }, { template: "</think>" }];
   for (const block of message.content) {
     const b = block.block;
     if (b.case === "thinking") continue;
-    if (b.case === "toolUse") parts.push(...callParts(GLM_CALLS, b.value.name, b.value.inputJson));
+    if (b.case === "toolUse") parts.push(...callParts(layout.calls, b.value.name, b.value.inputJson));
     else {
       const value = contextText(block);
-      if (value !== undefined && value !== "") parts.push({ template: "\n" }, { content: value });
+      if (value === undefined || value === "") continue;
+      if (layout.beforeText !== "") parts.push({ template: layout.beforeText });
+      parts.push({ content: value });
     }
   }
   return parts;
 }
+
+const ASSISTANT_LAYOUT: GlmAssistantLayout = {
+  calls: GLM_CALLS,
+  noThinking: "\n<think></think>",
+  thinkingOpen: "\n<think>",
+  beforeText: "\n",
+};
 
 /** GLM-4.5/4.6; `glm47.ts` is a delta over it. */
 export const GLM: FamilySpec = {
@@ -132,11 +152,11 @@ export const GLM: FamilySpec = {
     endOfGeneration: [USER, OBSERVATION, "<|endoftext|>"],
   },
   calls: GLM_CALLS,
-  header,
+  header: (conversation) => glmHeader(conversation, TOOLS_OUTRO, "<|system|>\n"),
   system: (message) => [{ template: "<|system|>\n" }, { content: systemMessageText(message) }],
   user: (message, ctx) => user(message, ctx.thinking),
   assistantHeader: () => "<|assistant|>",
-  assistantBody,
+  assistantBody: (message) => glmAssistantBody(message, ASSISTANT_LAYOUT),
   assistantClose: () => "",
   generation: (ctx) => ({
     header: "<|assistant|>",

@@ -11,13 +11,19 @@
  * The template drops the reasoning of turns before the last user message unless `clear_thinking`
  * is false; Frontier keeps it (the live KV holds it), which is the template with `clear_thinking: false`.
  */
-import type { Conversation, Message } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { Message } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { CallFormat } from "../../call-format.ts";
-import { callParts } from "../../engine/call-markup.ts";
 import { contextText, type Part, systemMessageText, toolResultText } from "../../engine/content.ts";
 import { FamilyFormat, type FamilySpec } from "../../engine/family.ts";
-import { hermesToolJson } from "../qwen/hermes.ts";
-import { CONTROL_TOKENS, GLM, GLM_CALLS, OBSERVATION, TOOLS_INTRO } from "./glm.ts";
+import {
+  CONTROL_TOKENS,
+  GLM,
+  GLM_CALLS,
+  type GlmAssistantLayout,
+  glmAssistantBody,
+  glmHeader,
+  OBSERVATION,
+} from "./glm.ts";
 
 const TOOLS_OUTRO =
   "</tools>\n\nFor each function call, output the function name and arguments within the following XML format:\n" +
@@ -36,18 +42,6 @@ const GLM47_CALLS: CallFormat = {
     reserved: CONTROL_TOKENS,
   },
 };
-
-function header(conversation: Conversation): Part[] {
-  const parts: Part[] = [{ template: "[gMASK]<sop>" }];
-  if (conversation.tools.length > 0) {
-    parts.push({ template: TOOLS_INTRO });
-    for (const tool of conversation.tools) parts.push({ content: hermesToolJson(tool) }, { template: "\n" });
-    parts.push({ template: TOOLS_OUTRO });
-  }
-  const system = conversation.system.join("\n\n");
-  if (system !== "") parts.push({ template: "<|system|>" }, { content: system });
-  return parts;
-}
 
 function user(message: Message): Part[] {
   const parts: Part[] = [];
@@ -70,34 +64,21 @@ function user(message: Message): Part[] {
   return parts;
 }
 
-function assistantBody(message: Message): Part[] {
-  const thinking = message.content
-    .flatMap((c) => (c.block.case === "thinking" ? [c.block.value.thinking] : []))
-    .join("");
-  const parts: Part[] =
-    thinking === ""
-      ? [{ template: "</think>" }]
-      : [{ template: "<think>" }, { content: thinking }, { template: "</think>" }];
-  for (const block of message.content) {
-    const b = block.block;
-    if (b.case === "thinking") continue;
-    if (b.case === "toolUse") parts.push(...callParts(GLM47_CALLS, b.value.name, b.value.inputJson));
-    else {
-      const value = contextText(block);
-      if (value !== undefined && value !== "") parts.push({ content: value });
-    }
-  }
-  return parts;
-}
+const ASSISTANT_LAYOUT: GlmAssistantLayout = {
+  calls: GLM47_CALLS,
+  noThinking: "</think>",
+  thinkingOpen: "<think>",
+  beforeText: "",
+};
 
 const GLM47: FamilySpec = {
   ...GLM,
   name: "glm-4.7",
   calls: GLM47_CALLS,
-  header,
+  header: (conversation) => glmHeader(conversation, TOOLS_OUTRO, "<|system|>"),
   system: (message) => [{ template: "<|system|>" }, { content: systemMessageText(message) }],
   user,
-  assistantBody,
+  assistantBody: (message) => glmAssistantBody(message, ASSISTANT_LAYOUT),
   generation: (ctx) => ({
     header: "<|assistant|>",
     prefill: ctx.thinking ? "<think>" : "</think>",
