@@ -20,9 +20,9 @@ import {
 import { GrammarCache } from "./grammar-cache.ts";
 import { type GgufSummary, validateGguf } from "./model/gguf-validate.ts";
 import { guardSampling, type SamplingFailures } from "./sampling-guard.ts";
-import { TextTokenizer } from "./text-tokenizer.ts";
-import { TokenBytes } from "./token-bytes.ts";
-import { TokenizerWorker } from "./tokenizer-worker.ts";
+import { TextTokenizer } from "./tokenizer/text-tokenizer.ts";
+import { TokenBytes } from "./tokenizer/token-bytes.ts";
+import { TokenizerWorker } from "./tokenizer/tokenizer-worker.ts";
 
 const TOKEN_TYPE_CONTROL = 3;
 

@@ -10,8 +10,8 @@ import type {
   ReplicatedCheckpoint,
 } from "../checkpoints/replica/checkpoint-replica.ts";
 import type { TenantDataKey } from "../checkpoints/state/sealed-file.ts";
+import type { EvictionReason } from "../checkpoints/store/budget/checkpoint-tenant-share.ts";
 import type { CheckpointStorage } from "../checkpoints/store/checkpoint-storage.ts";
-import type { EvictionReason } from "../checkpoints/store/checkpoint-tenant-share.ts";
 import {
   type CheckpointMeta,
   CheckpointMismatchError,

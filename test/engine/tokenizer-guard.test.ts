@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEngine } from "../../native/engine.ts";
 import { type Engine, TokenizerInputError } from "../../native/engine-types.ts";
 import { ensureTestModel, writeTestModel } from "../../native/model/gguf-writer.ts";
-import { MAX_TOKENIZER_RUN } from "../../native/tokenizer-guard.ts";
+import { MAX_TOKENIZER_RUN } from "../../native/tokenizer/tokenizer-guard.ts";
 
 const OPTIONS = {
   contextSize: 512,

@@ -16,7 +16,7 @@ import {
   type LarkGrammar,
   LarkGrammarError,
   parseLark,
-} from "../../../shared/lark-grammar.ts";
+} from "../../../shared/lark/lark-grammar.ts";
 import type { GrammarTool } from "../types.ts";
 import { type GbnfRules, gbnfLiteral } from "./gbnf.ts";
 import { markupSafeJson, SchemaGrammarError } from "./json-schema-grammar.ts";

@@ -10,7 +10,7 @@
  * refused (SchemaGrammarError: the client's 400 naming the tool). JSON values need no refusal:
  * their `<` is written `\u003c` and their free strings exclude `<`.
  */
-import { FREEFORM_INPUT_PROPERTY } from "../../../shared/lark-grammar.ts";
+import { FREEFORM_INPUT_PROPERTY } from "../../../shared/lark/lark-grammar.ts";
 import { isPlainObject, tryParseJson } from "../json-text.ts";
 import { parameterValueText } from "../parse/xml-arguments.ts";
 import type { GrammarTool } from "../types.ts";

@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
+import { TenantShareQueries } from "./budget/checkpoint-tenant-share.ts";
 import { type CheckpointRow, prepareStatements, SCHEMA, SCHEMA_VERSION } from "./checkpoint-schema.ts";
-import { TenantShareQueries } from "./checkpoint-tenant-share.ts";
 import {
   CHECKPOINT_REASONS,
   type ChainLink,

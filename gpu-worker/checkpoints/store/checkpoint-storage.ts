@@ -6,7 +6,7 @@
  * pulls the bucket's metadata into it, and `load` downloads the files on first use.
  */
 import type { TenantDataKey } from "../state/sealed-file.ts";
-import type { EvictionReason } from "./checkpoint-tenant-share.ts";
+import type { EvictionReason } from "./budget/checkpoint-tenant-share.ts";
 import type { CheckpointMeta, CheckpointPayload, CheckpointStats, CheckpointWriteInput } from "./types.ts";
 
 export interface CheckpointStorage {

@@ -7,13 +7,13 @@ import { CheckpointReplication } from "../replica/checkpoint-replication.ts";
 import { ChunkedState, defaultScratchDir } from "../state/chunked-state.ts";
 import type { TenantDataKey } from "../state/sealed-file.ts";
 import { hashText, prefixHashes } from "../state/text-hash.ts";
-import { CheckpointBudget } from "./checkpoint-budget.ts";
+import { CheckpointBudget } from "./budget/checkpoint-budget.ts";
+import type { EvictionReason } from "./budget/checkpoint-tenant-share.ts";
 import { CheckpointChains } from "./checkpoint-chains.ts";
 import { CheckpointFiles } from "./checkpoint-files.ts";
 import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
-import type { EvictionReason } from "./checkpoint-tenant-share.ts";
 import { PlainStateCache } from "./plain-state-cache.ts";
 import type { CheckpointStoreOptions } from "./store-options.ts";
 import {

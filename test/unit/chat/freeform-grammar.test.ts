@@ -15,7 +15,7 @@ import { Qwen3Format } from "../../../gpu-worker/chat/families/qwen/qwen3.ts";
 import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-coder.ts";
 import { SchemaGrammarError } from "../../../gpu-worker/chat/grammar/json-schema-grammar.ts";
 import { toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
-import { grammarFromRegex, LarkGrammarError, parseLark } from "../../../shared/lark-grammar.ts";
+import { grammarFromRegex, LarkGrammarError, parseLark } from "../../../shared/lark/lark-grammar.ts";
 import { APPLY_PATCH_LARK, CUSTOM_SCHEMA } from "./codex-apply-patch.ts";
 import { gbnfMatches, parseGbnf, undefinedRules } from "./gbnf-check.ts";
 

@@ -7,7 +7,7 @@ import { BYTE_TO_CHAR, byteCharsToBytes, textToByteChars } from "../../../native
 import { validateGguf } from "../../../native/model/gguf-validate.ts";
 import { ensureTestModel, testModelPath, toFloat16Bits, writeTestModel } from "../../../native/model/gguf-writer.ts";
 import { buildVocab, CONTROL_TOKENS } from "../../../native/model/vocab.ts";
-import { TokenBytes } from "../../../native/token-bytes.ts";
+import { TokenBytes } from "../../../native/tokenizer/token-bytes.ts";
 
 let dir: string;
 beforeAll(async () => {

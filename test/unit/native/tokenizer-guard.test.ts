@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TokenizerInputError } from "../../../native/engine-types.ts";
-import { checkTokenizerInput, longestRun, recursiveRunClasses } from "../../../native/tokenizer-guard.ts";
+import { checkTokenizerInput, longestRun, recursiveRunClasses } from "../../../native/tokenizer/tokenizer-guard.ts";
 
 describe("longestRun", () => {
   it("counts the longest run of one bounded class, in code points", () => {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { SessionCheckpoints } from "../../../gpu-worker/checkpoints/session-checkpoints.ts";
-import type { EvictionReason } from "../../../gpu-worker/checkpoints/store/checkpoint-tenant-share.ts";
+import type { EvictionReason } from "../../../gpu-worker/checkpoints/store/budget/checkpoint-tenant-share.ts";
 import { missReasonToWire } from "../../../gpu-worker/continuation/decision-wire.ts";
 import type { ContinuationPlan } from "../../../gpu-worker/continuation/plan-continuation.ts";
 import { withStoredPrefix } from "../../../gpu-worker/turn/plan/stored-prefix.ts";

@@ -18,7 +18,7 @@
  */
 
 import type { ServerToolDeclaration } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { grammarFromRegex, LarkGrammarError, parseLark } from "../../../../shared/lark-grammar.ts";
+import { grammarFromRegex, LarkGrammarError, parseLark } from "../../../../shared/lark/lark-grammar.ts";
 import { LIMITS } from "../../../../shared/limits.ts";
 import {
   asArray,

@@ -4,7 +4,7 @@
  * far as it is complete (an escape split across chunks is held back), so
  * `response.custom_tool_call_input.delta` events carry the input as it is sampled.
  */
-import { FREEFORM_INPUT_PROPERTY } from "../../../../shared/lark-grammar.ts";
+import { FREEFORM_INPUT_PROPERTY } from "../../../../shared/lark/lark-grammar.ts";
 
 const OPENING = new RegExp(`^\\s*\\{\\s*"${FREEFORM_INPUT_PROPERTY}"\\s*:\\s*"`);
 const SIMPLE_ESCAPES: Record<string, string> = {

@@ -9,9 +9,9 @@
  * tenant filling the disk evicts its own checkpoints, never another tenant's, while the others hold
  * less than budget - share together. Evictions are counted by reason (`evictions`, a worker metric).
  */
-import { log } from "../../log.ts";
-import type { CheckpointIndex } from "./checkpoint-index.ts";
-import type { CheckpointPins } from "./checkpoint-pins.ts";
+import { log } from "../../../log.ts";
+import type { CheckpointIndex } from "../checkpoint-index.ts";
+import type { CheckpointPins } from "../checkpoint-pins.ts";
 import { EVICTION_REASONS, type EvictionReason } from "./checkpoint-tenant-share.ts";
 import { availableBytes, isDiskFull } from "./disk-full.ts";
 

@@ -4,7 +4,7 @@
  * next text; its tokens equal the main thread's (same vocabulary, same TextTokenizer).
  */
 import { Worker } from "node:worker_threads";
-import { type Token, TokenizerInputError } from "./engine-types.ts";
+import { type Token, TokenizerInputError } from "../engine-types.ts";
 import type { VocabularySummary } from "./text-tokenizer.ts";
 import type { ThreadReply, ThreadRequest, ThreadStart } from "./tokenizer-protocol.ts";
 

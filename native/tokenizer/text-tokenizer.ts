@@ -4,7 +4,7 @@
  * tokenization that never yields a control token (plain-text-tokens.ts). The engine's main thread
  * and its tokenizer thread (tokenizer-thread.ts) each build one, so both give the same tokens.
  */
-import type { Token } from "./engine-types.ts";
+import type { Token } from "../engine-types.ts";
 import { PlainTextTokenizer } from "./plain-text-tokens.ts";
 import { checkTokenizerInput, type RunClass, recursiveRunClasses } from "./tokenizer-guard.ts";
 

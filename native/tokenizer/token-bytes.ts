@@ -2,7 +2,7 @@
  * Raw bytes of vocabulary tokens, decoded from the GGUF token texts (llama.cpp's detokenizer
  * returns text, which loses partial UTF-8 sequences).
  */
-import { byteCharsToBytes } from "./model/byte-unicode.ts";
+import { byteCharsToBytes } from "../model/byte-unicode.ts";
 
 const TOKEN_TYPE_BYTE = 6;
 const TOKEN_TYPE_CONTROL = 3;

@@ -6,7 +6,7 @@
  * segfaults the process on an 8 MB stack. Splitting such a run would change its tokens (BPE merges
  * across it), so a run longer than MAX_TOKENIZER_RUN is refused before llama.cpp sees it.
  */
-import { TokenizerInputError } from "./engine-types.ts";
+import { TokenizerInputError } from "../engine-types.ts";
 
 /** Character classes a `std::regex` `+` loop of some pre-tokenizer repeats over. */
 export type RunClass = "punctuation" | "digit" | "letter" | "space";

@@ -5,7 +5,7 @@
  * its local rows wrote; a linked chunk whose writer is gone counts in the store's total only.
  */
 import type Database from "better-sqlite3";
-import { CHECKPOINT_REASONS, REASON_WEIGHT } from "./types.ts";
+import { CHECKPOINT_REASONS, REASON_WEIGHT } from "../types.ts";
 
 /** Why the budget evicted a checkpoint: a tenant over its share, the whole budget, or a full disk. */
 export type EvictionReason = "tenant-share" | "budget" | "disk-full";

@@ -6,7 +6,7 @@
  * once at load; a text containing one is tokenized in pieces that break each spelling after its
  * first character, so it stays text.
  */
-import type { Token } from "./engine-types.ts";
+import type { Token } from "../engine-types.ts";
 
 const TOKEN_TYPE_CONTROL = 3;
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
