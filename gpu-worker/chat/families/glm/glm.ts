@@ -79,29 +79,49 @@ export function glmHeader(conversation: Conversation, outro: string, systemOpen:
   return parts;
 }
 
-function user(message: Message, thinking: boolean): Part[] {
+/** How a user turn's pieces are laid out (GLM-4.5/4.6 put newlines around them; 4.7 does not). */
+export interface GlmUserLayout {
+  toolResponseOpen: string;
+  toolResponseClose: string;
+  userOpen: string;
+  /** Between the text blocks of one message. */
+  textJoin: string;
+  /** Thinking off is written as `/nothink` after the user's text (4.7 prefills `</think>` instead). */
+  noThinkToken: boolean;
+}
+
+/** A user message: its tool results after one `<|observation|>`, then its text after the user token. */
+export function glmUserBody(message: Message, thinking: boolean, layout: GlmUserLayout): Part[] {
   const parts: Part[] = [];
-  let text: string | undefined;
+  const texts: string[] = [];
   for (const block of message.content) {
     const b = block.block;
     if (b.case === "toolResult") {
       if (parts.length === 0) parts.push({ template: OBSERVATION });
       parts.push(
-        { template: "\n<tool_response>\n" },
+        { template: layout.toolResponseOpen },
         { content: toolResultText(b.value) },
-        { template: "\n</tool_response>" },
+        { template: layout.toolResponseClose },
       );
     } else {
       const value = contextText(block);
-      if (value !== undefined) text = text === undefined ? value : `${text}${value}`;
+      if (value !== undefined) texts.push(value);
     }
   }
-  if (text !== undefined) {
-    parts.push({ template: `${USER}\n` }, { content: text });
-    if (!thinking && !text.endsWith(NO_THINK)) parts.push({ template: NO_THINK });
-  }
+  if (texts.length === 0) return parts;
+  const text = texts.join(layout.textJoin);
+  parts.push({ template: layout.userOpen }, { content: text });
+  if (layout.noThinkToken && !thinking && !text.endsWith(NO_THINK)) parts.push({ template: NO_THINK });
   return parts;
 }
+
+const USER_LAYOUT: GlmUserLayout = {
+  toolResponseOpen: "\n<tool_response>\n",
+  toolResponseClose: "\n</tool_response>",
+  userOpen: `${USER}\n`,
+  textJoin: "",
+  noThinkToken: true,
+};
 
 /** How a past assistant turn's pieces are laid out (GLM-4.5/4.6 put newlines between them; 4.7 does not). */
 export interface GlmAssistantLayout {
@@ -154,7 +174,7 @@ export const GLM: FamilySpec = {
   calls: GLM_CALLS,
   header: (conversation) => glmHeader(conversation, TOOLS_OUTRO, "<|system|>\n"),
   system: (message) => [{ template: "<|system|>\n" }, { content: systemMessageText(message) }],
-  user: (message, ctx) => user(message, ctx.thinking),
+  user: (message, ctx) => glmUserBody(message, ctx.thinking, USER_LAYOUT),
   assistantHeader: () => "<|assistant|>",
   assistantBody: (message) => glmAssistantBody(message, ASSISTANT_LAYOUT),
   assistantClose: () => "",

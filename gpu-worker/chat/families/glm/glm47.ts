@@ -11,18 +11,18 @@
  * The template drops the reasoning of turns before the last user message unless `clear_thinking`
  * is false; Frontier keeps it (the live KV holds it), which is the template with `clear_thinking: false`.
  */
-import type { Message } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { CallFormat } from "../../call-format.ts";
-import { contextText, type Part, systemMessageText, toolResultText } from "../../engine/content.ts";
+import { systemMessageText } from "../../engine/content.ts";
 import { FamilyFormat, type FamilySpec } from "../../engine/family.ts";
 import {
   CONTROL_TOKENS,
   GLM,
   GLM_CALLS,
   type GlmAssistantLayout,
+  type GlmUserLayout,
   glmAssistantBody,
   glmHeader,
-  OBSERVATION,
+  glmUserBody,
 } from "./glm.ts";
 
 const TOOLS_OUTRO =
@@ -43,26 +43,13 @@ const GLM47_CALLS: CallFormat = {
   },
 };
 
-function user(message: Message): Part[] {
-  const parts: Part[] = [];
-  const texts: string[] = [];
-  for (const block of message.content) {
-    const b = block.block;
-    if (b.case === "toolResult") {
-      if (parts.length === 0) parts.push({ template: OBSERVATION });
-      parts.push(
-        { template: "<tool_response>" },
-        { content: toolResultText(b.value) },
-        { template: "</tool_response>" },
-      );
-    } else {
-      const text = contextText(block);
-      if (text !== undefined) texts.push(text);
-    }
-  }
-  if (texts.length > 0) parts.push({ template: "<|user|>" }, { content: texts.join("\n\n") });
-  return parts;
-}
+const USER_LAYOUT: GlmUserLayout = {
+  toolResponseOpen: "<tool_response>",
+  toolResponseClose: "</tool_response>",
+  userOpen: "<|user|>",
+  textJoin: "\n\n",
+  noThinkToken: false,
+};
 
 const ASSISTANT_LAYOUT: GlmAssistantLayout = {
   calls: GLM47_CALLS,
@@ -77,7 +64,7 @@ const GLM47: FamilySpec = {
   calls: GLM47_CALLS,
   header: (conversation) => glmHeader(conversation, TOOLS_OUTRO, "<|system|>"),
   system: (message) => [{ template: "<|system|>" }, { content: systemMessageText(message) }],
-  user,
+  user: (message, ctx) => glmUserBody(message, ctx.thinking, USER_LAYOUT),
   assistantBody: (message) => glmAssistantBody(message, ASSISTANT_LAYOUT),
   generation: (ctx) => ({
     header: "<|assistant|>",
