@@ -14,6 +14,7 @@ export interface MatrixClient {
 
 export const MATRIX: readonly MatrixClient[] = [
   { client: "Claude Code", pkg: "@anthropic-ai/claude-code", files: ["claude-code.test.ts"] },
+  { client: "Claude Code, ToolSearch", pkg: "@anthropic-ai/claude-code", files: ["claude-code-tool-search.test.ts"] },
   { client: "Anthropic SDK", pkg: "@anthropic-ai/sdk", files: ["anthropic-sdk.test.ts"] },
   { client: "openai SDK, Responses", pkg: "openai", files: ["openai-responses.test.ts"] },
   { client: "openai SDK, Chat Completions", pkg: "openai", files: ["openai-chat.test.ts"] },
@@ -22,6 +23,7 @@ export const MATRIX: readonly MatrixClient[] = [
   { client: "Codex CLI, built-in (WebSocket)", pkg: "@openai/codex", files: ["codex-websocket.test.ts"] },
   { client: "Qwen Code", pkg: "@qwen-code/qwen-code", files: ["qwen-code.test.ts"] },
   { client: "opencode", pkg: "opencode-ai", files: ["opencode.test.ts"] },
+  { client: "Agents SDK (WebSocket)", pkg: "@openai/agents", files: ["agents-sdk-ws.test.ts"] },
 ];
 
 /** The distinct packages to install, in matrix order. */

@@ -16,6 +16,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, inject, it } from "vitest";
 import { LOCAL_API_KEY } from "../support/api.ts";
+import { reportContinuedTurn } from "../support/client-packages.ts";
 
 const PACKAGE = "@openai/agents";
 /** A WebSocket that sends headers, for runtimes without a global one (installed with openai and miniflare). */
@@ -96,5 +97,6 @@ describe(`${PACKAGE} over the Responses WebSocket transport`, () => {
     // The tool output turn prefilled only its suffix.
     const [, cached, prompt] = /cached=(\d+) prompt=(\d+)/.exec(live ?? "") ?? [];
     expect(Number(prompt) - Number(cached)).toBeLessThan(Number(prompt) / 3);
+    reportContinuedTurn("tool output over the socket", Number(prompt), Number(cached));
   });
 });

@@ -127,9 +127,11 @@ describe("clients:latest matrix", () => {
       "@openai/codex",
       "@qwen-code/qwen-code",
       "opencode-ai",
+      "@openai/agents",
     ]);
     expect(matrixFiles()).toEqual([
       "claude-code.test.ts",
+      "claude-code-tool-search.test.ts",
       "anthropic-sdk.test.ts",
       "openai-responses.test.ts",
       "openai-chat.test.ts",
@@ -139,6 +141,7 @@ describe("clients:latest matrix", () => {
       "codex-websocket.test.ts",
       "qwen-code.test.ts",
       "opencode.test.ts",
+      "agents-sdk-ws.test.ts",
     ]);
     expect(MATRIX.every((c) => c.files.length > 0)).toBe(true);
   });
