@@ -46,10 +46,12 @@ describe("format from the GGUF", () => {
     }
   }, 120_000);
 
-  it("a newer template of a family's vocabulary decides its variant (Qwen3.5, GLM-4.7)", async () => {
+  it("a newer template of a family's vocabulary decides its variant (Qwen3.5, GLM-4.7, llama.cpp's Qwen3-Coder)", async () => {
     const newer: [FamilyName, string, string][] = [
       ["qwen3", "qwen3.5", "qwen3.5"],
       ["glm", "glm-4.7", "glm-4.7"],
+      // llama.cpp's edit of Qwen3-Coder's template: no <think>, so not Qwen3.5 (test/unit/chat/newer-templates.test.ts).
+      ["qwen3", "qwen3-coder-llama.cpp", "qwen3-coder"],
     ];
     for (const [family, template, format] of newer) {
       const text = readFileSync(

@@ -2,12 +2,17 @@
  * Issue 33: the newer templates of supported families, each its own family where its bytes differ
  * (`qwen3.5` over `qwen3-coder`, `glm-4.7` over `glm`), byte for byte equal to the real template
  * (native/model/chat-templates/qwen3.5.jinja, glm-4.7.jinja) over the same matrix as every family;
- * where the template rewrites history, Frontier's exact transcript is a named difference.
+ * where the template rewrites history, Frontier's exact transcript is a named difference. llama.cpp's
+ * current Qwen3-Coder template (its own edit) is compared too, but for its named tools preamble.
+ * Qwen3.6, Qwen3-Coder-Next and GLM-5 are not here: no vendor or llama.cpp copy of their templates
+ * was found (native/model/chat-templates/README.md says where it was looked for).
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { detectFamily } from "../../../gpu-worker/chat/detect-family.ts";
 import { GlmFormat } from "../../../gpu-worker/chat/families/glm/glm.ts";
 import { Glm47Format } from "../../../gpu-worker/chat/families/glm/glm47.ts";
-import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-coder.ts";
+import { CODER_TOOLS_OUTRO, Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-coder.ts";
 import { Qwen35Format } from "../../../gpu-worker/chat/families/qwen/qwen35.ts";
 import type { ChatFormat, OutputEvent } from "../../../gpu-worker/chat/types.ts";
 import { ThinkingMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
@@ -94,6 +99,59 @@ describe("glm-4.7", () => {
     expect(theirs).toContain("<tool_call>Bash<arg_key>command</arg_key><arg_value>ls</arg_value><arg_key>");
     expect(theirs).not.toContain("/nothink");
     expect(new GlmFormat().render(c).text).not.toBe(theirs);
+  });
+});
+
+/**
+ * llama.cpp's current `Qwen3-Coder.jinja` (native/model/chat-templates/qwen3-coder-llama.cpp.jinja):
+ * Qwen's template as llama.cpp edited it (added so in its commit 1920345, reworded in 566059a); no
+ * model is named as shipping it (Qwen3-Coder-Next's own template was not found). A GGUF carrying it
+ * is `qwen3-coder`, and Frontier's rendering differs only in the tools preamble, named here.
+ */
+const LLAMA_CPP_CODER_OUTRO =
+  "\n</tools>\n\nIf you choose to call a tool ONLY reply in the following format with NO suffix:\n\n" +
+  "<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n</parameter>\n" +
+  "<parameter=example_parameter_2>\nvalue_2\n</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\nReminder:\n" +
+  "- Function calls MUST follow the specified format: the tool calling block MUST begin with an opening <tool_call> tag and end with a closing </tool_call> tag.\n" +
+  "- Required parameters MUST be specified\n" +
+  "- You may provide optional reasoning for your function call in natural language BEFORE the function call, but NOT after\n" +
+  "- If there is no function call available, answer the question like normal with your current knowledge and do not tell the user about function calls\n" +
+  "</IMPORTANT>";
+
+/** Frontier's qwen3-coder prompt with llama.cpp's preamble: its heading, its JSON `required` lists, its call instructions. */
+function asLlamaCppCoder(ours: string): string {
+  return ours
+    .replace(
+      "\n\nYou have access to the following functions:\n\n",
+      "\n\n# Tools\n\nYou have access to the following tools:\n\n",
+    )
+    .replaceAll(/<required>\[`(\w+)`\]<\/required>/g, '<required>["$1"]</required>')
+    .replace(CODER_TOOLS_OUTRO, LLAMA_CPP_CODER_OUTRO);
+}
+
+describe("llama.cpp's current Qwen3-Coder template", () => {
+  const source = readFileSync(
+    new URL("../../../native/model/chat-templates/qwen3-coder-llama.cpp.jinja", import.meta.url),
+    "utf8",
+  );
+  const coder = new Qwen3CoderFormat({ thinking: false });
+
+  it("is detected as qwen3-coder, without thinking (it has no <think>, so not qwen3.5)", () => {
+    expect(detectFamily({ chatTemplate: source })).toEqual({
+      family: "qwen3-coder",
+      rule: 'template: "<|im_start|>" + "<function=" + "<parameter="',
+    });
+    expect(source).not.toContain("<think>");
+  });
+
+  it.each(matrix())("$name: equal but for the tools preamble", ({ conversation: c }) => {
+    const ours = coder.render(c).text;
+    const theirs = renderTemplate("qwen3-coder-llama.cpp", c);
+    expect(asLlamaCppCoder(ours)).toBe(theirs);
+    // Everything after the system turn (turns, calls, results, the generation prompt) is byte-equal as is.
+    const afterSystem = (t: string) => t.slice(t.indexOf(`<|im_end|>\n<|im_start|>user`));
+    expect(afterSystem(ours)).toBe(afterSystem(theirs));
+    expect(ours === theirs).toBe(c.tools.length === 0);
   });
 });
 

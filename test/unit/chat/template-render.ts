@@ -10,6 +10,7 @@ import { type Conversation, Role, ThinkingMode } from "../../../proto/gen/fronti
 export type TemplateName =
   | "qwen3"
   | "qwen3-coder"
+  | "qwen3-coder-llama.cpp"
   | "qwen3.5"
   | "gpt-oss"
   | "glm"

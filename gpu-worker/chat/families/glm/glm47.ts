@@ -1,6 +1,7 @@
 /**
- * GLM-4.7 (and GLM-5, whose template has the same layout) as its chat template renders it: GLM's
- * tokens and XML arguments (`glm.ts`) with no whitespace between the pieces of a turn:
+ * GLM-4.7 as its chat template renders it (GLM-5 is detected here by the same marker; its template
+ * was not found to compare): GLM's tokens and XML arguments (`glm.ts`) with no whitespace between
+ * the pieces of a turn:
  *   [gMASK]<sop><|system|>\n# Tools ... <tools>\n{tool json}\n</tools> ...<|system|>{system}
  *   <|user|>{text}                                       (no "/nothink": thinking off is the prefill)
  *   <|assistant|><think>{thinking}</think>{text}<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>

@@ -1,6 +1,6 @@
 /**
- * Qwen3.5 (and Qwen3.6, whose template differs only by the `preserve_thinking` switch) as its chat
- * template renders it: Qwen3-Coder's XML calls (`qwen3-coder.ts`) with these differences:
+ * Qwen3.5 as its chat template renders it (Qwen3.6 is detected here by the same markers; no vendor or
+ * llama.cpp copy of its template was found to compare, native/model/chat-templates/README.md): Qwen3-Coder's XML calls (`qwen3-coder.ts`) with these differences:
  *   <|im_start|>system\n# Tools\n\nYou have access to the following functions:\n\n<tools>\n{tool json}…\n</tools>…</IMPORTANT>\n\n{system}<|im_end|>\n
  *   <|im_start|>user\n<tool_response>\n{result}\n</tool_response>\n<tool_response>\n…\n</tool_response><|im_end|>\n
  *   <|im_start|>assistant\n<think>\n{thinking}\n</think>\n\n{text}\n\n<tool_call>…<|im_end|>\n
@@ -12,7 +12,7 @@
  * Object and array argument values are JSON in both (the template's `tojson`); booleans and null
  * the template prints with Python's `str` (`True`, `None`), Frontier as JSON.
  * Where the template rewrites history, Frontier's transcript wins: it drops the reasoning of turns
- * before the last user query (unless Qwen3.6's `preserve_thinking` is set); Frontier keeps it.
+ * before the last user query; Frontier keeps it.
  */
 import { type Conversation, type Message, Role } from "../../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { contextText, type Part, toolResultText } from "../../engine/content.ts";
