@@ -63,6 +63,14 @@ export interface StackOptions {
    * only, with static WORKER_URLS (workers do not register with it).
    */
   edgeDirect?: boolean;
+  /**
+   * A PEM CA bundle the edge's outbound fetch trusts besides the public CAs (workers serving TLS
+   * with a private CA): passed to wrangler dev as NODE_EXTRA_CA_CERTS, which Miniflare adds to
+   * workerd's `internet` service as `tlsOptions.trustedCertificates` (docs/deployment.md).
+   */
+  edgeTrustedCaFile?: string;
+  /** Receives each line wrangler dev (and workerd under it) writes: its request log, uncaught errors. */
+  onEdgeLine?: (line: string) => void;
 }
 
 /** An edge in workerd reached without `wrangler dev`'s proxy, and the headers it requires. */
@@ -97,20 +105,21 @@ export async function startWorker(
   verbose = false,
   logs: string[] = [],
 ): Promise<WorkerHandle> {
+  // Local development: the worker may use the public development secrets (shared/dev-secrets.ts).
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    [DEV_MODE_FLAG]: "1",
+    FRONTIER_WORKER_GRPC_PORT: "0",
+    FRONTIER_WORKER_HTTP_PORT: "0",
+    ...env,
+  };
   const child = spawn(
     process.execPath,
     // tsx as a loader, not its CLI: the child is the worker itself, so a signal (a test's SIGKILL) reaches it.
     ["--import", "tsx", join(REPO_ROOT, "gpu-worker/main.ts")],
     {
       cwd: REPO_ROOT,
-      // Local development: the worker may use the public development secrets (shared/dev-secrets.ts).
-      env: {
-        ...process.env,
-        [DEV_MODE_FLAG]: "1",
-        FRONTIER_WORKER_GRPC_PORT: "0",
-        FRONTIER_WORKER_HTTP_PORT: "0",
-        ...env,
-      },
+      env: childEnv,
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -134,11 +143,13 @@ export async function startWorker(
     }, 120_000);
     startTimer.unref();
   }).finally(() => clearTimeout(startTimer));
+  // With FRONTIER_TLS_CERT_FILE both RPC listeners serve TLS only.
+  const scheme = childEnv.FRONTIER_TLS_CERT_FILE ? "https" : "http";
   return {
     id: env.FRONTIER_WORKER_ID ?? "worker-1",
     process: child,
-    grpcUrl: `http://127.0.0.1:${ready.grpcPort}`,
-    httpUrl: `http://127.0.0.1:${ready.httpPort}`,
+    grpcUrl: `${scheme}://127.0.0.1:${ready.grpcPort}`,
+    httpUrl: `${scheme}://127.0.0.1:${ready.httpPort}`,
     opsUrl: ready.opsPort === undefined ? undefined : `http://127.0.0.1:${ready.opsPort}`,
     logs,
     restarts: 0,
@@ -222,6 +233,9 @@ export async function startEdge(options: {
   stateDir: string;
   vars?: Record<string, string>;
   verbose?: boolean;
+  /** NODE_EXTRA_CA_CERTS for wrangler dev: CAs the edge's fetch trusts besides the public ones. */
+  trustedCaFile?: string | undefined;
+  onLine?: ((line: string) => void) | undefined;
   /** Receives workerd's own URL (wrangler's debug log, `reloadComplete`). */
   onDirect?: (direct: EdgeDirect) => void;
 }): Promise<ChildProcess> {
@@ -248,6 +262,7 @@ export async function startEdge(options: {
       CI: "true",
       NO_COLOR: "1",
       ...(options.onDirect ? { WRANGLER_LOG: "debug" } : {}),
+      ...(options.trustedCaFile ? { NODE_EXTRA_CA_CERTS: options.trustedCaFile } : {}),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -260,6 +275,7 @@ export async function startEdge(options: {
         if (port && secret)
           options.onDirect({ url: `http://127.0.0.1:${port}`, headers: { "MF-Proxy-Shared-Secret": secret } });
       }
+      options.onLine?.(line);
       tail.push(line);
       if (tail.length > 50) tail.shift();
       if (options.verbose) process.stderr.write(`[edge] ${line}\n`);
@@ -316,7 +332,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       WORKER_IDS: JSON.stringify(Object.fromEntries(workers.map((w) => [w.httpUrl, w.id]))),
       ...options.edgeVars,
     };
-    const edge = await startEdge({ port, workerUrls, stateDir, vars, verbose: options.verbose });
+    const edge = await startEdge({
+      port,
+      workerUrls,
+      stateDir,
+      vars,
+      verbose: options.verbose,
+      trustedCaFile: options.edgeTrustedCaFile,
+      onLine: options.onEdgeLine,
+    });
     const direct = options.edgeDirect
       ? await startWorkerdEdge({
           port: await freePort(),
