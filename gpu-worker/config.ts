@@ -198,6 +198,15 @@ export type WorkerEnvConfig = Omit<WorkerConfig, "contextSize"> & {
   contextSizeFlag: number | undefined;
 };
 
+/**
+ * The URL this worker's pool heartbeats advertise for the edge to call: FRONTIER_ADVERTISE_URL, else its
+ * own HTTP/1.1 listener, `https://` when that listener serves TLS (a plaintext URL would point the edge
+ * at a port that answers only TLS).
+ */
+export function advertisedUrl(config: Pick<WorkerConfig, "advertiseUrl" | "host" | "tls">, httpPort: number): string {
+  return config.advertiseUrl ?? `${config.tls ? "https" : "http"}://${config.host}:${httpPort}`;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerEnvConfig {
   const testPolicy = env.FRONTIER_TEST_POLICY;
   if (testPolicy !== undefined && testPolicy !== "" && testPolicy !== "scripted-tools") {

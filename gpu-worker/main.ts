@@ -8,7 +8,7 @@ import type { CheckpointReplica } from "./checkpoints/replica/checkpoint-replica
 import { S3CheckpointReplica } from "./checkpoints/replica/s3-replica.ts";
 import { SessionCheckpoints } from "./checkpoints/session-checkpoints.ts";
 import { CheckpointStore } from "./checkpoints/store/checkpoint-store.ts";
-import { loadConfig, type WorkerConfig } from "./config.ts";
+import { advertisedUrl, loadConfig, type WorkerConfig } from "./config.ts";
 import { SpanTokenMemory } from "./continuation/span-token-memory.ts";
 import { TurnMemory } from "./continuation/turn-memory.ts";
 import { log } from "./log.ts";
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   const server = await startServer(service, config);
   const ops: OpsServer | undefined =
     config.ops && metrics ? await startOpsServer(config.ops, metrics, () => workerHealth(deps)) : undefined;
-  const advertiseUrl = config.advertiseUrl ?? `http://${config.host}:${server.httpPort}`;
+  const advertiseUrl = advertisedUrl(config, server.httpPort);
   const heartbeat: Heartbeat | undefined = config.edgeUrl
     ? startHeartbeat({ edgeUrl: config.edgeUrl, token: config.poolToken, intervalMs: config.heartbeatMs }, () =>
         heartbeatReport(deps, advertiseUrl),

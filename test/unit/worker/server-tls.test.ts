@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { createClient, type Interceptor, type ServiceImpl, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../../gpu-worker/config.ts";
+import { advertisedUrl, loadConfig } from "../../../gpu-worker/config.ts";
 import { type RunningServer, startServer } from "../../../gpu-worker/server.ts";
 import { WorkerService } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { CAPABILITY_HEADER, NO_SCOPE, signCapability } from "../../../shared/capability.ts";
@@ -159,5 +159,17 @@ describe("the worker's plaintext rule outside local development", () => {
     expect(() => loadConfig({ ...deployed, FRONTIER_ALLOW_PLAINTEXT: "yes" })).toThrow(
       /FRONTIER_ALLOW_PLAINTEXT must be "1"/,
     );
+  });
+});
+
+describe("the URL a worker advertises to the pool", () => {
+  it("is https:// when its listeners serve TLS, http:// otherwise, and FRONTIER_ADVERTISE_URL when set", () => {
+    const tls = { certFile, keyFile };
+    expect(advertisedUrl({ advertiseUrl: undefined, host: "10.0.0.11", tls }, 8443)).toBe("https://10.0.0.11:8443");
+    expect(advertisedUrl({ advertiseUrl: undefined, host: "127.0.0.1", tls: undefined }, 9000)).toBe(
+      "http://127.0.0.1:9000",
+    );
+    const explicit = "https://gpu-1.internal:443";
+    expect(advertisedUrl({ advertiseUrl: explicit, host: "10.0.0.11", tls }, 8443)).toBe(explicit);
   });
 });
