@@ -2,7 +2,8 @@
  * A turn whose sampled text is all reasoning the parser shows nothing of (MiniMax M2 always thinks;
  * a turn cut by max_output_tokens inside `<think>`): the worker sends only `thinkingEnd`. The
  * Responses turn still carries a `reasoning` item (empty summary, sealed only on request), as the
- * Messages turn carries its thinking block, so a record or a replay keeps that assistant turn.
+ * Messages turn carries its thinking block, so a record or a replay keeps that assistant turn. A
+ * turn that showed nothing at all answers with an empty message, for the same reason.
  */
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { accumulateResponse } from "openai/lib/responses/ResponseAccumulator";
@@ -115,6 +116,28 @@ describe("a turn that is all hidden reasoning", () => {
     const turn = new AnthropicTurn("m", "req_1", { secret: SECRET, tenant: "local" });
     for (const event of HIDDEN_REASONING_TURN) await turn.push(event);
     expect(turn.body()).toMatchObject({ content: [{ type: "thinking", thinking: "" }], stop_reason: "max_tokens" });
+  });
+
+  it("answers a turn that showed nothing at all (no thinking block either) with an empty message", async () => {
+    const turn = newTurn(request());
+    const [start, , stop] = HIDDEN_REASONING_TURN;
+    if (!start || !stop) throw new Error("fixture");
+    const events = await run(turn, [start, stop]);
+    let snapshot: ReturnType<typeof accumulateResponse> | undefined;
+    for (const event of events) snapshot = accumulateResponse(event, snapshot);
+    const body = JSON.parse(JSON.stringify(turn.body()));
+    expect(snapshot).toMatchObject(body);
+    expect(body.output).toEqual([
+      expect.objectContaining({
+        type: "message",
+        status: "incomplete",
+        content: [{ type: "output_text", text: "", annotations: [], logprobs: [] }],
+      }),
+    ]);
+    const follow = request({ input: "Once more?" });
+    const items = [{ type: "message" as const, role: "user" as const, text: "Thanks." }, ...outputAsInput(body.output)];
+    const messages = toConversation(follow, [...items, ...follow.input]).messages;
+    expect(messages.map((m) => m.role)).toEqual([Role.USER, Role.ASSISTANT, Role.USER]);
   });
 
   it("still adds no empty reasoning item after one that streamed text", async () => {

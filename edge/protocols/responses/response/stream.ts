@@ -241,7 +241,10 @@ export class ResponsesTurn implements TurnRenderer {
     this.#requirePrompt();
     if (stop.reason === StopReason.CANCELLED) throw ApiError.overloaded("The GPU worker cancelled this turn; retry");
     const incomplete = stop.reason === StopReason.MAX_TOKENS;
-    const out = await this.#close(incomplete ? "incomplete" : "completed");
+    // A turn that showed nothing (all it sampled was whitespace or markup the parser drops) still
+    // answers with an empty assistant message: the history rebuilt from it keeps the turn the KV holds.
+    const out = this.response.output.length === 0 ? await this.#ensure("message") : [];
+    out.push(...(await this.#close(incomplete ? "incomplete" : "completed")));
     if (this.request.compaction_trigger) out.push(...(await this.#compaction()));
     const cached = stop.usage?.cachedTokens ?? this.prompt?.cachedTokens ?? 0;
     const input = (stop.usage?.inputTokens ?? 0) + cached;
