@@ -9,6 +9,9 @@
  * history re-renders to a byte prefix of that KV (live text prefix). count_tokens of the first
  * request counts what that turn prefilled (later histories: see the issue 33 report; count_tokens
  * has no session, so it renders client-sent calls without the sampled bytes or hidden reasoning).
+ * No Responses turn vanishes from the rebuilt history: MiniMax's answer, all reasoning the parser
+ * shows nothing of, keeps a reasoning item; Qwen3 with thinking on runs the Responses loop too, its
+ * answer (whitespace the parser drops) keeping an empty message.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FamilyName } from "../../native/model/families.ts";
@@ -142,14 +145,23 @@ interface ResponsesBody {
   usage: { input_tokens: number; output_tokens: number; input_tokens_details: { cached_tokens: number } };
 }
 
-async function responsesLoop(edgeUrl: string, family: FamilyName): Promise<void> {
+/** `reasoning`: the request's `reasoning` (thinking on); absent, thinking is off. */
+async function responsesLoop(edgeUrl: string, family: FamilyName, reasoning?: { effort: string }): Promise<void> {
   const url = `${edgeUrl}/v1/responses`;
   const tools = [{ type: "function", name: LOOKUP.name, description: LOOKUP.description, parameters: LOOKUP.schema }];
   const turns: Cache[] = [];
   const seenIds = new Set<string>();
   let previous: string | undefined;
   const turn = async (input: unknown, extra: Record<string, unknown>) => {
-    const body = { model: "m", temperature: 0, instructions: "You are a dictionary agent.", tools, input, ...extra };
+    const body = {
+      model: "m",
+      temperature: 0,
+      instructions: "You are a dictionary agent.",
+      tools,
+      input,
+      reasoning,
+      ...extra,
+    };
     const res = await postJson(url, { ...body, ...(previous ? { previous_response_id: previous } : {}) });
     const raw = await res.text();
     expect(res.status, raw).toBe(200);
@@ -157,6 +169,8 @@ async function responsesLoop(edgeUrl: string, family: FamilyName): Promise<void>
     const cache = cacheOf(res);
     turns.push(cache);
     const response = JSON.parse(raw) as ResponsesBody;
+    // No turn vanishes: one that showed nothing still has an item, or the rebuilt history would lose it.
+    expect(response.output.length).toBeGreaterThan(0);
     previous = response.id;
     return { response, cache };
   };
@@ -183,15 +197,14 @@ async function responsesLoop(edgeUrl: string, family: FamilyName): Promise<void>
     expectSuffixOnly(second.cache, "live-tool-ids", kvAfter(first.response));
     const answer = await turn(second.outputs, { tool_choice: "none", max_output_tokens: 12 });
     expectSuffixOnly(answer.cache, "live-tool-ids", kvAfter(second.response));
-    // OPEN (issue 33 report): on minimax-m2 the answer turn is all hidden reasoning (MiniMax always
-    // thinks; thinking is off here), so its response has no output item and the history rebuilt from
-    // previous_response_id loses that turn: the next turn reuses only 182 of 328 tokens.
-    if (family === "minimax-m2") return;
+    // Every MiniMax turn opens inside `<think>`; this answer is all reasoning the parser shows nothing
+    // of (its 12 tokens end there), and its reasoning item keeps the turn in the rebuilt history.
+    if (family === "minimax-m2") expect(answer.response.output[0]?.type).toBe("reasoning");
     const next = await turn("Thanks. Once more?", { tool_choice: "none", max_output_tokens: 4 });
     expect(["live-text-prefix", "live-token-prefix"]).toContain(next.cache.decision);
     expectSuffixOnly(next.cache, next.cache.decision, kvAfter(answer.response));
   } finally {
-    report(`${family} × Responses`, turns);
+    report(`${family}${reasoning ? " (thinking)" : ""} × Responses`, turns);
   }
 }
 
@@ -211,5 +224,20 @@ describe.each<FamilyName>(["kimi-k2", "minimax-m2"])("%s model through the edge"
 
   it("Responses: the same loop by previous_response_id, each turn after the first suffix-only", async () => {
     await responsesLoop(stack.edgeUrl, family);
+  });
+});
+
+describe("qwen3 model with thinking on through the edge", () => {
+  let stack: Awaited<ReturnType<typeof startFamilyStack>>;
+
+  beforeAll(async () => {
+    stack = await startFamilyStack(await ensureFamilyModel("qwen3"));
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it("Responses with reasoning.effort: the same loop; an answer that showed nothing keeps its turn", async () => {
+    await responsesLoop(stack.edgeUrl, "qwen3", { effort: "low" });
   });
 });

@@ -104,7 +104,7 @@ export class ResponsesTurn implements TurnRenderer {
       case "thinkingDelta":
         return this.#textDelta("reasoning", e.value.text);
       case "thinkingEnd":
-        return this.#open?.kind === "reasoning" ? this.#close("completed") : [];
+        return this.#thinkingEnd();
       case "toolCallStart":
         return this.#callStart(e.value.id, e.value.name, e.value.index);
       case "toolCallDelta":
@@ -156,6 +156,17 @@ export class ResponsesTurn implements TurnRenderer {
     const type = kind === "message" ? "response.output_text.delta" : "response.reasoning_text.delta";
     const extra = kind === "message" ? { logprobs: [] } : {};
     out.push(this.#event(type, { ...this.#at(open.index), content_index: 0, delta: text, ...extra }));
+    return out;
+  }
+
+  /**
+   * A thinking block ended. One that streamed no text (a turn cut inside `<think>`, or thinking the
+   * parser shows nothing of) still gets its reasoning item, as Messages gets its thinking block: the
+   * model reasoned, and the record must keep that turn so a follow-up re-renders its sampled bytes.
+   */
+  async #thinkingEnd(): Promise<RenderedEvent[]> {
+    const out = this.#open?.kind === "reasoning" ? [] : await this.#ensure("reasoning");
+    out.push(...(await this.#close("completed")));
     return out;
   }
 
@@ -230,7 +241,10 @@ export class ResponsesTurn implements TurnRenderer {
     this.#requirePrompt();
     if (stop.reason === StopReason.CANCELLED) throw ApiError.overloaded("The GPU worker cancelled this turn; retry");
     const incomplete = stop.reason === StopReason.MAX_TOKENS;
-    const out = await this.#close(incomplete ? "incomplete" : "completed");
+    // A turn that showed nothing (all it sampled was whitespace or markup the parser drops) still
+    // answers with an empty assistant message: the history rebuilt from it keeps the turn the KV holds.
+    const out = this.response.output.length === 0 ? await this.#ensure("message") : [];
+    out.push(...(await this.#close(incomplete ? "incomplete" : "completed")));
     if (this.request.compaction_trigger) out.push(...(await this.#compaction()));
     const cached = stop.usage?.cachedTokens ?? this.prompt?.cachedTokens ?? 0;
     const input = (stop.usage?.inputTokens ?? 0) + cached;
