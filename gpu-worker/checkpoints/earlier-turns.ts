@@ -3,7 +3,7 @@
  * so another worker restoring it renders a full replay exactly as the KV holds it.
  */
 import { Role } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { toolUseIds, visibleText } from "../continuation/digest.ts";
+import { historyDigest, toolUseIds, visibleText } from "../continuation/digest.ts";
 import type { Frontier } from "../continuation/frontier.ts";
 import { type RememberedTurn, type TurnMemory, visibleTextKey } from "../continuation/turn-memory.ts";
 
@@ -15,10 +15,11 @@ export interface EarlierTurn extends RememberedTurn {
 export function earlierTurns(memory: TurnMemory | undefined, tenant: string, frontier: Frontier): EarlierTurn[] {
   if (!memory) return [];
   const out: EarlierTurn[] = [];
-  for (const message of frontier.messages) {
-    if (message.role !== Role.ASSISTANT) continue;
+  frontier.messages.forEach((message, index) => {
+    if (message.role !== Role.ASSISTANT) return;
     const ids = toolUseIds(message);
-    const keys = ids.length > 0 ? ids : [visibleTextKey(visibleText(message))];
+    const history = historyDigest(frontier.messageDigests.slice(0, index));
+    const keys = ids.length > 0 ? ids : [visibleTextKey(visibleText(message), history)];
     const turn = memory.recall(tenant, keys[0] ?? "");
     if (turn)
       out.push({
@@ -28,7 +29,7 @@ export function earlierTurns(memory: TurnMemory | undefined, tenant: string, fro
         lead: turn.lead,
         serverToolUseIds: turn.serverToolUseIds,
       });
-  }
+  });
   return out;
 }
 

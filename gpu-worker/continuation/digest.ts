@@ -104,6 +104,37 @@ export function blocksDigest(blocks: readonly ContentBlock[]): string {
  * The digest of a trailing assistant message a turn continues when it holds blocks Frontier did not
  * make (a foreign run the turn's raw bytes then start with); undefined otherwise.
  */
+/**
+ * The identity of the history an assistant turn follows, from the digests of the messages before it
+ * (`messageDigest`, so Frontier's own representation differences in earlier turns do not count).
+ */
+export function historyDigest(messageDigests: readonly string[]): string {
+  return createHash("sha256").update(messageDigests.join(",")).digest("base64url");
+}
+
+/**
+ * How many of a request's messages come before the turn it generates: all of them, or all but a
+ * trailing assistant message, which the turn continues (its replay is that message, in that place).
+ */
+export function messagesBeforeTurn(messages: readonly Message[]): number {
+  return messages.at(-1)?.role === Role.ASSISTANT ? messages.length - 1 : messages.length;
+}
+
+/** `historyDigest` of the messages before each index of one conversation, each message digested once, on demand. */
+export class HistoryDigests {
+  readonly #messages: readonly Message[];
+  readonly #digests: string[] = [];
+
+  constructor(messages: readonly Message[]) {
+    this.#messages = messages;
+  }
+
+  before(index: number): string {
+    for (let i = this.#digests.length; i < index; i++) this.#digests.push(messageDigest(this.#messages[i] as Message));
+    return historyDigest(this.#digests.slice(0, index));
+  }
+}
+
 export function continuedBlocksDigest(messages: readonly Message[]): string | undefined {
   const last = messages.at(-1);
   if (last?.role !== Role.ASSISTANT || !last.content.some(isForeignBlock)) return undefined;

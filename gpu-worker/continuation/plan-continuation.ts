@@ -11,7 +11,7 @@ import type { DecisionWord, MissWord } from "../../shared/cache-decision.ts";
 import { segmentsFrom } from "../chat/engine/prompt-builder.ts";
 import type { ChatFormat, PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { WorkerFailure } from "../errors.ts";
-import { headerDigest, messageDigest, sameIdSet, toolResultIds, toolUseIds } from "./digest.ts";
+import { HistoryDigests, headerDigest, messageDigest, sameIdSet, toolResultIds, toolUseIds } from "./digest.ts";
 import { type Frontier, specialSpans } from "./frontier.ts";
 import { anchorCounts, replayTurn } from "./replay-turn.ts";
 import type { TurnMemory } from "./turn-memory.ts";
@@ -59,8 +59,10 @@ export async function planContinuation(input: PlanInput): Promise<ContinuationPl
       : undefined;
   const conversation = expandToolResultsOnly(input, live);
   const anchors = anchorCounts(conversation);
+  const histories = new HistoryDigests(conversation.messages);
   const rendered = input.format.render(conversation, {
-    rawAssistantTurn: (message) => replayTurn(input.memory, input.tenant, message, anchors),
+    rawAssistantTurn: (message, index) =>
+      replayTurn(input.memory, input.tenant, message, anchors, () => histories.before(index)),
   });
   const base = { conversation, rendered, matchedIds: 0 };
   const resultIds = trailingToolResultIds(conversation);

@@ -50,13 +50,15 @@ export function anchorOf(block: ContentBlock): string | undefined {
   }
 }
 
+/** `history`: the `historyDigest` of the messages before `message` (asked only for a turn with no calls). */
 export function replayTurn(
   memory: TurnMemory,
   tenant: string,
   message: Message,
   anchors: AnchorCounts,
+  history: () => string,
 ): string | RawTurnAfterContext | undefined {
-  const turn = recall(memory, tenant, message);
+  const turn = recall(memory, tenant, message, history);
   if (!turn) return undefined;
   const blocks = message.content;
   const ownServerCalls = new Set(turn.serverToolUseIds ?? []);
@@ -79,13 +81,18 @@ export function replayTurn(
   return { context: lead.map((block) => contextText(block) ?? "").join("\n"), raw: turn.raw };
 }
 
-function recall(memory: TurnMemory, tenant: string, message: Message): RememberedTurn | undefined {
+function recall(
+  memory: TurnMemory,
+  tenant: string,
+  message: Message,
+  history: () => string,
+): RememberedTurn | undefined {
   const ids = toolUseIds(message);
   if (ids.length > 0) {
     const turn = memory.recall(tenant, ids[0] ?? "");
     return turn && sameIdSet(turn.toolUseIds, ids) ? turn : undefined;
   }
-  const turn = memory.recall(tenant, visibleTextKey(visibleText(message)));
+  const turn = memory.recall(tenant, visibleTextKey(visibleText(message), history()));
   return turn && turn.toolUseIds.length === 0 ? turn : undefined;
 }
 

@@ -3,7 +3,7 @@ import { BudgetedLru } from "./budgeted-lru.ts";
 
 /**
  * Exact turn memory: the exact sampled text of each assistant turn Frontier generated, kept under
- * every tool-call ID it minted in that turn (and under its visible text when it made no calls),
+ * every tool-call ID it minted in that turn (and under its visible text and history when it made no calls),
  * so a client's replay of the turn renders the bytes the KV holds, not a re-serialisation of the
  * client's JSON. Scoped per tenant; bounded by entry count and bytes (least recently used goes).
  */
@@ -52,9 +52,13 @@ export class TurnMemory {
   }
 }
 
-/** The memory key of a turn that made no tool calls: a digest of its visible text. */
-export function visibleTextKey(visible: string): string {
-  return `text:${createHash("sha256").update(visible).digest("base64url")}`;
+/**
+ * The memory key of a turn that made no tool calls: a digest of its visible text and of the history
+ * before it (`historyDigest`). The history keeps two conversations of a tenant whose turns show the
+ * same text (often none: a turn of hidden reasoning only) from replaying each other's bytes.
+ */
+export function visibleTextKey(visible: string, history: string): string {
+  return `text:${createHash("sha256").update(`${history}\u0000${visible}`).digest("base64url")}`;
 }
 
 function memoryKey(tenant: string, key: string): string {

@@ -4,7 +4,13 @@
  * so the next request continues live and a replay renders what the KV holds.
  */
 import { StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { continuedBlocksDigest, headerDigest, messageDigest } from "../continuation/digest.ts";
+import {
+  continuedBlocksDigest,
+  headerDigest,
+  historyDigest,
+  messageDigest,
+  messagesBeforeTurn,
+} from "../continuation/digest.ts";
 import { type SampledTurnRecord, specialSpans } from "../continuation/frontier.ts";
 import type { ContinuationPlan } from "../continuation/plan-continuation.ts";
 import { alignSpans, type TokenSpan } from "../continuation/sampled-spans.ts";
@@ -35,12 +41,14 @@ function recordTurn(
   const sampledInKv = sequence.tokens.slice(promptTokens);
   const toolUseIds = turn.toolCalls.map((c) => c.id);
   const messages = plan.conversation.messages;
+  const messageDigests = messages.map(messageDigest);
+  const history = historyDigest(messageDigests.slice(0, messagesBeforeTurn(messages)));
   // The generation prefix's last plain segment plus the sampled text is exactly the plain segment a
   // replay of this turn renders; its tokens are what the KV holds.
   const head = plan.rendered.segments.at(-1);
   const headText = head && !head.special ? head.text : "";
   const lastTurn: SampledTurnRecord = {
-    keys: toolUseIds.length > 0 ? toolUseIds : [visibleTextKey(turn.visibleText)],
+    keys: toolUseIds.length > 0 ? toolUseIds : [visibleTextKey(turn.visibleText, history)],
     raw: plan.rendered.generationPrefill + turn.rawText,
     toolUseIds,
     lead: continuedBlocksDigest(messages),
@@ -52,7 +60,7 @@ function recordTurn(
     tokenCount: sequence.tokens.length,
     toolUseIds,
     messages,
-    messageDigests: messages.map(messageDigest),
+    messageDigests,
     headerDigest: headerDigest(plan.conversation),
     lastTurn,
     controlSpans: { spans: specialSpans(plan.rendered.segments), promptLength: plan.rendered.text.length },

@@ -6,7 +6,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
 import type { PromptSegment } from "../../../gpu-worker/chat/types.ts";
-import { continuedBlocksDigest } from "../../../gpu-worker/continuation/digest.ts";
+import { continuedBlocksDigest, HistoryDigests } from "../../../gpu-worker/continuation/digest.ts";
 import { type Frontier, frontierFromJson, frontierToJson } from "../../../gpu-worker/continuation/frontier.ts";
 import { planContinuation } from "../../../gpu-worker/continuation/plan-continuation.ts";
 import { anchorCounts } from "../../../gpu-worker/continuation/replay-turn.ts";
@@ -69,7 +69,7 @@ async function rememberContinued(sampled: string): Promise<TurnMemory> {
     tokenize,
   });
   const memory = new TurnMemory();
-  memory.remember(TENANT, [visibleTextKey(sampled)], {
+  memory.remember(TENANT, [visibleTextKey(sampled, new HistoryDigests(first.messages).before(1))], {
     raw: plan.rendered.generationPrefill + sampled,
     toolUseIds: [],
     lead: continuedBlocksDigest(first.messages),
@@ -233,9 +233,11 @@ describe("foreign runs in remembered assistant turns", async () => {
   it("treats hosted calls Frontier ran inside its own turn as part of the remembered bytes, not a foreign run", async () => {
     const raw = "<tool_call>web_search</tool_call>[1] Frontier docs\nDone.";
     const memory = new TurnMemory();
-    memory.remember(TENANT, [visibleTextKey("Done.")], { raw, toolUseIds: [], serverToolUseIds: ["srvtoolu_own"] });
+    const searchIt = user(text("Search it"));
+    const key = visibleTextKey("Done.", new HistoryDigests(conversation([searchIt]).messages).before(1));
+    memory.remember(TENANT, [key], { raw, toolUseIds: [], serverToolUseIds: ["srvtoolu_own"] });
     const conv = conversation([
-      user(text("Search it")),
+      searchIt,
       assistant(searchUse("srvtoolu_own"), searchResult("srvtoolu_own"), text("Done.")),
       user(text("Thanks")),
     ]);

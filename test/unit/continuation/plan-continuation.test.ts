@@ -2,7 +2,12 @@
 import { describe, expect, it } from "vitest";
 import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
 import type { PromptSegment } from "../../../gpu-worker/chat/types.ts";
-import { headerDigest, messageDigest } from "../../../gpu-worker/continuation/digest.ts";
+import {
+  headerDigest,
+  historyDigest,
+  messageDigest,
+  messagesBeforeTurn,
+} from "../../../gpu-worker/continuation/digest.ts";
 import { type Frontier, specialSpans } from "../../../gpu-worker/continuation/frontier.ts";
 import { planContinuation } from "../../../gpu-worker/continuation/plan-continuation.ts";
 import { TurnMemory, visibleTextKey } from "../../../gpu-worker/continuation/turn-memory.ts";
@@ -44,7 +49,8 @@ async function sampleTurn(conv: Conversation, sampled: string, ids: string[], vi
   });
   expect(plan.decision).toBe("cold");
   const tokens = [...plan.append, ...tokenizeNow([{ text: sampled, special: false }])];
-  memory.remember(TENANT, ids.length > 0 ? ids : [visibleTextKey(visible)], {
+  const history = historyDigest(conv.messages.slice(0, messagesBeforeTurn(conv.messages)).map(messageDigest));
+  memory.remember(TENANT, ids.length > 0 ? ids : [visibleTextKey(visible, history)], {
     raw: plan.rendered.generationPrefill + sampled,
     toolUseIds: ids,
   });
