@@ -8,10 +8,17 @@
  *
  * Wire form: `frv1.` + base64url(12-byte nonce ‖ ciphertext ‖ 16-byte tag), canonical and unpadded
  * (any other spelling of the same bytes does not open).
+ *
+ * Sealed bytes (`sealBytes`/`openBytes`, for data Frontier keeps at rest rather than hands to a
+ * client) use the same keys and layout, raw (no prefix, no base64), and bind one more string, the
+ * record's place (`<purpose>\0<tenant>\0<binding>`), so sealed bytes moved to another place do not open.
  */
 
 /** What a sealed blob is for; each purpose has its own key and additional data. */
 export type SealPurpose = "reasoning" | "web_search_hit" | "web_fetch_page" | "compaction";
+/** What sealed bytes at rest are for (never a purpose a client's blob is opened under). */
+export type SealedBytesPurpose = "response_record";
+type KeyPurpose = SealPurpose | SealedBytesPurpose;
 
 const PREFIX = "frv1.";
 const NONCE_BYTES = 12;
@@ -21,7 +28,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const keys = new Map<string, Promise<CryptoKey>>();
 const MAX_KEYS = 1024;
 
-function tenantKey(secret: string, tenant: string, purpose: SealPurpose): Promise<CryptoKey> {
+function tenantKey(secret: string, tenant: string, purpose: KeyPurpose): Promise<CryptoKey> {
   const cacheKey = `${secret}\u0000${purpose}\u0000${tenant}`;
   let key = keys.get(cacheKey);
   if (!key) {
@@ -45,21 +52,33 @@ function tenantKey(secret: string, tenant: string, purpose: SealPurpose): Promis
   return key;
 }
 
-function additionalData(tenant: string, purpose: SealPurpose): Uint8Array<ArrayBuffer> {
-  return new Uint8Array(encoder.encode(`${purpose}\u0000${tenant}`));
+function additionalData(tenant: string, purpose: KeyPurpose, binding?: string): Uint8Array<ArrayBuffer> {
+  const tail = binding === undefined ? "" : `\u0000${binding}`;
+  return new Uint8Array(encoder.encode(`${purpose}\u0000${tenant}${tail}`));
 }
 
-export async function sealText(secret: string, tenant: string, purpose: SealPurpose, text: string): Promise<string> {
+async function seal(key: CryptoKey, ad: Uint8Array<ArrayBuffer>, plain: BufferSource) {
   const nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
-  const sealed = await crypto.subtle.encrypt(
-    { name: "AES-GCM", iv: nonce, additionalData: additionalData(tenant, purpose) },
-    await tenantKey(secret, tenant, purpose),
-    encoder.encode(text),
-  );
+  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv: nonce, additionalData: ad }, key, plain);
   const all = new Uint8Array(NONCE_BYTES + sealed.byteLength);
   all.set(nonce);
   all.set(new Uint8Array(sealed), NONCE_BYTES);
-  return PREFIX + toBase64Url(all);
+  return all;
+}
+
+async function open(key: CryptoKey, ad: Uint8Array<ArrayBuffer>, bytes: Uint8Array<ArrayBuffer>) {
+  if (bytes.length < NONCE_BYTES + 16) return undefined;
+  try {
+    const iv = bytes.subarray(0, NONCE_BYTES);
+    return await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: ad }, key, bytes.subarray(NONCE_BYTES));
+  } catch {
+    return undefined;
+  }
+}
+
+export async function sealText(secret: string, tenant: string, purpose: SealPurpose, text: string): Promise<string> {
+  const key = await tenantKey(secret, tenant, purpose);
+  return PREFIX + toBase64Url(await seal(key, additionalData(tenant, purpose), encoder.encode(text)));
 }
 
 /** The exact sealed text, or undefined for anything Frontier did not seal for this tenant and purpose. */
@@ -71,14 +90,38 @@ export async function openText(
 ): Promise<string | undefined> {
   if (!blob.startsWith(PREFIX)) return undefined;
   const bytes = fromBase64Url(blob.slice(PREFIX.length));
-  if (!bytes || bytes.length < NONCE_BYTES + 16) return undefined;
+  if (!bytes) return undefined;
+  const plain = await open(await tenantKey(secret, tenant, purpose), additionalData(tenant, purpose), bytes);
+  return plain === undefined ? undefined : decodeUtf8(plain);
+}
+
+/** `plain` sealed for one tenant, purpose and place: 12-byte nonce ‖ ciphertext ‖ 16-byte tag. */
+export async function sealBytes(
+  secret: string,
+  tenant: string,
+  purpose: SealedBytesPurpose,
+  binding: string,
+  plain: BufferSource,
+): Promise<Uint8Array<ArrayBuffer>> {
+  return seal(await tenantKey(secret, tenant, purpose), additionalData(tenant, purpose, binding), plain);
+}
+
+/** The exact sealed bytes, or undefined for anything not sealed for this tenant, purpose and place. */
+export async function openBytes(
+  secret: string,
+  tenant: string,
+  purpose: SealedBytesPurpose,
+  binding: string,
+  sealed: Uint8Array<ArrayBuffer>,
+): Promise<Uint8Array<ArrayBuffer> | undefined> {
+  const key = await tenantKey(secret, tenant, purpose);
+  const plain = await open(key, additionalData(tenant, purpose, binding), sealed);
+  return plain === undefined ? undefined : new Uint8Array(plain);
+}
+
+function decodeUtf8(bytes: ArrayBuffer): string | undefined {
   try {
-    const plain = await crypto.subtle.decrypt(
-      { name: "AES-GCM", iv: bytes.subarray(0, NONCE_BYTES), additionalData: additionalData(tenant, purpose) },
-      await tenantKey(secret, tenant, purpose),
-      bytes.subarray(NONCE_BYTES),
-    );
-    return decoder.decode(plain);
+    return decoder.decode(bytes);
   } catch {
     return undefined;
   }

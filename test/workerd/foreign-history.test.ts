@@ -12,6 +12,7 @@ import { CacheDecision, MessageSchema, StopReason } from "../../proto/gen/fronti
 import { mintId } from "../../shared/ids.ts";
 import { event, type FakeWorker, installFakeWorker } from "./fake-worker.ts";
 import { call, type ErrorBody, messagesBody } from "./helpers.ts";
+import { sealedStore } from "./response-fixtures.ts";
 
 const SECRET = env.ID_SECRET ?? "";
 let fake: FakeWorker | undefined;
@@ -73,7 +74,7 @@ describe("foreign items in stored Responses history", () => {
     expect(blocks[0]).toMatchObject({ value: { anchor: CIPHER, text: "[reasoning from another model] search first" } });
     // The stored record holds the client's web_search_call item itself.
     const session = fake.requests[0]?.sessionId ?? "";
-    const history = await env.RESPONSES.getByName(session).history("local", id);
+    const history = await sealedStore(session).history("local", id);
     expect(history.status).toBe("ok");
     const stored = history.status === "ok" ? history.items.find((item) => item.type === "web_search_call") : undefined;
     expect(stored).toMatchObject({ json: JSON.stringify(foreignItems[2]) });

@@ -1,7 +1,29 @@
-/** A completed Response object with one assistant message, for store tests. */
+/** A completed Response object with one assistant message, and a session's store seen as the edge sees it, for store tests. */
 
+import { env } from "cloudflare:workers";
 import type { ResponseObject, ResponsesRequest } from "../../edge/protocols/responses/request/types.ts";
 import { newResponseObject } from "../../edge/protocols/responses/response/response-object.ts";
+import {
+  loadHistory,
+  loadResponse,
+  putRecord,
+  type RecordOwner,
+  type StoredResponse,
+} from "../../edge/protocols/responses/sealed-records.ts";
+
+/** One session's ResponseStoreDO behind the edge's sealing, as the adapter and records.ts reach it. */
+export function sealedStore(session: string = crypto.randomUUID(), secret: string = env.ID_SECRET ?? "") {
+  const stub = env.RESPONSES.getByName(session);
+  const owner = (tenant: string): RecordOwner => ({ secret, tenant, session });
+  return {
+    session,
+    stub,
+    put: (tenant: string, record: StoredResponse, ttlMs: number) => putRecord(stub, owner(tenant), record, ttlMs),
+    get: (tenant: string, id: string) => loadResponse(stub, owner(tenant), id),
+    history: (tenant: string, id: string) => loadHistory(stub, owner(tenant), id),
+    delete: (tenant: string, id: string) => stub.delete(tenant, id),
+  };
+}
 
 const REQUEST: ResponsesRequest = {
   model: "m",

@@ -81,6 +81,14 @@ describe("per-tenant quota on stored responses", () => {
     expect(await refusals("record-too-large")).toBeGreaterThanOrEqual(1);
   });
 
+  it("counts the per-record limit in UTF-8 bytes, as the sealed record stores them", async () => {
+    fake = answering();
+    // 700 characters, 1400 bytes: over the ~1 KiB limit only when counted in bytes.
+    const refused = await respond(OTHER_KEY, "é".repeat(700));
+    expect(refused.status).toBe(413);
+    expect(((await refused.json()) as OpenAiError).error.message).toMatch(/14\d\d bytes/);
+  });
+
   it("a tenant holding its quota gets 429 across sessions; another tenant and store: false are served; a delete frees space", async () => {
     fake = answering();
     const stored: string[] = [];

@@ -21,7 +21,8 @@ import { validateResponsesRequest } from "./request/validate.ts";
 import { resolveWebSearchCalls } from "./request/web-search-calls.ts";
 import { outputAsInput } from "./response/response-object.ts";
 import { ResponsesTurn } from "./response/stream.ts";
-import type { ResponseStoreBindings, StoredResponse } from "./response-store-do.ts";
+import type { ResponseStoreBindings } from "./response-store-do.ts";
+import { loadHistory, putRecord, type StoredResponse } from "./sealed-records.ts";
 import type { SocketMemory } from "./socket-memory.ts";
 
 export type ResponsesContext = RequestContext<ResponsesBindings>;
@@ -142,7 +143,8 @@ async function previousResponse(
   if (decoded?.kind !== "resp") throw notFound(id);
   const remembered = memory?.get(id);
   if (remembered) return { ...remembered, from: "socket" };
-  const history = await rc.env.RESPONSES.getByName(decoded.session).history(tenant, id);
+  const owner = { secret: rc.config.idSecret, tenant, session: decoded.session };
+  const history = await loadHistory(rc.env.RESPONSES.getByName(decoded.session), owner, id);
   if (history.status !== "ok") throw notFound(history.id);
   return { sessionId: decoded.session, items: history.items, from: "store" };
 }
@@ -154,7 +156,8 @@ async function storeResponse(
   record: StoredResponse,
 ): Promise<void> {
   try {
-    await rc.env.RESPONSES.getByName(sessionId).put(tenant, record, rc.config.responseTtlMs);
+    const owner = { secret: rc.config.idSecret, tenant, session: sessionId };
+    await putRecord(rc.env.RESPONSES.getByName(sessionId), owner, record, rc.config.responseTtlMs);
   } catch (error) {
     log("response store failed", { session: sessionId.slice(0, 8), error: String(error) });
   }

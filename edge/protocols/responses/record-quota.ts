@@ -32,7 +32,8 @@ export async function refuseOverRecordQuota(
 ): Promise<void> {
   const quota: TenantQuota = rc.config.tenantLimits.overrides.get(tenant) ?? rc.config.tenantLimits.defaults;
   if (quota.responseRecordBytes > 0) {
-    const bytes = JSON.stringify(input).length;
+    // UTF-8 bytes, as the stored (sealed) record counts them.
+    const bytes = new TextEncoder().encode(JSON.stringify(input)).byteLength;
     if (bytes > quota.responseRecordBytes) {
       countRefusal(rc, tenant, "record-too-large");
       throw new ApiError(

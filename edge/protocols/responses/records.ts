@@ -5,14 +5,15 @@ import { jsonResponse } from "../../http/body.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { authenticate } from "../../tenancy/auth.ts";
 import type { ResponseStoreBindings } from "./response-store-do.ts";
+import { loadResponse } from "./sealed-records.ts";
 
 export async function handleGetResponse(
   request: Request,
   rc: RequestContext<ResponseStoreBindings>,
   id: string,
 ): Promise<Response> {
-  const { store, tenant } = await locate(request, rc, id);
-  const response = store ? await store.get(tenant, id) : null;
+  const { store, tenant, session } = await locate(request, rc, id);
+  const response = store ? await loadResponse(store, { secret: rc.config.idSecret, tenant, session }, id) : null;
   if (!response) throw notFound(id);
   return jsonResponse(response, { headers: { "x-request-id": rc.requestId } });
 }
@@ -30,8 +31,9 @@ export async function handleDeleteResponse(
 async function locate(request: Request, rc: RequestContext<ResponseStoreBindings>, id: string) {
   const tenant = await authenticate(request.headers, rc.config.apiKeys);
   const decoded = await verifyId(rc.config.idSecret, id, tenant);
-  const store = decoded?.kind === "resp" ? rc.env.RESPONSES.getByName(decoded.session) : undefined;
-  return { store, tenant };
+  const session = decoded?.kind === "resp" ? decoded.session : undefined;
+  const store = session === undefined ? undefined : rc.env.RESPONSES.getByName(session);
+  return { store, tenant, session: session ?? "" };
 }
 
 function notFound(id: string): ApiError {

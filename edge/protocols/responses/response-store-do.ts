@@ -4,7 +4,12 @@
  * and the input items it added; a chain of records (parent pointers) rebuilds the conversation.
  * Bounded: every record expires (TTL, refreshed along a chain when a child is stored), and a
  * session keeps at most MAX_RECORDS records / MAX_BYTES bytes (the soonest-expiring go first).
- * Records are JSON split into chunks below SQLite's row limit. Another tenant sees nothing.
+ * A record arrives sealed (sealed-records.ts: the edge seals it under the tenant's key before the
+ * call, and opens what comes back), so this object holds ids, parent pointers, sizes and
+ * ciphertext, split into chunks below SQLite's row limit, never a record's text or the key.
+ * Another tenant sees nothing. Rows from before sealing (plaintext `response_chunks`) are dropped
+ * when the object first starts with this code: plaintext cannot be authenticated, and keeping it
+ * readable until it expires would keep it at rest.
  * After every change a session's object reports what it holds per tenant to that tenant's ledger
  * (one more object of this class, record-ledger.ts), which the per-tenant quota reads
  * (record-quota.ts).
@@ -12,23 +17,22 @@
 import { DurableObject } from "cloudflare:workers";
 import { log } from "../../core/log.ts";
 import { ledgerName, RecordLedger, type RecordUsage, type SessionHolding } from "./record-ledger.ts";
-import type { InputItem, ResponseObject } from "./request/types.ts";
-import { outputAsInput } from "./response/response-object.ts";
 
 const MAX_RECORDS = 10_000;
 const MAX_BYTES = 256 * 1024 * 1024;
-/** Characters per chunk row (≤ 3 UTF-8 bytes each keeps a row under 2 MB). */
-const CHUNK_CHARS = 600_000;
+/** Ciphertext bytes per chunk row (a row stays under SQLite's 2 MB). */
+const CHUNK_BYTES = 1 << 20;
+const encoder = new TextEncoder();
 
-export interface StoredResponse {
-  response: ResponseObject;
-  /** Items this response added before its output: its new input, or the whole history when parentId is null. */
-  input: InputItem[];
-  /** The previous response in this session, or null when `input` is self-contained. */
+/** A record as this object holds it: id and parent in the clear (the chain), the rest sealed (sealRecord). */
+export interface SealedRecord {
+  id: string;
   parentId: string | null;
+  sealed: Uint8Array<ArrayBuffer>;
 }
 
-export type HistoryResult = { status: "ok"; items: InputItem[] } | { status: "missing"; id: string };
+/** A chain of sealed records, newest first, or the first link that is not here. */
+export type SealedChain = { status: "ok"; records: SealedRecord[] } | { status: "missing"; id: string };
 
 type RecordRow = { id: string; tenant: string; parent_id: string | null; expires_at: number; bytes: number };
 
@@ -49,28 +53,36 @@ export class ResponseStoreDO extends DurableObject<ResponseStoreBindings> {
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS responses (
       id TEXT PRIMARY KEY, tenant TEXT NOT NULL, parent_id TEXT, created_at INTEGER NOT NULL,
       expires_at INTEGER NOT NULL, bytes INTEGER NOT NULL)`);
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS response_chunks (
-      id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (id, seq))`);
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS sealed_chunks (
+      id TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (id, seq))`);
+    if (this.#hasPlaintextRows()) {
+      void ctx.blockConcurrencyWhile(async () => {
+        const tenants = this.#dropPlaintextRows();
+        await this.#scheduleCleanup();
+        await this.#reportHoldings(tenants);
+      });
+    }
   }
 
-  async put(tenant: string, record: StoredResponse, ttlMs: number): Promise<void> {
+  /** Store a sealed record for `tenant` (sealRecord), replacing one with the same id. */
+  async put(tenant: string, record: SealedRecord, ttlMs: number): Promise<void> {
     const now = Date.now();
     const expiresAt = now + ttlMs;
-    const json = JSON.stringify({ response: record.response, input: record.input });
+    const sealed = record.sealed;
     this.ctx.storage.transactionSync(() => {
-      this.#remove(record.response.id);
+      this.#remove(record.id);
       this.#sql.exec(
         "INSERT INTO responses (id, tenant, parent_id, created_at, expires_at, bytes) VALUES (?, ?, ?, ?, ?, ?)",
-        record.response.id,
+        record.id,
         tenant,
         record.parentId,
         now,
         expiresAt,
-        json.length,
+        sealed.byteLength,
       );
-      for (let seq = 0; seq * CHUNK_CHARS < json.length; seq++) {
-        const data = json.slice(seq * CHUNK_CHARS, (seq + 1) * CHUNK_CHARS);
-        this.#sql.exec("INSERT INTO response_chunks (id, seq, data) VALUES (?, ?, ?)", record.response.id, seq, data);
+      for (let seq = 0; seq * CHUNK_BYTES < sealed.byteLength; seq++) {
+        const data = sealed.slice(seq * CHUNK_BYTES, (seq + 1) * CHUNK_BYTES).buffer;
+        this.#sql.exec("INSERT INTO sealed_chunks (id, seq, data) VALUES (?, ?, ?)", record.id, seq, data);
       }
       // A chain lives as long as its newest response.
       for (let id = record.parentId; id !== null; ) {
@@ -81,30 +93,29 @@ export class ResponseStoreDO extends DurableObject<ResponseStoreBindings> {
         }
         id = parent.parent_id;
       }
-      this.#enforceBounds(record.response.id);
+      this.#enforceBounds(record.id);
     });
     await this.#scheduleCleanup();
     await this.#reportHoldings([tenant]);
   }
 
-  async get(tenant: string, id: string): Promise<ResponseObject | null> {
-    return this.#load(tenant, id)?.response ?? null;
+  /** The sealed record `id` of `tenant`, or null when it is unknown, expired or another tenant's. */
+  async get(tenant: string, id: string): Promise<Uint8Array<ArrayBuffer> | null> {
+    return this.#live(tenant, id) ? (this.#sealed(id) ?? null) : null;
   }
 
-  /** The conversation up to and including response `id`: every input and output along its chain. */
-  async history(tenant: string, id: string): Promise<HistoryResult> {
-    const chain: StoredResponse[] = [];
+  /** The sealed records along the chain ending at `id`, newest first, or the first missing link. */
+  async chain(tenant: string, id: string): Promise<SealedChain> {
+    const records: SealedRecord[] = [];
     for (let next: string | null = id; next !== null; ) {
       const row = this.#live(tenant, next);
-      const record = row ? this.#load(tenant, next) : undefined;
-      if (!row || !record) return { status: "missing", id: next };
-      chain.push({ ...record, parentId: row.parent_id });
+      const sealed = row ? this.#sealed(next) : undefined;
+      if (!row || !sealed) return { status: "missing", id: next };
+      records.push({ id: next, parentId: row.parent_id, sealed });
       next = row.parent_id;
-      if (chain.length > MAX_RECORDS) return { status: "missing", id: next ?? id };
+      if (records.length > MAX_RECORDS) return { status: "missing", id: next ?? id };
     }
-    const items: InputItem[] = [];
-    for (const record of chain.reverse()) items.push(...record.input, ...outputAsInput(record.response.output));
-    return { status: "ok", items };
+    return { status: "ok", records };
   }
 
   async delete(tenant: string, id: string): Promise<boolean> {
@@ -169,13 +180,21 @@ export class ResponseStoreDO extends DurableObject<ResponseStoreBindings> {
     }
   }
 
-  #load(tenant: string, id: string): Omit<StoredResponse, "parentId"> | undefined {
-    if (!this.#live(tenant, id)) return undefined;
+  /** The record's chunks joined, or undefined when it has none. */
+  #sealed(id: string): Uint8Array<ArrayBuffer> | undefined {
     const chunks = this.#sql
-      .exec<{ data: string }>("SELECT data FROM response_chunks WHERE id = ? ORDER BY seq", id)
+      .exec<{ data: ArrayBuffer | string }>("SELECT data FROM sealed_chunks WHERE id = ? ORDER BY seq", id)
       .toArray();
-    if (chunks.length === 0) return undefined;
-    return JSON.parse(chunks.map((c) => c.data).join("")) as Omit<StoredResponse, "parentId">;
+    // A text value is no chunk this object wrote: its bytes go on and fail to open, like any tampering.
+    const parts = chunks.map((c) => (typeof c.data === "string" ? encoder.encode(c.data).buffer : c.data));
+    if (parts.length === 0) return undefined;
+    const sealed = new Uint8Array(parts.reduce((n, part) => n + part.byteLength, 0));
+    let at = 0;
+    for (const part of parts) {
+      sealed.set(new Uint8Array(part), at);
+      at += part.byteLength;
+    }
+    return sealed;
   }
 
   /** The row if it exists, belongs to `tenant` and has not expired. */
@@ -191,7 +210,7 @@ export class ResponseStoreDO extends DurableObject<ResponseStoreBindings> {
   }
 
   #remove(id: string): void {
-    this.#sql.exec("DELETE FROM response_chunks WHERE id = ?", id);
+    this.#sql.exec("DELETE FROM sealed_chunks WHERE id = ?", id);
     this.#sql.exec("DELETE FROM responses WHERE id = ?", id);
   }
 
@@ -208,6 +227,26 @@ export class ResponseStoreDO extends DurableObject<ResponseStoreBindings> {
       if (!victim) return;
       this.#remove(victim.id);
     }
+  }
+
+  #hasPlaintextRows(): boolean {
+    const table = "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'response_chunks'";
+    return this.#sql.exec<{ n: number }>(table).one().n > 0;
+  }
+
+  /** Drop every record stored before sealing (and their table); the tenants whose holdings changed. */
+  #dropPlaintextRows(): string[] {
+    return this.ctx.storage.transactionSync(() => {
+      const stale = this.#sql
+        .exec<{ tenant: string }>(
+          "SELECT DISTINCT tenant FROM responses WHERE id NOT IN (SELECT id FROM sealed_chunks)",
+        )
+        .toArray();
+      this.#sql.exec("DELETE FROM responses WHERE id NOT IN (SELECT id FROM sealed_chunks)");
+      this.#sql.exec("DROP TABLE response_chunks");
+      if (stale.length > 0) log("plaintext response records dropped", { tenants: stale.length });
+      return stale.map((row) => row.tenant);
+    });
   }
 
   async #scheduleCleanup(): Promise<void> {
