@@ -6,7 +6,9 @@
  * it yields go out as one JSON text message each. The socket remembers the responses made on it
  * (SocketMemory), so follow-ups send only new items with `previous_response_id`, `store: false`
  * included. `stream_id` names a lane: a lane's turns run in order, lanes run side by side, and a
- * lane's events echo its `stream_id`. A `generate: false` turn is a warm-up: it answers at once and
+ * lane's events echo its `stream_id`. Each lane is pinned to its session's route once a turn on it
+ * is recorded (LanePins): its follow-ups reach the worker with no SessionDO lookup, whatever else
+ * the isolate's route cache holds. A `generate: false` turn is a warm-up: it answers at once and
  * only remembers its input. Closing the socket cancels its turns on the workers.
  */
 import { LIMITS } from "../../../shared/limits.ts";
@@ -22,6 +24,7 @@ import { openAiErrorBody } from "../openai/errors.ts";
 import { type ResponsesContext, responsesAdapterWith } from "./adapter.ts";
 import { socketEvents } from "./socket-events.ts";
 import { SocketMemory } from "./socket-memory.ts";
+import { LanePins } from "./socket-pins.ts";
 import { warmUp } from "./warm-up.ts";
 
 /** The upgrade: 401 (in OpenAI's shape) before anything is accepted, 426 without `Upgrade: websocket`. */
@@ -63,6 +66,7 @@ interface ClientEvent {
 export class ResponsesSocket {
   readonly #memory = new SocketMemory();
   readonly #adapter = responsesAdapterWith(this.#memory);
+  readonly #pins: LanePins;
   /** Each lane's last queued turn (the next one starts when it settles) and how many it holds. */
   readonly #lanes = new Map<string, { tail: Promise<void>; queued: number }>();
   readonly #closed = new AbortController();
@@ -75,7 +79,9 @@ export class ResponsesSocket {
     private readonly caller: Caller,
     private readonly headers: Headers,
     private readonly limits: SocketLimits,
-  ) {}
+  ) {
+    this.#pins = new LanePins(limits.maxAgeMs);
+  }
 
   listen(): void {
     this.#armIdle();
@@ -187,6 +193,7 @@ export class ResponsesSocket {
           headers: this.headers,
           body: { ...body, stream: true },
           signal: this.#closed.signal,
+          pin: this.#pins.of(lane ?? ""),
         }),
       );
       rc.sent.returned();
