@@ -4,14 +4,16 @@
  * the new input, `store: false`) reach the session's worker with no SessionDO and no ResponseStoreDO
  * call before the worker call — also after a burst of other sessions evicted the isolate's route
  * cache, which a lane without a pin then pays for with a SessionDO.open. A stale pin (the session
- * moved: the worker answers STALE_EPOCH; the worker is gone) falls back to the SessionDO, the turn
- * still succeeds, and the lane is pinned to the new route.
+ * moved: the worker answers STALE_EPOCH; the worker is gone; it was drained) falls back to the
+ * SessionDO, the turn still succeeds, and the lane is pinned to the new route.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { loadConfig } from "../../edge/config/config.ts";
 import type { Env } from "../../edge/env.ts";
 import edge from "../../edge/index.ts";
+import { invalidatePoolView } from "../../edge/pool/pool-client.ts";
 import { MAX_ROUTES, routeCache } from "../../edge/session/route-cache.ts";
 import { CacheDecision, StopReason, WorkerErrorCode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
@@ -299,5 +301,65 @@ describe("a Responses WebSocket lane pinned to its session's route", () => {
     expect(fake.requests.at(-1)).toMatchObject({ sessionId, epoch: 2n });
     await recorded(sessionId, 3);
     await ws.close();
+  });
+
+  it("moves a lane whose pinned worker was drained through the SessionDO, serves the turn and re-pins", async () => {
+    const workers = ["http://10.0.9.3:1", "http://10.0.9.4:1"];
+    for (const url of workers) {
+      expect((await heartbeat(url)).status).toBe(200);
+      registered.push(url);
+    }
+    const steps: string[] = [];
+    fake = installFakeWorker(
+      async function* ({ request }) {
+        steps.push("generate");
+        const messageId = await mintId(SECRET, "resp", request.tenantId, request.sessionId);
+        yield event({ case: "prompt", value: { promptTokens: 30, messageId, decision: CacheDecision.COLD } });
+        yield event({ case: "textDelta", value: { text: "ok" } });
+        yield event({ case: "stop", value: { reason: StopReason.END_TURN, usage: { inputTokens: 30 } } });
+      },
+      { urls: [WORKER_URL, ...workers] },
+    );
+    const ws = await openSocket(steps);
+    const first = await ws.turn("main", { input: "turn 1" });
+    const sessionId = fake.requests[0]?.sessionId ?? "";
+    const owner = fake.urls[0] ?? "";
+    await recorded(sessionId, 1);
+    // The owner is drained (its sessions move lazily); this isolate's pool view sees it.
+    const region = loadConfig(env).regions[0];
+    const pool = env.POOLS.getByName("pool:local");
+    const drain = (state: "drained" | null) =>
+      pool.setDrain({
+        region: "local",
+        staticUrls: region?.workers ?? [],
+        timeoutMs: 60_000,
+        worker: owner,
+        drain: state,
+      });
+    expect(await drain("drained")).not.toBeNull();
+    invalidatePoolView();
+    try {
+      steps.length = 0;
+      const second = await ws.turn("main", { previous_response_id: first.response?.id, input: "turn 2" });
+      expect(second.type).toBe("response.completed");
+      // The pin names a worker no longer routable: the SessionDO moves the session (epoch 2).
+      expect(lookupsBeforeWorker(steps)).toEqual(["SESSIONS.open"]);
+      expect(fake.urls.at(-1)).not.toBe(owner);
+      expect(fake.requests.at(-1)).toMatchObject({ sessionId, epoch: 2n });
+      await recorded(sessionId, 2);
+
+      burstOfOtherSessions();
+      steps.length = 0;
+      const third = await ws.turn("main", { previous_response_id: second.response?.id, input: "turn 3" });
+      expect(third.type).toBe("response.completed");
+      expect(lookupsBeforeWorker(steps)).toEqual([]);
+      expect(fake.urls.at(-1)).toBe(fake.urls.at(-2));
+      expect(fake.requests.at(-1)).toMatchObject({ sessionId, epoch: 2n });
+      await recorded(sessionId, 3);
+    } finally {
+      await drain(null);
+      invalidatePoolView();
+      await ws.close();
+    }
   });
 });
