@@ -3,7 +3,8 @@
  * once a lane's turn is recorded, its follow-ups (`previous_response_id` of its last response, only
  * the new input, `store: false`) reach the session's worker with no SessionDO and no ResponseStoreDO
  * call before the worker call — also after a burst of other sessions evicted the isolate's route
- * cache, which a lane without a pin then pays for with a SessionDO.open. A stale pin (the session
+ * cache, which a lane without a pin then pays for with a SessionDO.open, and also when the client
+ * sends the next turn the moment the last one completes (the lane waits for the record). A stale pin (the session
  * moved: the worker answers STALE_EPOCH; the worker is gone; it was drained) falls back to the
  * SessionDO, the turn still succeeds, and the lane is pinned to the new route.
  */
@@ -104,11 +105,32 @@ async function openSocket(steps: string[]) {
     await vi.waitFor(() => expect(events.filter(terminal).length).toBeGreaterThan(seen), { timeout: 10_000 });
     return events.filter(terminal)[seen] as ServerEvent;
   };
+  /**
+   * `count` turns on `lane`, each sent the moment the previous one's `response.completed` arrives
+   * (a client whose tool answers at once). Resolves with their terminal events.
+   */
+  const chain = async (lane: string, count: number): Promise<ServerEvent[]> => {
+    const done: ServerEvent[] = [];
+    const send = (extra: Record<string, unknown>) =>
+      socket.send(
+        JSON.stringify({ type: "response.create", model: "frontier-test", store: false, stream_id: lane, ...extra }),
+      );
+    socket.addEventListener("message", (m) => {
+      const e = JSON.parse(m.data as string) as ServerEvent;
+      if (e.stream_id !== lane || !terminal(e)) return;
+      done.push(e);
+      if (e.type === "response.completed" && done.length < count)
+        send({ previous_response_id: e.response?.id, input: `turn ${done.length + 1}` });
+    });
+    send({ input: "turn 1" });
+    await vi.waitFor(() => expect(done.length).toBe(count), { timeout: 10_000 });
+    return done;
+  };
   const close = async () => {
     socket.close();
     await waitOnExecutionContext(ctx);
   };
-  return { turn, close };
+  return { turn, chain, close };
 }
 
 /** The turn's record landed (serve-turn.ts records just after the response): the route is confirmed. */
@@ -213,6 +235,27 @@ describe("a Responses WebSocket lane pinned to its session's route", () => {
     expect(lookupsBeforeWorker(steps)).toEqual(["SESSIONS.open"]);
     expect(fake.requests.at(-1)?.sessionId).toBe(sessionId);
     await recorded(sessionId, 5);
+    await ws.close();
+  });
+
+  it("pins the lane before its next turn however fast the client answers: no lookup, the record first", async () => {
+    const steps: string[] = [];
+    fake = textWorker(steps);
+    const ws = await openSocket(steps);
+    const done = await ws.chain("fast", 4);
+    expect(done.map((e) => e.type)).toEqual(Array(4).fill("response.completed"));
+    const sessionId = fake.requests[0]?.sessionId ?? "";
+    expect(fake.requests.map((r) => r.sessionId)).toEqual(Array(4).fill(sessionId));
+    // The steps between one worker call and the next: the previous turn's record, then no lookup.
+    const between = steps.join(" ").split("generate").slice(1, -1);
+    expect(between).toHaveLength(3);
+    for (const segment of between) {
+      const calls = segment.trim().split(" ");
+      expect(calls, segment).toContain("SESSIONS.recordTurn");
+      const lookups = calls.filter((c) => c.startsWith("RESPONSES.") || /^SESSIONS\.(open|hold|get)$/.test(c));
+      expect(lookups, segment).toEqual([]);
+    }
+    await recorded(sessionId, 4);
     await ws.close();
   });
 

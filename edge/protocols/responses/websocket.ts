@@ -186,6 +186,8 @@ export class ResponsesSocket {
         for (const message of await warmUp(body, rc, this.caller.tenant, this.#memory)) this.#send(message, lane);
         return;
       }
+      const pin = this.#pins.of(lane ?? "");
+      const records = pin.records;
       const response = await withAdmission(rc, this.caller, (admitted) =>
         runTurn(this.#adapter, {
           rc: admitted,
@@ -193,25 +195,32 @@ export class ResponsesSocket {
           headers: this.headers,
           body: { ...body, stream: true },
           signal: this.#closed.signal,
-          pin: this.#pins.of(lane ?? ""),
+          pin,
         }),
       );
       rc.sent.returned();
-      await this.#forward(response, lane);
+      // A turn that stopped is recorded just after its last event: the lane's next turn waits for
+      // that record (bounded), so it finds the lane pinned however fast the client answers.
+      if (await this.#forward(response, lane)) await pin.recordedAfter(records);
     } catch (error) {
       rc.sent.done();
       this.#sendError(toApiError(error, { requestId, path: "/v1/responses" }), lane);
     }
   }
 
-  /** A turn's response onto the socket: its SSE events one message each, or its error. */
-  async #forward(response: Response, lane: string | undefined): Promise<void> {
+  /** A turn's response onto the socket: its SSE events one message each, or its error. True when the turn stopped. */
+  async #forward(response: Response, lane: string | undefined): Promise<boolean> {
     if (!response.ok || !response.body) {
       const body = (await response.json().catch(() => ({}))) as { error?: unknown };
       this.#sendJson({ type: "error", status: response.status, error: body.error ?? null }, lane);
-      return;
+      return false;
     }
-    for await (const data of socketEvents(response.body)) this.#send(data, lane);
+    let last: string | undefined;
+    for await (const data of socketEvents(response.body)) {
+      this.#send(data, lane);
+      last = data;
+    }
+    return !this.#closed.signal.aborted && last !== undefined && STOPPED.has(eventType(last));
   }
 
   #sendError(error: ApiError, lane: string | undefined): void {
@@ -231,6 +240,17 @@ export class ResponsesSocket {
     } catch {
       this.#closed.abort(new Error("socket closed"));
     }
+  }
+}
+
+/** The final events of a turn that stopped (the worker's stop event: the turn is recorded). */
+const STOPPED: ReadonlySet<unknown> = new Set(["response.completed", "response.incomplete"]);
+
+function eventType(json: string): unknown {
+  try {
+    return (JSON.parse(json) as { type?: unknown }).type;
+  } catch {
+    return undefined;
   }
 }
 
