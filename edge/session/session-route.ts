@@ -16,7 +16,7 @@ import {
   unroutableUrls,
 } from "../pool/pool-client.ts";
 import type { PoolBindings } from "../pool/pool-do.ts";
-import { routeCache } from "./route-cache.ts";
+import { type CachedRoute, type RouteCache, type RouteLookup, routeCache } from "./route-cache.ts";
 import {
   cleanHint,
   hintSessionId,
@@ -51,6 +51,8 @@ export interface ResolvedSession {
   cached?: boolean;
   /** A cached hinted route's lease (SessionDO.hold), taken alongside the turn; later SessionDO calls wait for it. */
   holding?: Promise<boolean>;
+  /** The connection's pin the request carried (RouteRequest.pin): the turn's record updates it. */
+  pin?: RouteCache;
 }
 
 export interface NewSession {
@@ -78,6 +80,12 @@ export interface RouteRequest {
   admitted?: Promise<void> | undefined;
   /** Ask the SessionDO even when this isolate has the route (a cached one the worker refused as stale). */
   noCache?: boolean;
+  /**
+   * One connection's own confirmed routes (a Responses WebSocket lane's pin): consulted with the
+   * isolate's cache under the same rules, and written by the same recorded turns, but held by the
+   * connection, so a burst of other sessions evicting the isolate's cache does not unpin it.
+   */
+  pin?: RouteCache;
 }
 
 export async function resolveSession(
@@ -85,6 +93,11 @@ export async function resolveSession(
   config: EdgeConfig,
   request: RouteRequest,
 ): Promise<ResolvedSession> {
+  const session = await resolveRoute(env, config, request);
+  return request.pin ? { ...session, pin: request.pin } : session;
+}
+
+async function resolveRoute(env: RouteBindings, config: EdgeConfig, request: RouteRequest): Promise<ResolvedSession> {
   const { ids } = request;
   let [verified, pool] = await Promise.all([
     verifyRoutingIds(config.idSecret, request.tenant, ids),
@@ -177,8 +190,9 @@ async function cachedRoute(
   routable: readonly string[],
 ): Promise<ResolvedSession | undefined> {
   const lookup = { tenant: request.tenant, firstTurn: request.ids.firstTurn, prefix: request.prefix, routable };
+  const take = (args: RouteLookup) => newest(request.pin?.take(args), routeCache.take(args));
   if (candidate) {
-    const route = routeCache.take({ ...lookup, sessionId: candidate.sessionId, hinted: false, now: Date.now() });
+    const route = take({ ...lookup, sessionId: candidate.sessionId, hinted: false, now: Date.now() });
     if (!route) return undefined;
     return {
       sessionId: candidate.sessionId,
@@ -191,7 +205,7 @@ async function cachedRoute(
   const hint = cleanHint(request.hint);
   if (hint === undefined) return undefined;
   const sessionId = await hintSessionId(request.tenant, hint);
-  const route = routeCache.take({ ...lookup, sessionId, hinted: true, now: Date.now() });
+  const route = take({ ...lookup, sessionId, hinted: true, now: Date.now() });
   if (!route) return undefined;
   const { tenant, requestId } = request;
   const holding = env.SESSIONS.getByName(sessionId)
@@ -204,6 +218,12 @@ async function cachedRoute(
     })
     .catch(() => false);
   return { sessionId, workerUrl: route.workerUrl, epoch: route.epoch, source: "hint", cached: true, holding };
+}
+
+/** Of a pinned and an isolate-cached route to one session, the one confirmed at the newer epoch (then later). */
+function newest(a: CachedRoute | undefined, b: CachedRoute | undefined): CachedRoute | undefined {
+  if (!a || !b) return a ?? b;
+  return a.epoch !== b.epoch ? (a.epoch > b.epoch ? a : b) : a.at >= b.at ? a : b;
 }
 
 /** A session this request creates, on `workerUrl` at epoch 1 (what `open` in claim mode answers for a fresh id). */
@@ -241,8 +261,9 @@ function open(env: RouteBindings, args: OpenArgs, region?: RegionConfig) {
 
 /**
  * Record a finished turn (releases the lease). Failures are logged, never surfaced to the client.
- * A record the DO accepted puts the route in this isolate's cache (with the request's `prefix`); one
- * it ignored (the session moved past this epoch) takes it out.
+ * A record the DO accepted puts the route in this isolate's cache (with the request's `prefix`) and
+ * in the connection's pin, if the request carried one; one it ignored (the session moved past this
+ * epoch) takes it out of both.
  */
 export async function recordTurn(
   env: RouteBindings,
@@ -263,15 +284,21 @@ export async function recordTurn(
       epoch: session.epoch,
       ...(create && { create }),
     });
-    if (!recorded) routeCache.forget(turn.tenant, session.sessionId);
+    if (!recorded) forgetRoute(session, turn.tenant);
     else {
       const route = { workerUrl: session.workerUrl, epoch: session.epoch, prefix, at: Date.now() };
-      routeCache.remember(turn.tenant, session.sessionId, { ...route, pendingToolUseIds: turn.toolUseIds.length });
+      for (const routes of [routeCache, session.pin])
+        routes?.remember(turn.tenant, session.sessionId, { ...route, pendingToolUseIds: turn.toolUseIds.length });
     }
   } catch (error) {
-    routeCache.forget(turn.tenant, session.sessionId);
+    forgetRoute(session, turn.tenant);
     console.error("session record failed", { session: session.sessionId.slice(0, 8), error: String(error) });
   }
+}
+
+function forgetRoute(session: ResolvedSession, tenant: string): void {
+  routeCache.forget(tenant, session.sessionId);
+  session.pin?.forget(tenant, session.sessionId);
 }
 
 export async function releaseSession(

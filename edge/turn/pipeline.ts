@@ -13,6 +13,7 @@ import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
 import { log } from "../core/log.ts";
 import { readJsonBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
+import type { RouteCache } from "../session/route-cache.ts";
 import type { IdCandidate, RoutingIds } from "../session/routing.ts";
 import { type ResolvedSession, resolveSession } from "../session/session-route.ts";
 import type { Caller } from "../tenancy/auth.ts";
@@ -69,12 +70,14 @@ export interface TurnRequest<E> {
   body: unknown;
   /** Aborts when the client goes away: the worker call is cancelled. */
   signal: AbortSignal;
+  /** The route a connection keeps for its session (a WebSocket lane's pin; RouteRequest.pin). */
+  pin?: RouteCache | undefined;
 }
 
 /** One turn through the pipeline, whatever carried it: the protocol's JSON or SSE response. */
 export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
   adapter: ProtocolAdapter<E, R>,
-  { rc, caller, headers, body, signal }: TurnRequest<E>,
+  { rc, caller, headers, body, signal, pin }: TurnRequest<E>,
 ): Promise<Response> {
   const decoded = await adapter.decode(body, { headers, rc, caller });
   const prefix = await prefixFingerprint(caller.tenant, decoded.turn.conversation);
@@ -88,13 +91,14 @@ export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
       prefix,
       admitted: rc.admitted,
       noCache,
+      ...(pin && { pin }),
     });
   const options = { ...decoded, protocol: adapter.protocol, caller, prefix };
   const routed = await route(false);
   try {
     return await serveTurn(signal, rc, routed, options);
   } catch (error) {
-    // A cached route the worker refused as stale (the session moved): ask the SessionDO, once.
+    // A cached or pinned route the worker refused as stale (the session moved): ask the SessionDO, once.
     if (!routed.cached || !isStaleEpoch(error)) throw error;
     log("route cache stale", { request: rc.requestId, session: routed.sessionId.slice(0, 8), epoch: routed.epoch });
     return serveTurn(signal, rc, await route(true), options);

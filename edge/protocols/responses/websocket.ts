@@ -6,7 +6,9 @@
  * it yields go out as one JSON text message each. The socket remembers the responses made on it
  * (SocketMemory), so follow-ups send only new items with `previous_response_id`, `store: false`
  * included. `stream_id` names a lane: a lane's turns run in order, lanes run side by side, and a
- * lane's events echo its `stream_id`. A `generate: false` turn is a warm-up: it answers at once and
+ * lane's events echo its `stream_id`. Each lane is pinned to its session's route once a turn on it
+ * is recorded (LanePins): its follow-ups reach the worker with no SessionDO lookup, whatever else
+ * the isolate's route cache holds. A `generate: false` turn is a warm-up: it answers at once and
  * only remembers its input. Closing the socket cancels its turns on the workers.
  */
 import { LIMITS } from "../../../shared/limits.ts";
@@ -22,6 +24,7 @@ import { openAiErrorBody } from "../openai/errors.ts";
 import { type ResponsesContext, responsesAdapterWith } from "./adapter.ts";
 import { socketEvents } from "./socket-events.ts";
 import { SocketMemory } from "./socket-memory.ts";
+import { LanePins } from "./socket-pins.ts";
 import { warmUp } from "./warm-up.ts";
 
 /** The upgrade: 401 (in OpenAI's shape) before anything is accepted, 426 without `Upgrade: websocket`. */
@@ -63,6 +66,7 @@ interface ClientEvent {
 export class ResponsesSocket {
   readonly #memory = new SocketMemory();
   readonly #adapter = responsesAdapterWith(this.#memory);
+  readonly #pins: LanePins;
   /** Each lane's last queued turn (the next one starts when it settles) and how many it holds. */
   readonly #lanes = new Map<string, { tail: Promise<void>; queued: number }>();
   readonly #closed = new AbortController();
@@ -75,7 +79,9 @@ export class ResponsesSocket {
     private readonly caller: Caller,
     private readonly headers: Headers,
     private readonly limits: SocketLimits,
-  ) {}
+  ) {
+    this.#pins = new LanePins(limits.maxAgeMs);
+  }
 
   listen(): void {
     this.#armIdle();
@@ -180,6 +186,8 @@ export class ResponsesSocket {
         for (const message of await warmUp(body, rc, this.caller.tenant, this.#memory)) this.#send(message, lane);
         return;
       }
+      const pin = this.#pins.of(lane ?? "");
+      const records = pin.records;
       const response = await withAdmission(rc, this.caller, (admitted) =>
         runTurn(this.#adapter, {
           rc: admitted,
@@ -187,24 +195,32 @@ export class ResponsesSocket {
           headers: this.headers,
           body: { ...body, stream: true },
           signal: this.#closed.signal,
+          pin,
         }),
       );
       rc.sent.returned();
-      await this.#forward(response, lane);
+      // A turn that stopped is recorded just after its last event: the lane's next turn waits for
+      // that record (bounded), so it finds the lane pinned however fast the client answers.
+      if (await this.#forward(response, lane)) await pin.recordedAfter(records);
     } catch (error) {
       rc.sent.done();
       this.#sendError(toApiError(error, { requestId, path: "/v1/responses" }), lane);
     }
   }
 
-  /** A turn's response onto the socket: its SSE events one message each, or its error. */
-  async #forward(response: Response, lane: string | undefined): Promise<void> {
+  /** A turn's response onto the socket: its SSE events one message each, or its error. True when the turn stopped. */
+  async #forward(response: Response, lane: string | undefined): Promise<boolean> {
     if (!response.ok || !response.body) {
       const body = (await response.json().catch(() => ({}))) as { error?: unknown };
       this.#sendJson({ type: "error", status: response.status, error: body.error ?? null }, lane);
-      return;
+      return false;
     }
-    for await (const data of socketEvents(response.body)) this.#send(data, lane);
+    let last: string | undefined;
+    for await (const data of socketEvents(response.body)) {
+      this.#send(data, lane);
+      last = data;
+    }
+    return !this.#closed.signal.aborted && last !== undefined && STOPPED.has(eventType(last));
   }
 
   #sendError(error: ApiError, lane: string | undefined): void {
@@ -224,6 +240,17 @@ export class ResponsesSocket {
     } catch {
       this.#closed.abort(new Error("socket closed"));
     }
+  }
+}
+
+/** The final events of a turn that stopped (the worker's stop event: the turn is recorded). */
+const STOPPED: ReadonlySet<unknown> = new Set(["response.completed", "response.incomplete"]);
+
+function eventType(json: string): unknown {
+  try {
+    return (JSON.parse(json) as { type?: unknown }).type;
+  } catch {
+    return undefined;
   }
 }
 
