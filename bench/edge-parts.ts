@@ -11,11 +11,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
 import { parseArgs } from "node:util";
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { freePort, REPO_ROOT } from "../scripts/stack.ts";
-import { bundle } from "../scripts/workerd-edge.ts";
+import { bundle, warningsAndErrorsToStderr } from "../scripts/workerd-edge.ts";
 import { percentile } from "./stats.ts";
 
 const { values } = parseArgs({ options: { rounds: { type: "string", default: "25" } } });
@@ -35,20 +34,19 @@ writeFileSync(
 );
 await bundle(join(dir, "bundle"), config);
 const port = await freePort();
-const miniflare = new Miniflare({
-  modules: true,
-  modulesRoot: join(dir, "bundle"),
-  scriptPath: join(dir, "bundle", "edge-parts-worker.js"),
-  compatibilityDate: "2026-04-01",
-  compatibilityFlags: ["nodejs_compat"],
-  unsafeDirectSockets: [{ host: "127.0.0.1", port }],
-  host: "127.0.0.1",
-  port: 0,
-  handleRuntimeStdio(stdout: Readable, stderr: Readable) {
-    stdout.resume();
-    stderr.pipe(process.stderr);
-  },
-});
+const miniflare = new Miniflare(
+  convertV4MiniflareOptions({
+    modules: true,
+    modulesRoot: join(dir, "bundle"),
+    scriptPath: join(dir, "bundle", "edge-parts-worker.js"),
+    compatibilityDate: "2026-04-01",
+    compatibilityFlags: ["nodejs_compat"],
+    unsafeDirectSockets: [{ host: "127.0.0.1", port }],
+    host: "127.0.0.1",
+    port: 0,
+    handleStructuredLogs: warningsAndErrorsToStderr,
+  }),
+);
 try {
   await miniflare.ready;
   const base = `http://127.0.0.1:${port}`;

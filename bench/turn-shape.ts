@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toBinary } from "@bufbuild/protobuf";
 import { createMethodUrl, encodeEnvelope } from "@connectrpc/connect/protocol";
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import {
   type GenerateRequest,
   GenerateRequestSchema,
@@ -78,22 +78,24 @@ export async function startTurnShape(options: {
   const stateDir = mkdtempSync(join(tmpdir(), "frontier-turn-shape-"));
   const port = await freePort();
   const body = encodeEnvelope(0, toBinary(GenerateRequestSchema, options.request));
-  const miniflare = new Miniflare({
-    modules: true,
-    script: SCRIPT,
-    compatibilityDate: "2025-04-01",
-    durableObjects: { SESSION: { className: "Session", useSQLite: true } },
-    durableObjectsPersist: stateDir,
-    bindings: {
-      GENERATE_URL: createMethodUrl(options.workerHttpUrl, WorkerService.method.generate),
-      GENERATE_BODY: Buffer.from(body).toString("base64"),
-      WORKER_TOKEN: options.workerToken,
-      EXTRA_HEADERS: JSON.stringify(options.headers ?? {}),
-    },
-    unsafeDirectSockets: [{ host: "127.0.0.1", port }],
-    host: "127.0.0.1",
-    port: 0,
-  });
+  const miniflare = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: true,
+      script: SCRIPT,
+      compatibilityDate: "2025-04-01",
+      durableObjects: { SESSION: { className: "Session", useSQLite: true } },
+      resourcePersistencePath: stateDir,
+      bindings: {
+        GENERATE_URL: createMethodUrl(options.workerHttpUrl, WorkerService.method.generate),
+        GENERATE_BODY: Buffer.from(body).toString("base64"),
+        WORKER_TOKEN: options.workerToken,
+        EXTRA_HEADERS: JSON.stringify(options.headers ?? {}),
+      },
+      unsafeDirectSockets: [{ host: "127.0.0.1", port }],
+      host: "127.0.0.1",
+      port: 0,
+    }),
+  );
   await miniflare.ready;
   return {
     url: `http://127.0.0.1:${port}`,

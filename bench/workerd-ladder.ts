@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { freePort } from "../scripts/stack.ts";
 import { percentile } from "./stats.ts";
 
@@ -68,17 +68,19 @@ await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
 const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
 const stateDir = mkdtempSync(join(tmpdir(), "frontier-workerd-ladder-"));
 const port = await freePort();
-const miniflare = new Miniflare({
-  modules: true,
-  script: SCRIPT,
-  compatibilityDate: "2025-04-01",
-  durableObjects: { COUNTER: { className: "Counter", useSQLite: true } },
-  durableObjectsPersist: stateDir,
-  bindings: { UPSTREAM: upstreamUrl },
-  unsafeDirectSockets: [{ host: "127.0.0.1", port }],
-  host: "127.0.0.1",
-  port: 0,
-});
+const miniflare = new Miniflare(
+  convertV4MiniflareOptions({
+    modules: true,
+    script: SCRIPT,
+    compatibilityDate: "2025-04-01",
+    durableObjects: { COUNTER: { className: "Counter", useSQLite: true } },
+    resourcePersistencePath: stateDir,
+    bindings: { UPSTREAM: upstreamUrl },
+    unsafeDirectSockets: [{ host: "127.0.0.1", port }],
+    host: "127.0.0.1",
+    port: 0,
+  }),
+);
 try {
   await miniflare.ready;
   const rungs = ["/nothing", "/rpc", "/rpc-write", "/fetch", "/write-then-fetch", "/write-and-fetch"];

@@ -10,6 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { DEV_DIGESTS, DEV_ID_SECRET, DEV_MODE_FLAG, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
+import { node22Path } from "./node22.ts";
 import { startWorkerdEdge } from "./workerd-edge.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -254,7 +255,8 @@ export async function startEdge(options: {
     "--env-file",
     writeEnvFile(options.stateDir, vars),
   ];
-  const child = spawn(process.execPath, args, {
+  // wrangler's CLI needs Node 22 (scripts/node22.ts); the workers stay on this process's Node.
+  const child = spawn(node22Path(), args, {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
