@@ -68,28 +68,51 @@ export interface TurnShape {
 }
 
 /** The shape's Worker in front of the worker at `workerHttpUrl` (its gRPC-Web listener). */
-export async function startTurnShape(options: {
+export function startTurnShape(options: {
   workerHttpUrl: string;
   workerToken: string;
   request: GenerateRequest;
   /** Fixed headers every call carries besides the token (a pre-signed capability). */
   headers?: Record<string, string>;
 }): Promise<TurnShape> {
-  const stateDir = mkdtempSync(join(tmpdir(), "frontier-turn-shape-"));
-  const port = await freePort();
-  const body = encodeEnvelope(0, toBinary(GenerateRequestSchema, options.request));
-  const miniflare = new Miniflare({
-    modules: true,
-    script: SCRIPT,
-    compatibilityDate: "2025-04-01",
-    durableObjects: { SESSION: { className: "Session", useSQLite: true } },
-    durableObjectsPersist: stateDir,
-    bindings: {
+  return startShapeWorker(
+    SCRIPT,
+    { SESSION: "Session" },
+    {
       GENERATE_URL: createMethodUrl(options.workerHttpUrl, WorkerService.method.generate),
-      GENERATE_BODY: Buffer.from(body).toString("base64"),
+      GENERATE_BODY: generateBody(options.request),
       WORKER_TOKEN: options.workerToken,
       EXTRA_HEADERS: JSON.stringify(options.headers ?? {}),
     },
+  );
+}
+
+/** `request` as one gRPC-Web message frame, base64 (a shape's fixed Generate body). */
+export function generateBody(request: GenerateRequest): string {
+  return Buffer.from(encodeEnvelope(0, toBinary(GenerateRequestSchema, request))).toString("base64");
+}
+
+/**
+ * A reference shape's `script` in workerd on its own socket, as scripts/workerd-edge.ts runs the
+ * edge: its Durable Object classes (binding → class, SQLite-backed, in a state folder of its own)
+ * and string bindings.
+ */
+export async function startShapeWorker(
+  script: string,
+  durableObjects: Record<string, string>,
+  bindings: Record<string, string>,
+): Promise<TurnShape> {
+  const stateDir = mkdtempSync(join(tmpdir(), "frontier-turn-shape-"));
+  const port = await freePort();
+  const miniflare = new Miniflare({
+    modules: true,
+    script,
+    compatibilityDate: "2025-04-01",
+    durableObjects: Object.fromEntries(
+      Object.entries(durableObjects).map(([binding, className]) => [binding, { className, useSQLite: true }]),
+    ),
+    durableObjectsPersist: stateDir,
+    bindings,
     unsafeDirectSockets: [{ host: "127.0.0.1", port }],
     host: "127.0.0.1",
     port: 0,
