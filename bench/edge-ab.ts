@@ -1,5 +1,5 @@
 /**
- * One or two checkouts' edges side by side: each bundles its own edge (its scripts/workerd-edge.ts:
+ * One to four checkouts' edges side by side: each bundles its own edge (its scripts/workerd-edge.ts:
  * workerd without wrangler), all in front of the same instant worker, turns alternating A B B A … so
  * that this VM's drift (±10–35% between runs) falls on both alike. Per side: the streamed turn's
  * latency and workerd's CPU per turn (the on-CPU time of its process's threads, /proc schedstat, over
@@ -13,14 +13,15 @@
  *   git worktree add --detach /tmp/before HEAD~1 && cp -al node_modules /tmp/before/
  *   tsx bench/edge-ab.ts [--rounds 200] [--history 40] /tmp/before .
  *   tsx bench/edge-ab.ts [--rounds 200] [--history 40] .     # this edge against the shapes only
+ *   (up to four roots: A B C D, then D C B A, …)
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEV_WORKER_TOKEN } from "../gpu-worker/config.ts";
 import { Role } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { edgeVars, freePort } from "../scripts/stack.ts";
+import { edgeVars, freePort, REPO_ROOT } from "../scripts/stack.ts";
 import type { WorkerdEdge } from "../scripts/workerd-edge.ts";
 import { workerKey } from "../shared/capability.ts";
 import { DEV_ID_SECRET } from "../shared/dev-secrets.ts";
@@ -36,8 +37,8 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: { rounds: { type: "string", default: "200" }, history: { type: "string", default: "40" } },
 });
-if (positionals.length < 1 || positionals.length > 2) {
-  throw new Error("usage: tsx bench/edge-ab.ts [--rounds N] [--history N] A_ROOT [B_ROOT]");
+if (positionals.length < 1 || positionals.length > 4) {
+  throw new Error("usage: tsx bench/edge-ab.ts [--rounds N] [--history N] A_ROOT [B_ROOT [C_ROOT [D_ROOT]]]");
 }
 const rounds = Number(values.rounds);
 const history = Number(values.history);
@@ -102,6 +103,14 @@ const standardError = (values: readonly number[]) => {
 /** `measured`'s p50 over h2c as a multiple of `shape`'s. */
 const ratio = (measured: Measured, shape: Measured) =>
   `${(percentile(measured.overMs, 50) / percentile(shape.overMs, 50)).toFixed(2)}x`;
+/** The edge's runtime settings (wrangler.toml's compatibility date and flags), for the required-work shape. */
+function edgeCompatibility(): { date: string; flags: string[] } {
+  const toml = readFileSync(join(REPO_ROOT, "wrangler.toml"), "utf8");
+  const date = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(toml)?.[1];
+  const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1];
+  if (!date || flags === undefined) throw new Error("wrangler.toml names no compatibility date or flags");
+  return { date, flags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1] ?? "") };
+}
 /** Start a reference shape and find its workerd process. */
 async function reference(name: string, start: () => Promise<TurnShape>): Promise<Reference> {
   const before = workerdChildren();
@@ -156,7 +165,7 @@ try {
       headers: { "x-claude-code-session-id": crypto.randomUUID() },
       messages,
     }));
-    sides.push({ name: `${"AB"[i]} ${root}`, edge, pid, sessions, ms: [], cpuMs: [], overMs: [] });
+    sides.push({ name: `${"ABCD"[i]} ${root}`, edge, pid, sessions, ms: [], cpuMs: [], overMs: [] });
   }
   const capability = await instantWorkerCapability();
   const workerHttpUrl = `http://127.0.0.1:${worker.httpPort}`;
@@ -180,6 +189,7 @@ try {
         workerId: INSTANT_WORKER_ID,
         workerKey: key,
         request: historyRequest,
+        compatibility: edgeCompatibility(),
       }),
     ),
   );
@@ -228,19 +238,23 @@ try {
   }
   process.stdout.write(
     `instant worker, ${rounds} rounds, ${history}-message history, turns alternating; ` +
-      `worker h2c directly p50 ${percentile(h2cMs, 50).toFixed(2)} ms\n`,
+      `worker h2c directly p50 ${percentile(h2cMs, 50).toFixed(2)} ms, p10 ${percentile(h2cMs, 10).toFixed(2)} ms; ` +
+      `load average ${loadavg()[0]?.toFixed(1)}\n`,
   );
+  /** The least-disturbed turns (p10, a loaded VM's scheduling delays mostly left out) over h2c's p10. */
+  const quietOver = (measured: Measured) => percentile(measured.ms, 10) - percentile(h2cMs, 10);
   const [bare, required] = references;
   if (!bare || !required) throw new Error("the reference shapes did not start");
   for (const measured of [...references, ...sides]) {
     const q = (p: number) => percentile(measured.ms, p).toFixed(2);
     const ratios = measured.edge
-      ? `; over h2c ${ratio(measured, bare)} the bare shape's, ${ratio(measured, required)} the required-work shape's; ` +
+      ? `; over h2c ${ratio(measured, bare)} the bare shape's, ${ratio(measured, required)} the required-work shape's ` +
+        `(p10s: ${(quietOver(measured) / quietOver(bare)).toFixed(2)}x / ${(quietOver(measured) / quietOver(required)).toFixed(2)}x); ` +
         `CPU ${(mean(measured.cpuMs) / mean(bare.cpuMs)).toFixed(2)}x / ${(mean(measured.cpuMs) / mean(required.cpuMs)).toFixed(2)}x`
       : "";
     process.stdout.write(
       `${measured.name}: turn p50 ${q(50)} ms (p25 ${q(25)}, p75 ${q(75)}); workerd CPU ${mean(measured.cpuMs).toFixed(2)} ± ${standardError(measured.cpuMs).toFixed(2)} ms per turn; ` +
-        `over h2c p50 ${percentile(measured.overMs, 50).toFixed(2)} ms${ratios}\n`,
+        `over h2c p50 ${percentile(measured.overMs, 50).toFixed(2)} ms, p10s ${quietOver(measured).toFixed(2)} ms${ratios}\n`,
     );
   }
 } finally {

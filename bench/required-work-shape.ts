@@ -125,6 +125,8 @@ export function startRequiredWorkShape(options: {
   workerKey: Uint8Array;
   /** The fixed Generate request (its tenant and session name the capability's). */
   request: GenerateRequest;
+  /** The runtime's settings (default: a plain Worker's; bench/edge-ab.ts passes the edge's). */
+  compatibility?: { date: string; flags: string[] };
 }): Promise<TurnShape> {
   return startShapeWorker(
     SCRIPT,
@@ -137,5 +139,6 @@ export function startRequiredWorkShape(options: {
       WORKER_KEY: Buffer.from(options.workerKey).toString("base64"),
       SESSION_ID: options.request.sessionId,
     },
+    options.compatibility,
   );
 }

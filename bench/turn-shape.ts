@@ -101,13 +101,16 @@ export async function startShapeWorker(
   script: string,
   durableObjects: Record<string, string>,
   bindings: Record<string, string>,
+  /** The runtime's settings (default: a plain Worker's, no flags). */
+  compatibility: { date: string; flags: string[] } = { date: "2025-04-01", flags: [] },
 ): Promise<TurnShape> {
   const stateDir = mkdtempSync(join(tmpdir(), "frontier-turn-shape-"));
   const port = await freePort();
   const miniflare = new Miniflare({
     modules: true,
     script,
-    compatibilityDate: "2025-04-01",
+    compatibilityDate: compatibility.date,
+    compatibilityFlags: compatibility.flags,
     durableObjects: Object.fromEntries(
       Object.entries(durableObjects).map(([binding, className]) => [binding, { className, useSQLite: true }]),
     ),
