@@ -1,5 +1,5 @@
 /** Which llama.cpp build the bench's worker loaded (its Health answer), for the report's Software line. */
-import { benchWorkerClient } from "./worker-client.ts";
+import { benchWorkerClient } from "./clients/worker-client.ts";
 
 export async function workerEngineBuild(workerGrpcUrl: string): Promise<string> {
   try {

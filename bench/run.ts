@@ -35,22 +35,22 @@ import { FAMILY_NAMES, isFamilyName } from "../native/model/families.ts";
 import { ensureFamilyModel, type FamilyModelSize } from "../native/model/family-model.ts";
 import { ensureTestModel, TEST_MODEL_SPECS, type TestModelSize } from "../native/model/gguf-writer.ts";
 import { REPO_ROOT, type Stack, startStack } from "../scripts/stack.ts";
-import { agentLoopWorkload } from "./agent-loop.ts";
-import { checkpointRestoreWorkload } from "./checkpoint-restore.ts";
-import { checkpointWritesWorkload } from "./checkpoint-writes.ts";
-import { continuationWorkload } from "./continuation.ts";
 import { workerEngineBuild } from "./engine-build.ts";
-import { fairnessWorkload } from "./fairness.ts";
-import { llamaServerWorkload } from "./peer-llama-server.ts";
-import { placementWorkload } from "./placement.ts";
+import { llamaServerWorkload } from "./peer/peer-llama-server.ts";
 import { currentRows, machineDescription, type ReportInput, recordInBenchmarksDoc, renderReport } from "./report.ts";
-import { responsesLoopWorkload } from "./responses-loop.ts";
-import { responsesWsWorkload } from "./responses-ws-loop.ts";
-import { routingOverheadWorkload } from "./routing-overhead.ts";
-import { sessionsWorkload } from "./sessions.ts";
 import { simWorkload } from "./sim/sim-workload.ts";
 import { traceWorkload } from "./trace/workload.ts";
 import type { BenchOptions, BenchStack, Workload, WorkloadResult } from "./workload.ts";
+import { agentLoopWorkload } from "./workloads/agent-loop.ts";
+import { checkpointRestoreWorkload } from "./workloads/checkpoint-restore.ts";
+import { checkpointWritesWorkload } from "./workloads/checkpoint-writes.ts";
+import { continuationWorkload } from "./workloads/continuation.ts";
+import { fairnessWorkload } from "./workloads/fairness.ts";
+import { placementWorkload } from "./workloads/placement.ts";
+import { responsesLoopWorkload } from "./workloads/responses-loop.ts";
+import { responsesWsWorkload } from "./workloads/responses-ws-loop.ts";
+import { routingOverheadWorkload } from "./workloads/routing-overhead.ts";
+import { sessionsWorkload } from "./workloads/sessions.ts";
 
 /** Run order. Add a workload here (one line) and in its own file. */
 const WORKLOADS: Workload[] = [

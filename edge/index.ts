@@ -40,7 +40,7 @@ export default {
     sent.returned();
     const { status } = response;
     const seconds = (Date.now() - started) / 1000;
-    sent.after(() => recordRequest(env, request, status, seconds));
+    recordRequest(env, sent, request, status, seconds);
     return withRequestId(response, requestId);
   },
 } satisfies ExportedHandler<Env>;

@@ -27,7 +27,7 @@ export async function startWorkerdEdge(options: {
   stateDir: string;
   /** Bound as the edge's variables and secrets on top of wrangler.toml's `[vars]`. */
   vars: Record<string, string>;
-  /** Serve V8's inspector on this port (a CPU profile: bench/edge-profile.ts). */
+  /** Serve V8's inspector on this port (a CPU profile: bench/edge/edge-profile.ts). */
   inspectorPort?: number;
 }): Promise<WorkerdEdge> {
   const bundleDir = join(options.stateDir, "bundle");

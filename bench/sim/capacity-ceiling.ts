@@ -4,7 +4,7 @@
  * used first out, with perfect routing. The same reading as the trace's infinite-cache ceiling (whole
  * earlier prefixes only, no own output); with capacity ≥ the trace's blocks it equals that ceiling.
  */
-import { BLOCK_TOKENS } from "../trace-file.ts";
+import { BLOCK_TOKENS } from "../trace/trace-file.ts";
 import type { SimRequest } from "./trace-sessions.ts";
 
 export function capacityCeiling(requests: readonly SimRequest[], capacityTokens: number): number {

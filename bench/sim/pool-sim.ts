@@ -10,7 +10,7 @@
  */
 import { notePlacement, type PoolWorker, placeSession } from "../../edge/pool/placement.ts";
 import { hintDecision } from "../../edge/session/routing.ts";
-import { BLOCK_TOKENS } from "../trace-file.ts";
+import { BLOCK_TOKENS } from "../trace/trace-file.ts";
 import { type CostModel, costMs } from "./cost-model.ts";
 import { EventQueue } from "./event-queue.ts";
 import { runningTurnOf, type SessionTurn } from "./running-turn.ts";

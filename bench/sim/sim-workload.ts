@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { defaultTracePath, infiniteCacheCeiling, readTrace } from "../trace-file.ts";
+import { defaultTracePath, infiniteCacheCeiling, readTrace } from "../trace/trace-file.ts";
 import type { Workload, WorkloadResult } from "../workload.ts";
 import { capacityCeiling } from "./capacity-ceiling.ts";
 import { type CostModel, MEASURED_TINY_CPU, parseRates } from "./cost-model.ts";

@@ -5,7 +5,7 @@
  * the longest match. The prefix fingerprint placement sees (system + tools in production) is the first
  * block: every request of the Mooncake conversation trace starts with the same block 0.
  */
-import { BLOCK_TOKENS, type TraceRequest } from "../trace-file.ts";
+import { BLOCK_TOKENS, type TraceRequest } from "../trace/trace-file.ts";
 
 /** A request with what the simulation derives from the trace. */
 export interface SimRequest extends TraceRequest {

@@ -7,7 +7,7 @@
  * the longest prefix wins (the nearest ancestor), then the latest of those (a repeated request's
  * newest copy, the one a client would continue).
  */
-import type { TraceRequest } from "../trace-file.ts";
+import type { TraceRequest } from "./trace-file.ts";
 
 export const MIN_SHARED_BLOCKS = 2;
 

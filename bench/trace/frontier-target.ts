@@ -6,7 +6,7 @@
  * (block-tokens.ts): Frontier's API takes no token ids, and this text tokenizes to exactly the ids.
  */
 import { decodeSseStream } from "../../test/support/sse-decoder.ts";
-import { BENCH_KEY } from "../edge-client.ts";
+import { BENCH_KEY } from "../clients/edge-client.ts";
 import type { BlockTokens } from "./block-tokens.ts";
 import { tokensToText } from "./block-tokens.ts";
 import type { ReplayTarget, TurnResult } from "./replay.ts";

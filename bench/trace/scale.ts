@@ -5,9 +5,10 @@
  * computed on the scaled sample, in both readings: the trace's blocks only (an infinite prefix cache)
  * and with each conversation's own output kept (a follow-up can reuse its parent's prompt + output).
  */
-import { BLOCK_TOKENS, type TraceRequest } from "../trace-file.ts";
+
 import { seededRandom } from "./block-tokens.ts";
 import { findParents } from "./conversations.ts";
+import { BLOCK_TOKENS, type TraceRequest } from "./trace-file.ts";
 
 export interface TraceScaling {
   /** Tokens per block after scaling (the trace's are 512). */

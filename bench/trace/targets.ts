@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT, type Stack, startStack, stopChild } from "../../scripts/stack.ts";
-import { startLlamaServer } from "../llama-server-process.ts";
+import { startLlamaServer } from "../peer/llama-server-process.ts";
 
 const METRICS_TOKEN = "trace-replay-metrics-token";
 

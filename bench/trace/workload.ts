@@ -6,7 +6,6 @@
  */
 import { writeFileSync } from "node:fs";
 import { TEST_MODEL_SPECS } from "../../native/model/gguf-writer.ts";
-import { defaultTracePath, infiniteCacheCeiling, readTrace } from "../trace-file.ts";
 import type { Workload } from "../workload.ts";
 import { BlockTokens, oneToOneAlphabet, tokensToText } from "./block-tokens.ts";
 import { frontierTarget } from "./frontier-target.ts";
@@ -15,6 +14,7 @@ import { type ReplayRun, replay } from "./replay.ts";
 import { scaleTrace, type TraceScaling } from "./scale.ts";
 import { summarise } from "./summary.ts";
 import { llamaServerBinary, startFrontier, startPeer } from "./targets.ts";
+import { defaultTracePath, infiniteCacheCeiling, readTrace } from "./trace-file.ts";
 import { type ReplaySystem, traceFiles, traceJson, traceSection, traceSummaryRows } from "./trace-report.ts";
 
 export const DEFAULT_SCALING: TraceScaling = { blockTokens: 32, maxRequests: 60, spanSeconds: 120, seed: 1 };

@@ -1,10 +1,13 @@
 /**
- * What the edge observes per request and per turn, sent to the EdgeMetricsDO after the response
- * (the caller passes the promise to waitUntil). A failed report is logged and dropped: metrics never
- * fail or slow a request.
+ * What the edge observes per request and per turn, sent to the EdgeMetricsDO after the response. A
+ * request's observations (its own and its turn's) are gathered per `ResponseSent` and go out in one
+ * call once the client has the whole response (`sent.after`, so the request's waitUntil covers it:
+ * nothing is held in the isolate past its request). A failed report is logged and dropped: metrics
+ * never fail or slow a request.
  */
 
 import { log } from "../core/log.ts";
+import type { ResponseSent } from "../core/response-sent.ts";
 import type { FailoverReason } from "../worker/worker-errors.ts";
 import type { MetricIncrement } from "./catalog.ts";
 import type { MetricsBindings, RecentTurn } from "./edge-metrics-do.ts";
@@ -37,28 +40,59 @@ export function routeOf(pathname: string): string {
   return "other";
 }
 
-export function recordRequest(env: MetricsBindings, request: Request, status: number, seconds: number): Promise<void> {
+/** Count the request once `sent` says the client has it all (with its turn's metrics, in one call). */
+export function recordRequest(
+  env: MetricsBindings,
+  sent: ResponseSent,
+  request: Request,
+  status: number,
+  seconds: number,
+): void {
   const route = routeOf(new URL(request.url).pathname);
   const method = METHODS.has(request.method) ? request.method : "other";
-  return send(env, [
+  reportOf(env, sent).increments.push(
     { name: "frontier:edge_requests_total", labels: { route, method, status: String(status) }, value: 1 },
     ...observation("frontier:edge_request_duration_seconds", { route }, seconds),
-  ]);
+  );
 }
 
-export function recordTurn(env: MetricsBindings, turn: RecentTurn, seconds: number): Promise<void> {
+/** Count a finished turn once `sent` says the client has it all (with its request's metrics, in one call). */
+export function recordTurn(env: MetricsBindings, sent: ResponseSent, turn: RecentTurn, seconds: number): void {
   const { protocol } = turn;
   const labels = { protocol, decision: turn.decision, miss_reason: turn.miss, placement: turn.placement };
-  return send(
-    env,
-    [
-      { name: "frontier:edge_turns_total", labels, value: 1 },
-      { name: "frontier:edge_prompt_tokens_total", labels: { protocol }, value: turn.prompt },
-      { name: "frontier:edge_cached_tokens_total", labels: { protocol }, value: turn.cached },
-      ...observation("frontier:edge_turn_duration_seconds", { protocol }, seconds),
-    ],
-    turn,
+  const report = reportOf(env, sent, { forTurn: true });
+  report.turn = turn;
+  report.increments.push(
+    { name: "frontier:edge_turns_total", labels, value: 1 },
+    { name: "frontier:edge_prompt_tokens_total", labels: { protocol }, value: turn.prompt },
+    { name: "frontier:edge_cached_tokens_total", labels: { protocol }, value: turn.cached },
+    ...observation("frontier:edge_turn_duration_seconds", { protocol }, seconds),
   );
+}
+
+/** What one response's metrics call carries: its increments and (at most) one finished turn. */
+interface Report {
+  increments: MetricIncrement[];
+  turn?: RecentTurn;
+}
+
+/** The report each response is gathering, until its call starts (per request: none outlives it). */
+const gathering = new WeakMap<ResponseSent, Report>();
+
+/**
+ * The report `sent` is gathering, or a new one queued to go out once the client has the response. A
+ * turn needs a report without one (the metrics object takes one turn per call).
+ */
+function reportOf(env: MetricsBindings, sent: ResponseSent, options: { forTurn?: boolean } = {}): Report {
+  const open = gathering.get(sent);
+  if (open && !(options.forTurn && open.turn)) return open;
+  const report: Report = { increments: [] };
+  gathering.set(sent, report);
+  sent.after(() => {
+    if (gathering.get(sent) === report) gathering.delete(sent);
+    return send(env, report.increments, report.turn);
+  });
+  return report;
 }
 
 export function recordFailover(env: MetricsBindings, reason: FailoverReason): Promise<void> {

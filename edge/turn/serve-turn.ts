@@ -139,7 +139,7 @@ async function finishTurn<R extends TurnRenderer>(
   if (prompt) {
     const summary = turnSummary(options.protocol, session, attempt.resolved, prompt);
     const seconds = (Date.now() - attempt.started) / 1000;
-    rc.sent.after(() => recordTurnMetrics(env, summary, seconds));
+    recordTurnMetrics(env, rc.sent, summary, seconds);
   }
   if (!renderer.stopped || !prompt) {
     await releaseSession(env, session, tenant, requestId);

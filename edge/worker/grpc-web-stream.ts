@@ -3,7 +3,7 @@
  * Generate, on every turn. Frames are cut from the body's chunks as they arrive and decoded one
  * `next()` at a time, with no envelope stream, interceptor chain or async-generator layers between
  * the fetch and the turn (connect-web's client for the same call: 338 against 99 µs per call in
- * bench/edge-parts.ts, and ~0.9 ms more of the edge's one thread per turn in the
+ * bench/edge/edge-parts.ts, and ~0.9 ms more of the edge's one thread per turn in the
  * A/B, docs/bench/history/issue-16-stop-7.md). The protocol's own checks (HTTP status, trailers-only errors,
  * `grpc-status` in the trailer) are connect's, so failures are the same `ConnectError`s its client
  * raised: a fetch that got no response is `Unavailable` (the call may go to another worker), a

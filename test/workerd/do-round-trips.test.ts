@@ -215,6 +215,32 @@ describe("Durable Object round trips per turn", () => {
     expect(recorded).toBeGreaterThanOrEqual(answered);
   });
 
+  it("a turn's metrics (the request's and the turn's) reach the metrics object in one call, after the response", async () => {
+    const streamed: Entry[] = [];
+    fake = textTurnWorker(streamed);
+    await turn(streamed, messagesBody());
+    const final = streamed.findIndex((e) => e.kind === "final");
+    const metricsCalls = (log: Entry[]) =>
+      log.flatMap((e) => (e.kind === "call" && e.name.startsWith("METRICS.") ? [e.name] : []));
+    expect(metricsCalls(streamed)).toEqual(["METRICS.add"]);
+    expect(streamed.findIndex((e) => e.kind === "call" && e.name === "METRICS.add")).toBeGreaterThan(final);
+    fake.restore();
+    // A JSON answer is whole when the handler returns: its request's metric still joins its turn's.
+    const answered: Entry[] = [];
+    fake = textTurnWorker(answered);
+    const ctx = createExecutionContext();
+    const request = new Request("http://edge.test/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": LOCAL_KEY, "content-type": "application/json" },
+      body: JSON.stringify(messagesBody()),
+    });
+    const response = await edge.fetch(request as Parameters<typeof edge.fetch>[0], countingEnv(answered), ctx);
+    expect(response.status).toBe(200);
+    await response.json();
+    await waitOnExecutionContext(ctx);
+    expect(metricsCalls(answered)).toEqual(["METRICS.add"]);
+  });
+
   it("a hinted repeat first turn: one open of the hinted session before the worker, the branch made alongside", async () => {
     const hint = { "x-claude-code-session-id": crypto.randomUUID() };
     fake = toolTurnWorker([]);

@@ -31,7 +31,7 @@ export const JSON_GRAMMAR_LIMITS = {
   maxGrammarNodes: 32_768,
   /**
    * Optional properties of one object: llama.cpp's grammar setup grows with their square (measured by
-   * bench/grammar-worst.ts: 256 take ~20 ms, 1,024 ~250 ms, 4,094 ~3.6 s on the event loop).
+   * bench/engine/grammar-worst.ts: 256 take ~20 ms, 1,024 ~250 ms, 4,094 ~3.6 s on the event loop).
    */
   maxOptionalProperties: 256,
 } as const;

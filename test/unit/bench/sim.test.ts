@@ -4,7 +4,7 @@ import { simulate } from "../../../bench/sim/pool-sim.ts";
 import { SimWorker } from "../../../bench/sim/sim-worker.ts";
 import { DEFAULT_CAPACITY } from "../../../bench/sim/sim-workload.ts";
 import { deriveSessions } from "../../../bench/sim/trace-sessions.ts";
-import { infiniteCacheCeiling, parseTrace, type TraceRequest } from "../../../bench/trace-file.ts";
+import { infiniteCacheCeiling, parseTrace, type TraceRequest } from "../../../bench/trace/trace-file.ts";
 import { placeSession } from "../../../edge/pool/placement.ts";
 
 // The production policies, wrapped so a test can change them and see the simulation change.

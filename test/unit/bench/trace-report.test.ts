@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { ReplayRun } from "../../../bench/trace/replay.ts";
 import { scaleTrace } from "../../../bench/trace/scale.ts";
 import { reuseOverTime, summarise } from "../../../bench/trace/summary.ts";
+import type { TraceRequest } from "../../../bench/trace/trace-file.ts";
 import { traceFiles, traceJson, traceSection, traceSummaryRows } from "../../../bench/trace/trace-report.ts";
-import type { TraceRequest } from "../../../bench/trace-file.ts";
 
 const trace: TraceRequest[] = [
   { index: 0, timestamp: 0, inputLength: 1100, outputLength: 100, hashIds: [0, 1, 2] },

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { findParents } from "../../../bench/trace/conversations.ts";
 import { scaleInput, scaleOutput, scaleTrace } from "../../../bench/trace/scale.ts";
-import { infiniteCacheCeiling, type TraceRequest } from "../../../bench/trace-file.ts";
+import { infiniteCacheCeiling, type TraceRequest } from "../../../bench/trace/trace-file.ts";
 
 let index = 0;
 function req(timestamp: number, inputLength: number, hashIds: number[], outputLength = 10): TraceRequest {

@@ -36,7 +36,7 @@ describe("schema bounds", () => {
       properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { type: "string" }])),
       required: Array.from({ length: required }, (_, i) => `p${i}`),
     });
-    // 4,094 optional properties took 3.6 s of event loop in llama.cpp (bench/grammar-worst.ts).
+    // 4,094 optional properties took 3.6 s of event loop in llama.cpp (bench/engine/grammar-worst.ts).
     expect(() => forced(chatml, object(4094, 0), "wide")).toThrow(
       /input_schema of tool 'wide': an object has 4094 optional properties.*at most 256/,
     );
