@@ -11,6 +11,7 @@ import type { RenderedPrompt } from "../../../gpu-worker/chat/types.ts";
 import type { ResidentSession } from "../../../gpu-worker/checkpoints/checkpointed-session.ts";
 import { SessionCheckpoints } from "../../../gpu-worker/checkpoints/session-checkpoints.ts";
 import type { Frontier } from "../../../gpu-worker/continuation/frontier.ts";
+import { WorkerMetrics } from "../../../gpu-worker/metrics/worker-metrics.ts";
 import type { EngineSequence } from "../../../native/engine-types.ts";
 import { testDataKey } from "../../support/test-data-key.ts";
 import { StoreFixture } from "./fixture.ts";
@@ -137,6 +138,18 @@ describe("without the tenant's key", () => {
     expect(sequence.calls).toEqual([]);
     expect(checkpoints.skippedWithoutKey()).toEqual({ parked: 1, shutdown: 1, "tool-frontier": 1 });
     expect(fx.store.stats().count).toBe(0);
+    const metrics = new WorkerMetrics({ modelName: "m", contextSize: 4096 }, () => ({
+      running: 0,
+      waiting: 0,
+      residentSessions: 0,
+      parkedSessions: 0,
+      kvTokens: 0,
+      kvCapacity: 1,
+      checkpoints: fx.store.stats(),
+      checkpointsSkippedWithoutKey: checkpoints.skippedWithoutKey(),
+    }));
+    const { body } = await metrics.scrape();
+    expect(body).toMatch(/^frontier:checkpoint_skipped_total\{reason="parked"[^}]*\} 1$/m);
     expect(plainHashesIn(indexBytes(fx.dir), PROMPT)).toBe(0);
   });
 });
