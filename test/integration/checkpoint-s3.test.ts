@@ -321,8 +321,9 @@ describe("checkpoints at rest are sealed under the tenant's data key (local disk
       AbortSignal.timeout(5_000),
     );
     const c = host();
-    expect(await c.store.refresh("tenant-a", "legacy-s")).toBe(1); // the shared anchor, not the legacy row
-    expect(c.store.findBySession("tenant-a", "legacy-s")).toBeUndefined();
+    await c.store.refresh("tenant-a", "legacy-s");
+    expect(c.store.findLongestPrefix(testDataKey("tenant-a"), `${PROMPT}other`)?.id).toBe(anchor.id); // refreshed
+    expect(c.store.findBySession("tenant-a", "legacy-s")).toBeUndefined(); // the legacy row was not imported
     for (const bytes of index(c)) expect(plainHashesIn(bytes, text)).toBe(0);
   });
 });
