@@ -41,6 +41,9 @@ function failureOf(error: unknown): CheckpointFailure {
   return error instanceof CheckpointKeyError ? "wrong-key" : "corrupt";
 }
 
+/** The reasons a session checkpoint is saved with. */
+type SessionSaveReason = Extract<CheckpointReason, "parked" | "tool-frontier" | "shutdown">;
+
 /** A prefix of a request restored from disk: the KV now holds `keep` tokens; `append` follows. */
 export interface RestoredPrefix {
   keep: number;
@@ -67,6 +70,15 @@ export class SessionCheckpoints {
   ) {}
 
   readonly #refreshed = new Map<string, number>();
+  readonly #skippedWithoutKey: Record<SessionSaveReason, number> = { parked: 0, "tool-frontier": 0, shutdown: 0 };
+
+  /**
+   * Session checkpoints not written because the session held no data key (its request sent none):
+   * nothing is ever written unkeyed or unsealed. By reason, since start.
+   */
+  skippedWithoutKey(): Readonly<Record<SessionSaveReason, number>> {
+    return { ...this.#skippedWithoutKey };
+  }
 
   /**
    * Before a lookup that would otherwise miss: pull the replica's metadata (other hosts'
@@ -104,13 +116,16 @@ export class SessionCheckpoints {
    */
   async save(
     session: ResidentSession,
-    reason: Extract<CheckpointReason, "parked" | "tool-frontier" | "shutdown">,
+    reason: SessionSaveReason,
     onStateWritten?: () => void,
   ): Promise<{ id: string; exact: boolean } | undefined> {
     const frontier = session.frontier;
     const key = session.dataKey;
     if (!frontier || !key) {
-      if (frontier) log("checkpoint skipped", { reason, session: session.sessionId.slice(0, 8), why: "no data key" });
+      if (frontier) {
+        this.#skippedWithoutKey[reason]++;
+        log("checkpoint skipped", { reason, session: session.sessionId.slice(0, 8), why: "no data key" });
+      }
       onStateWritten?.();
       return undefined;
     }
@@ -160,7 +175,7 @@ export class SessionCheckpoints {
    */
   async #baseOf(owner: KeyedOwner, text: string, tokens: readonly Token[]): Promise<string | undefined> {
     const key = owner.dataKey;
-    const meta = key && this.store.findLongestPrefix(owner.tenant, text, { minTokens: 1 });
+    const meta = key && this.store.findLongestPrefix(key, text, { minTokens: 1 });
     if (!key || !meta || meta.tokenCount > tokens.length) return undefined;
     const payload = await this.store.localPayload(meta, key);
     if (!payload || payload.tokens.length !== meta.tokenCount) return undefined;
@@ -215,8 +230,8 @@ export class SessionCheckpoints {
    * tenant, if it covers more than `keep` live tokens. Loads it into `sequence` and tokenizes the
    * rest of the request after it with `owner`'s data key. Undefined (and the sequence untouched)
    * when none applies; "wrong-key" (the sequence untouched: nothing was loaded) when the request
-   * has no key or its key does not open the checkpoint; "corrupt" (the sequence cleared) when the
-   * load failed otherwise.
+   * has no key (the index is keyed by it: nothing can be looked up) or its key does not open the
+   * checkpoint; "corrupt" (the sequence cleared) when the load failed otherwise.
    */
   async restorePrefix(
     owner: KeyedOwner,
@@ -225,15 +240,15 @@ export class SessionCheckpoints {
     keep: number,
     tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
   ): Promise<RestoredPrefix | CheckpointFailure | undefined> {
-    const meta = this.store.findLongestPrefix(owner.tenant, rendered.text, { minTokens: keep + 1 });
+    const key = owner.dataKey;
+    if (!key) {
+      log("checkpoint lookup skipped", { reason: "wrong-key", why: "no data key" });
+      return "wrong-key";
+    }
+    const meta = this.store.findLongestPrefix(key, rendered.text, { minTokens: keep + 1 });
     if (!meta) return undefined;
     const rest = segmentsFrom(rendered.segments, meta.textLength);
     if (!rest || rest.length === 0) return undefined;
-    const key = owner.dataKey;
-    if (!key) {
-      log("checkpoint restore failed", { reason: "wrong-key", why: "no data key", key: meta.id.slice(0, 8) });
-      return "wrong-key";
-    }
     const started = performance.now();
     try {
       await this.store.load(meta, key, (path, loaded) => loadInto(sequence, path, loaded), {
@@ -262,8 +277,8 @@ export class SessionCheckpoints {
     rendered: RenderedPrompt,
     tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
   ): Promise<{ tokens: number; text: string } | undefined> {
-    const tenant = owner.tenant;
-    if (!owner.dataKey) return undefined;
+    const key = owner.dataKey;
+    if (!key) return undefined;
     const offset = rendered.messageOffsets[0];
     if (offset === undefined || offset === 0) return undefined;
     const text = rendered.text.slice(0, offset);
@@ -271,7 +286,7 @@ export class SessionCheckpoints {
     if (!rest) return undefined;
     const tokens = (await tokenize(segmentsUpTo(rendered.segments, offset))).length;
     if (tokens < this.policy.anchorMinTokens) return undefined;
-    const existing = this.store.findLongestPrefix(tenant, text, { minTokens: tokens });
+    const existing = this.store.findLongestPrefix(key, text, { minTokens: tokens });
     return existing ? undefined : { tokens, text };
   }
 

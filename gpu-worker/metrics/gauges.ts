@@ -19,5 +19,6 @@ export function workerGauges(deps: {
     kvTokens: engine.tokensHeld,
     kvCapacity: engine.sequencesTotal * deps.engine.options.contextSize,
     checkpoints: deps.checkpoints?.store.stats(),
+    checkpointsSkippedWithoutKey: deps.checkpoints?.skippedWithoutKey(),
   };
 }

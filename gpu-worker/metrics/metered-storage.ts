@@ -78,8 +78,8 @@ export class MeteredCheckpointStorage implements CheckpointStorage {
     return this.inner.localPayload(meta, key);
   }
 
-  findLongestPrefix(tenant: string, text: string, options?: { minTokens?: number }): CheckpointMeta | undefined {
-    const found = this.inner.findLongestPrefix(tenant, text, options);
+  findLongestPrefix(key: TenantDataKey, text: string, options?: { minTokens?: number }): CheckpointMeta | undefined {
+    const found = this.inner.findLongestPrefix(key, text, options);
     this.metrics.prefixLookup(found !== undefined);
     return found;
   }

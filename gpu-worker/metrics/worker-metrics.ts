@@ -29,6 +29,8 @@ export interface WorkerGauges {
   kvCapacity: number;
   /** The checkpoint store, when checkpoints are on. */
   checkpoints: CheckpointStats | undefined;
+  /** Session checkpoints skipped because the session held no tenant data key, by reason. */
+  checkpointsSkippedWithoutKey?: Readonly<Record<string, number>> | undefined;
 }
 
 /** vLLM's `finished_reason` values. */
@@ -257,6 +259,18 @@ export class WorkerMetrics {
       collect() {
         this.reset();
         for (const [reason, count] of Object.entries(read().checkpoints?.evictions ?? {})) this.inc({ reason }, count);
+      },
+    });
+    new Counter({
+      name: "frontier:checkpoint_skipped_total",
+      help: "Session checkpoints not written because the session held no tenant data key, by reason.",
+      labelNames: ["reason"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [reason, count] of Object.entries(read().checkpointsSkippedWithoutKey ?? {})) {
+          this.inc({ reason }, count);
+        }
       },
     });
     new Gauge({

@@ -16,6 +16,7 @@ import { S3_CREDENTIALS, startS3, type TestS3 } from "../support/s3-server.ts";
 import { syntheticState, tokensOf } from "../support/synthetic-kv-state.ts";
 import { testDataKey } from "../support/test-data-key.ts";
 import { StoreFixture } from "../unit/checkpoints/fixture.ts";
+import { plainHashesIn } from "../unit/checkpoints/plain-text-hashes.ts";
 
 let s3: TestS3;
 let client: S3Client;
@@ -92,7 +93,7 @@ describe("checkpoints replicated to S3", () => {
       text: "system prompt|1",
     });
     await b.store.refresh("tenant-a", "s2");
-    expect(b.store.findLongestPrefix("tenant-a", "system prompt|other")?.id).toBe(anchor.id);
+    expect(b.store.findLongestPrefix(testDataKey("tenant-a"), "system prompt|other")?.id).toBe(anchor.id);
     expect(b.store.findBySession("tenant-a", "s2")?.id).toBe(first.id);
     const second = await a.write({
       sessionId: "s2",
@@ -113,7 +114,7 @@ describe("checkpoints replicated to S3", () => {
     await a.write({ sessionId: "s3", reason: "parked", toolUseIds: ["t"], text: "private text" });
     expect(await b.store.refresh("tenant-b", "s3")).toBe(0);
     expect(b.store.findBySession("tenant-b", "s3")).toBeUndefined();
-    expect(b.store.findLongestPrefix("tenant-b", "private text and more")).toBeUndefined();
+    expect(b.store.findLongestPrefix(testDataKey("tenant-b"), "private text and more")).toBeUndefined();
     expect(await other.store.refresh("tenant-a", "s3")).toBe(0);
     expect(other.store.findBySession("tenant-a", "s3")).toBeUndefined();
     expect(other.store.findByToolUseIds("tenant-a", ["t"])).toBeUndefined();
@@ -155,7 +156,7 @@ describe("checkpoints replicated to S3", () => {
     const old = await small.write({ sessionId: "s6", reason: "periodic", text: "evicted", stateBytes: 400 });
     await small.write({ sessionId: "s7", reason: "periodic", text: "kept", stateBytes: 400 });
     expect(existsSync(small.statePath(old.id))).toBe(false);
-    expect(small.store.findLongestPrefix("tenant-a", "evicted!")?.id).toBe(old.id);
+    expect(small.store.findLongestPrefix(testDataKey("tenant-a"), "evicted!")?.id).toBe(old.id);
     expect((await small.load(old)).text).toBe("evicted"); // downloaded again
   });
 });
@@ -277,5 +278,52 @@ describe("checkpoints at rest are sealed under the tenant's data key (local disk
     });
     expect(state.equals(plainState)).toBe(true);
     expect(payload.extra).toEqual({ note: PROMPT });
+  });
+
+  it("neither index nor bucket (names or metadata) holds a plain hash of any prefix of the prompt; only the tenant's key finds it", async () => {
+    const a = host();
+    const b = host();
+    const text = PROMPT.repeat(2);
+    const anchor = await a.write({ text: PROMPT, reason: "cold-anchor" });
+    const turn = await a.write({ text, reason: "tool-frontier", sessionId: "keyed-s", toolUseIds: ["keyed-t"] });
+    await b.store.refresh("tenant-a", "keyed-s");
+    expect(b.store.findBySession("tenant-a", "keyed-s")?.id).toBe(turn.id);
+    // On the other host the imported rows answer a prefix lookup under the tenant's key only.
+    expect(b.store.findLongestPrefix(testDataKey("tenant-a"), `${text}more`)?.id).toBe(turn.id);
+    expect(b.store.findLongestPrefix(testDataKey("tenant-a"), `${PROMPT}other`)?.id).toBe(anchor.id);
+    const foreign = { tenant: "tenant-a", bytes: testDataKey("tenant-b").bytes };
+    expect(b.store.findLongestPrefix(foreign, `${text}more`)).toBeUndefined();
+    expect(b.store.findLongestPrefix(testDataKey("tenant-a", "rotated"), `${text}more`)).toBeUndefined();
+
+    const keys = await remoteKeys();
+    const metadata = await Promise.all(keys.filter((k) => k.endsWith(".json")).map((k) => client.get(k)));
+    expect(metadata.length).toBeGreaterThanOrEqual(2);
+    const index = (fx: StoreFixture) =>
+      ["index.sqlite", "index.sqlite-wal"]
+        .map((f) => `${fx.dir}/${f}`)
+        .filter((f) => existsSync(f))
+        .map((f) => readFileSync(f));
+    const everything = [
+      Buffer.from(keys.join("\n")),
+      ...metadata.map((m) => Buffer.from(m ?? new Uint8Array())),
+      ...index(a),
+      ...index(b),
+    ];
+    for (const bytes of everything) expect(plainHashesIn(bytes, text)).toBe(0);
+
+    // Metadata of the old version (keyed by a plain SHA-256 of the text) is never imported.
+    const legacy = { version: 1, ...turn, id: "ab".repeat(16), sessionId: "legacy-s", checksum: "x" };
+    const plainHash = createHash("sha256").update(text, "utf16le").digest("hex");
+    const legacyKey = `${PREFIX}meta/${shortHash("tenant-a")}/s-${shortHash("legacy-s")}/${legacy.id}.json`;
+    await client.put(
+      legacyKey,
+      Buffer.from(JSON.stringify({ ...legacy, textHash: plainHash })),
+      AbortSignal.timeout(5_000),
+    );
+    const c = host();
+    await c.store.refresh("tenant-a", "legacy-s");
+    expect(c.store.findLongestPrefix(testDataKey("tenant-a"), `${PROMPT}other`)?.id).toBe(anchor.id); // refreshed
+    expect(c.store.findBySession("tenant-a", "legacy-s")).toBeUndefined(); // the legacy row was not imported
+    for (const bytes of index(c)) expect(plainHashesIn(bytes, text)).toBe(0);
   });
 });

@@ -4,7 +4,8 @@
  *   meta/<tenant hash>/s-<session hash>/<id>.json  metadata of a session's checkpoint
  *   blob/<tenant hash>/<id>.state             the engine's KV state file
  *   blob/<tenant hash>/<id>.payload           the payload file (text, tokens, extra JSON)
- * Hashes are sha256 (hex, first 32), so tenant and session ids never shape a key. Every lookup lists
+ * Hashes are sha256 (hex, first 32), so tenant and session ids never shape a key; no key or
+ * metadata field holds a plain hash of checkpoint text (`textHash` is keyed per tenant). Every lookup lists
  * one tenant's scopes only and checks the tenant inside each metadata object. Metadata is written
  * after both blobs and deleted before them. Retention: objects are deleted when their checkpoint is
  * removed (replaced, forgotten, found corrupt); metadata older than `maxAgeMs` is deleted (with its
@@ -31,6 +32,12 @@ export interface S3ReplicaOptions extends S3Location {
 }
 
 const META_FILE = /([0-9a-f]{32})\.json$/;
+/**
+ * Version of the metadata objects. 2: `textHash` is the keyed hash of `../state/text-hash.ts`.
+ * Version 1 objects (a plain SHA-256 of the text) are ignored, never imported into the index; they
+ * go with their checkpoint's removal or at `maxAgeMs`.
+ */
+const META_VERSION = 2;
 
 export class S3CheckpointReplica implements CheckpointReplica {
   readonly description: string;
@@ -56,7 +63,7 @@ export class S3CheckpointReplica implements CheckpointReplica {
     const [blobState, blobPayload] = this.#blobKeys(meta.tenant, meta.id);
     await this.#client.put(blobState, await readFile(files.state), signal);
     await this.#client.put(blobPayload, await readFile(files.payload), signal);
-    const body = JSON.stringify({ version: 1, ...meta, hits: 0, checksum });
+    const body = JSON.stringify({ version: META_VERSION, ...meta, hits: 0, checksum });
     await this.#client.put(this.#metaKey(meta), Buffer.from(body, "utf8"), this.#signal());
   }
 
@@ -173,7 +180,7 @@ export function parseMeta(raw: Buffer): ReplicatedCheckpoint | undefined {
   } catch {
     return undefined;
   }
-  if (typeof value !== "object" || value === null || value.version !== 1) return undefined;
+  if (typeof value !== "object" || value === null || value.version !== META_VERSION) return undefined;
   const str = (k: string) => (typeof value[k] === "string" ? (value[k] as string) : undefined);
   const int = (k: string) =>
     Number.isSafeInteger(value[k]) && (value[k] as number) >= 0 ? (value[k] as number) : undefined;

@@ -83,7 +83,10 @@ export class ChunkedState {
     }
   }
 
-  /** Assemble `chunks` (oldest first, each checked) into one scratch state file for `use`, then drop it. */
+  /**
+   * Assemble `chunks` (oldest first, each checked) into one scratch state file for `use`, then drop
+   * it: in the background, so freeing a whole state's pages is not on the restore's path.
+   */
   async assembled<T>(
     chunks: readonly string[],
     checks: readonly ChunkCheck[],
@@ -94,7 +97,7 @@ export class ChunkedState {
       await assembleState(chunks, checks, scratch);
       return await use(scratch);
     } finally {
-      await rm(scratch, { force: true });
+      void rm(scratch, { force: true }).catch(() => undefined);
     }
   }
 }

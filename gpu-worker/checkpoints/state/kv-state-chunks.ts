@@ -16,7 +16,8 @@
  * position), and a load takes them in any order, so a chunk is itself a valid state file holding
  * some cells, and chunks concatenate. Layouts this does not know (per-cell extensions of M-RoPE or
  * per-layer embeddings, layers without V, other versions) fail with {@link UnsupportedStateError};
- * the caller then writes the whole state instead. Every read is sequential and checksummed.
+ * the caller then writes the whole state instead. Every read is sequential (and checksummed where
+ * the caller checks a chunk); layer data is read into its buffer and written gathered, never joined.
  */
 import { type FileHandle, open } from "node:fs/promises";
 import { crc32 } from "node:zlib";
@@ -33,7 +34,7 @@ export class UnsupportedStateError extends Error {
 /** Read-ahead of small reads (headers, cell metadata); larger ones go straight into their buffer. */
 const READ_AHEAD = 1 << 20;
 
-/** A file read front to back, with the CRC-32 and size of everything read. */
+/** A file read front to back, with the CRC-32 (when asked for) and size of everything read. */
 class SequentialReader {
   #at = 0;
   #ahead = Buffer.alloc(0);
@@ -41,11 +42,12 @@ class SequentialReader {
   private constructor(
     private readonly handle: FileHandle,
     readonly size: number,
+    private readonly checksummed: boolean,
   ) {}
 
-  static async open(path: string): Promise<SequentialReader> {
+  static async open(path: string, options: { checksum?: boolean } = {}): Promise<SequentialReader> {
     const handle = await open(path, "r");
-    return new SequentialReader(handle, (await handle.stat()).size);
+    return new SequentialReader(handle, (await handle.stat()).size, options.checksum ?? true);
   }
 
   get at(): number {
@@ -64,25 +66,33 @@ class SequentialReader {
       out = Buffer.from(this.#ahead.subarray(0, bytes));
       this.#ahead = this.#ahead.subarray(bytes);
     } else {
-      const rest = await this.#read(this.#at + this.#ahead.length, bytes - this.#ahead.length);
-      out = Buffer.concat([this.#ahead, rest]);
+      // A large read (layer data) goes straight into its buffer after what was read ahead: no copy.
+      out = Buffer.allocUnsafe(bytes);
+      const ahead = this.#ahead.copy(out, 0);
       this.#ahead = Buffer.alloc(0);
+      const read = await this.#readInto(out, ahead, this.#at + ahead);
+      if (read !== bytes) throw new UnsupportedStateError("state file shrank while read");
     }
-    if (out.length !== bytes) throw new UnsupportedStateError("state file shrank while read");
     this.#at += bytes;
-    this.crc = crc32(out, this.crc);
+    if (this.checksummed) this.crc = crc32(out, this.crc);
     return out;
   }
 
   /** Up to `bytes` bytes at `position` (fewer only at the end of the file). */
   async #read(position: number, bytes: number): Promise<Buffer> {
     const out = Buffer.allocUnsafe(Math.max(0, Math.min(bytes, this.size - position)));
-    for (let done = 0; done < out.length; ) {
-      const { bytesRead } = await this.handle.read(out, done, out.length - done, position + done);
-      if (bytesRead === 0) return out.subarray(0, done);
+    return out.subarray(0, await this.#readInto(out, 0, position));
+  }
+
+  /** Fill `out` from `offset` with the bytes at `position` on; the end of `out`'s data (short only at the end of the file). */
+  async #readInto(out: Buffer, offset: number, position: number): Promise<number> {
+    let done = offset;
+    while (done < out.length) {
+      const { bytesRead } = await this.handle.read(out, done, out.length - done, position + done - offset);
+      if (bytesRead === 0) break;
       done += bytesRead;
     }
-    return out;
+    return done;
   }
 
   async u32(): Promise<number> {
@@ -187,12 +197,15 @@ async function writeAll(path: string, produce: (write: (parts: Buffer[]) => Prom
   const handle = await open(path, "w");
   let bytes = 0;
   try {
+    // Gathered writes: the parts (whole layers, or rows of a transposed V) are never joined in memory.
     await produce(async (parts) => {
-      const joined = parts.length === 1 ? (parts[0] ?? Buffer.alloc(0)) : Buffer.concat(parts);
-      for (let done = 0; done < joined.length; ) {
-        done += (await handle.write(joined, done, joined.length - done)).bytesWritten;
+      const left = parts.filter((part) => part.length > 0);
+      while (left.length > 0) {
+        let written = (await handle.writev(left)).bytesWritten;
+        bytes += written;
+        while (left.length > 0 && written >= (left[0]?.length ?? 0)) written -= left.shift()?.length ?? 0;
+        if (written > 0 && left[0]) left[0] = left[0].subarray(written);
       }
-      bytes += joined.length;
     });
   } finally {
     await handle.close();
@@ -273,7 +286,9 @@ export interface ChunkCheck {
 export async function assembleState(paths: readonly string[], checks: readonly ChunkCheck[], outPath: string) {
   const readers: SequentialReader[] = [];
   try {
-    for (const path of paths) readers.push(await SequentialReader.open(path));
+    for (const [i, path] of paths.entries()) {
+      readers.push(await SequentialReader.open(path, { checksum: checks[i] !== undefined }));
+    }
     const heads: StateHead[] = [];
     for (const reader of readers) heads.push(await readHead(reader));
     const filled = heads.filter((h) => h.cellCount > 0);
@@ -309,7 +324,7 @@ export async function assembleState(paths: readonly string[], checks: readonly C
         } else {
           for (const s of sections) out.push(s.data);
         }
-        await write([Buffer.concat(out)]);
+        await write(out);
       }
       for (const [i, reader] of readers.entries()) {
         const h = heads[i];

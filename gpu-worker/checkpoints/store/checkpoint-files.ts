@@ -195,7 +195,9 @@ export class CheckpointFiles {
 
   /**
    * Open the sealed state file at `sealedPath` (checkpoint `writerId`'s state or chunk) into the
-   * plain file `plainPath`, every tag checked before it resolves. Errors as {@link readPayload}.
+   * plain file `plainPath`, every tag checked before it resolves: from the plain-state cache when it
+   * holds `writerId` (after the key opened the sealed header), else decrypted, then kept in the cache.
+   * Errors as {@link readPayload}.
    */
   async openState(writerId: string, sealedPath: string, key: TenantDataKey, plainPath: string): Promise<void> {
     const context = { checkpointId: writerId, role: "state" } as const;
@@ -206,6 +208,9 @@ export class CheckpointFiles {
         if (await this.#plainCache.linkTo(writerId, plainPath)) return;
       }
       await openFile(key, context, sealedPath, plainPath);
+      // Kept (a second name, in memory) for the next restore of this state: the caller's removal of
+      // `plainPath` then frees nothing on the restore path, and the next load skips the decryption.
+      await this.#plainCache?.keep(writerId, plainPath, { link: true });
     } catch (error) {
       throw sealError(missingOr(error, writerId), writerId);
     }

@@ -37,10 +37,7 @@ export class CheckpointIndex {
     this.#db = db;
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
-    if (db.pragma("user_version", { simple: true }) !== SCHEMA_VERSION) {
-      db.exec("DROP TABLE IF EXISTS checkpoints");
-      db.pragma(`user_version = ${SCHEMA_VERSION}`);
-    }
+    if (db.pragma("user_version", { simple: true }) !== SCHEMA_VERSION) dropOldSchema(db);
     db.exec(SCHEMA);
     this.#statements = prepareStatements(db);
     this.tenantShares = new TenantShareQueries(db);
@@ -162,6 +159,20 @@ export class CheckpointIndex {
   close(): void {
     this.#db.close();
   }
+}
+
+/**
+ * Drop an index of another schema version (its files become orphans, deleted by the store's
+ * reconcile). Older versions keyed rows by a plain SHA-256 of the text: the file is vacuumed and the
+ * WAL truncated so no page of it keeps one.
+ */
+function dropOldSchema(db: Database.Database): void {
+  const hadTable = db.prepare("SELECT name FROM sqlite_master WHERE name = 'checkpoints'").get() !== undefined;
+  db.exec("DROP TABLE IF EXISTS checkpoints");
+  db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  if (!hadTable) return;
+  db.exec("VACUUM");
+  db.pragma("wal_checkpoint(TRUNCATE)");
 }
 
 function toRow(meta: CheckpointMeta, checksum: string, local: boolean): CheckpointRow {

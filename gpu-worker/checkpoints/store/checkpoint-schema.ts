@@ -1,8 +1,11 @@
 import type Database from "better-sqlite3";
 import { CHECKPOINT_REASONS, REASON_WEIGHT, SESSION_REASONS } from "./types.ts";
 
-/** Bumped on any schema change; an index of another version is dropped (its files become orphans). */
-export const SCHEMA_VERSION = 3;
+/**
+ * Bumped on any schema change; an index of another version is dropped (its files become orphans).
+ * 4: `text_hash` is the keyed hash of `../state/text-hash.ts` (3 and older: a plain SHA-256).
+ */
+export const SCHEMA_VERSION = 4;
 
 /** Reasons are fixed literals, so they are spelled into the SQL text rather than bound. */
 const SESSION_REASON_LIST = SESSION_REASONS.map((r) => `'${r}'`).join(", ");

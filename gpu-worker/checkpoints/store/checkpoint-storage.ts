@@ -17,8 +17,11 @@ export interface CheckpointStorage {
    * into scratch memory: only the cells past that checkpoint's tokens reach the disk, as a chunk).
    */
   write(input: CheckpointWriteInput, writeState: (tempPath: string) => Promise<void>): Promise<CheckpointMeta>;
-  /** The longest checkpoint of `tenant` whose covered text is a prefix of `text`. */
-  findLongestPrefix(tenant: string, text: string, options?: { minTokens?: number }): CheckpointMeta | undefined;
+  /**
+   * The longest checkpoint of `key.tenant` whose covered text is a prefix of `text`. Rows are keyed
+   * by a hash under the tenant's data key (`../state/text-hash.ts`): another key finds nothing.
+   */
+  findLongestPrefix(key: TenantDataKey, text: string, options?: { minTokens?: number }): CheckpointMeta | undefined;
   /** The newest session checkpoint keyed by exactly this tool-use ID set. */
   findByToolUseIds(tenant: string, ids: readonly string[]): CheckpointMeta | undefined;
   /** The newest tool-frontier, parked or shutdown checkpoint of a session. */

@@ -6,7 +6,7 @@ import { log } from "../../log.ts";
 import { CheckpointReplication } from "../replica/checkpoint-replication.ts";
 import { ChunkedState, defaultScratchDir } from "../state/chunked-state.ts";
 import type { TenantDataKey } from "../state/sealed-file.ts";
-import { hashText, prefixHashes } from "../state/text-hash.ts";
+import { keyedPrefixHashes, keyedTextHash, textHashKey } from "../state/text-hash.ts";
 import { CheckpointBudget } from "./budget/checkpoint-budget.ts";
 import type { EvictionReason } from "./budget/checkpoint-tenant-share.ts";
 import { CheckpointChains } from "./checkpoint-chains.ts";
@@ -122,7 +122,7 @@ export class CheckpointStore implements CheckpointStorage {
     assert(input.tenant !== "" && input.key.tenant === input.tenant, "a checkpoint needs its tenant's data key");
     const id = randomBytes(16).toString("hex");
     const { text, tokens } = input.payload;
-    const textHash = hashText(text);
+    const textHash = keyedTextHash(textHashKey(input.key), text);
     const writeChained = () => this.#chains.write(id, input, writeState);
     let result: Awaited<ReturnType<typeof writeChained>>;
     try {
@@ -170,16 +170,22 @@ export class CheckpointStore implements CheckpointStorage {
   }
 
   /**
-   * The longest checkpoint of `tenant` (this model) whose covered text is a prefix of `text`: tries
-   * the longest distinct stored lengths (at most `maxPrefixCandidates`), comparing hashes of
-   * `text.slice(0, length)`. Pass `prefixOf: text` to {@link load} to verify the bytes before use.
-   * Counts a hit or a miss. `minTokens` (default 1) skips checkpoints holding fewer tokens.
+   * The longest checkpoint of `key.tenant` (this model) whose covered text is a prefix of `text`:
+   * tries the longest distinct stored lengths (at most `maxPrefixCandidates`), comparing keyed
+   * hashes of `text.slice(0, length)` under `key` (another tenant's or a rotated key matches
+   * nothing). Pass `prefixOf: text` to {@link load} to verify the bytes before use. Counts a hit or
+   * a miss. `minTokens` (default 1) skips checkpoints holding fewer tokens.
    */
-  findLongestPrefix(tenant: string, text: string, options: { minTokens?: number } = {}): CheckpointMeta | undefined {
+  findLongestPrefix(
+    key: TenantDataKey,
+    text: string,
+    options: { minTokens?: number } = {},
+  ): CheckpointMeta | undefined {
     const minTokens = options.minTokens ?? 1;
     const model = this.#modelIdentity;
+    const tenant = key.tenant;
     const lengths = this.#index.prefixLengths(tenant, model, text.length, minTokens, this.#maxPrefixCandidates);
-    const hashes = prefixHashes(text, lengths);
+    const hashes = keyedPrefixHashes(textHashKey(key), text, lengths);
     for (const length of lengths) {
       const hash = hashes.get(length);
       const meta = hash === undefined ? undefined : this.#index.findByPrefix(tenant, model, length, hash, minTokens);
@@ -331,7 +337,8 @@ export class CheckpointStore implements CheckpointStorage {
       );
       if (!row.local) await this.#download(row.meta);
       const payload = await this.#files.readPayload(id, row.checksum, key);
-      if (payload.text.length !== row.meta.textLength || hashText(payload.text) !== row.meta.textHash) {
+      const textHash = keyedTextHash(textHashKey(key), payload.text);
+      if (payload.text.length !== row.meta.textLength || textHash !== row.meta.textHash) {
         throw new CorruptCheckpointError(`checkpoint ${id}: payload text does not match its index row`, {
           checkpointId: id,
           kind: "payload",

@@ -39,18 +39,24 @@ export class PlainStateCache {
   }
 
   /**
-   * Take the plain state at `plainPath` (moved, same file system) as checkpoint `id`'s copy; false
-   * when it does not fit (the caller removes the file then). Never throws: a full tmpfs only means
-   * no copy.
+   * Take the plain state at `plainPath` (same file system) as checkpoint `id`'s copy: moved, or with
+   * `link` (a state just opened for a load, still to be read there) hard-linked, so `plainPath` stays
+   * and removing it later only drops a name. False when it does not fit (the caller removes the file
+   * then). Never throws: a full tmpfs only means no copy.
    */
-  async keep(id: string, plainPath: string): Promise<boolean> {
+  async keep(id: string, plainPath: string, options: { link?: boolean } = {}): Promise<boolean> {
     if (this.#budgetBytes <= 0) return false;
     try {
       const { size } = await stat(plainPath);
       if (size > this.#budgetBytes) return false;
       const path = join(this.#dir, `${id}.state`);
-      await rename(plainPath, path);
       this.drop(id);
+      if (options.link) {
+        await rm(path, { force: true }); // a leftover of an earlier process: link does not replace
+        await link(plainPath, path);
+      } else {
+        await rename(plainPath, path);
+      }
       this.#entries.set(id, { path, bytes: size });
       this.#bytes += size;
       while (this.#bytes > this.#budgetBytes) {

@@ -36,7 +36,10 @@ export interface CheckpointMeta {
   /** The session it belongs to; "" for shared prefixes such as a cold anchor. */
   readonly sessionId: string;
   readonly reason: CheckpointReason;
-  /** sha256 (hex) of the covered text's UTF-16 code units, see `hashText`. */
+  /**
+   * Keyed hash (hex) of the covered text: HMAC-SHA-256 under a key derived from the tenant's data
+   * key (`keyedTextHash`); never a plain hash of the text.
+   */
   readonly textHash: string;
   /** UTF-16 length of the covered text. */
   readonly textLength: number;

@@ -88,7 +88,9 @@ describe("checkpoints extending a stored prefix", () => {
     expect(fx.store.stats().bytes).toBe(diskBytes());
     // The anchor is the least valuable entry: a budget just below everything evicts it.
     fx.reopen({ budgetBytes: fx.store.stats().bytes - 1 });
-    expect(fx.store.findLongestPrefix("tenant-a", "x".repeat(300), { minTokens: 300 })?.id).not.toBe(anchor.id);
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "x".repeat(300), { minTokens: 300 })?.id).not.toBe(
+      anchor.id,
+    );
     expect(fx.store.stats().bytes).toBe(diskBytes());
     expect((await loaded(a2)).equals(syntheticState(tokensOf(380)))).toBe(true);
     expect((await loaded(b)).equals(syntheticState(tokensOf(350)))).toBe(true);

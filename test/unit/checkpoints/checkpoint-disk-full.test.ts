@@ -76,7 +76,7 @@ describe("checkpoint writes on a full disk", () => {
     };
     await expect(fx.store.write(input("broken"), broken)).rejects.toThrow(/disposed/);
     expect(fx.store.stats().count).toBe(1);
-    expect(fx.store.findLongestPrefix("tenant-a", "kept!")?.id).toBe(kept.id);
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "kept!")?.id).toBe(kept.id);
   });
 
   it("treats ENOSPC as a full disk whatever the free space says", async () => {
@@ -93,6 +93,6 @@ describe("checkpoint writes on a full disk", () => {
     };
     const written = await fx.store.write(input("c"), enospc);
     expect(fx.store.stats().count).toBeLessThan(3);
-    expect(fx.store.findLongestPrefix("tenant-a", "c!")?.id).toBe(written.id);
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "c!")?.id).toBe(written.id);
   });
 });

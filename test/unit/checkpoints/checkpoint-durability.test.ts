@@ -54,8 +54,8 @@ describe("eviction", () => {
       fx.store.evictToBudget(); // may take anything but the pinned entry
       expect(exists(loading.id)).toBe(true);
     });
-    expect(fx.store.findLongestPrefix("tenant-a", "low value!")?.id).toBe(loading.id);
-    expect(fx.store.findLongestPrefix("tenant-a", "high value!")).toBeUndefined();
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "low value!")?.id).toBe(loading.id);
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "high value!")).toBeUndefined();
     fx.store.evictToBudget(); // unpinned now
     expect(gone(loading.id)).toBe(true);
     expect(fx.store.stats()).toMatchObject({ count: 0, bytes: 0 });
@@ -100,10 +100,10 @@ describe("corruption", () => {
     expect(error).toMatchObject({ kind: "checksum", checkpointId: meta.id });
     expect(engineRead).toBe(false);
     expect(gone(meta.id)).toBe(true);
-    expect(fx.store.findLongestPrefix("tenant-a", "victim")).toBeUndefined();
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "victim")).toBeUndefined();
 
     const next = await fx.write({ text: "victim" });
-    expect((await fx.load(fx.store.findLongestPrefix("tenant-a", "victim!")!)).text).toBe("victim");
+    expect((await fx.load(fx.store.findLongestPrefix(testDataKey("tenant-a"), "victim!")!)).text).toBe("victim");
     expect(next.id).not.toBe(meta.id);
   });
 
@@ -203,7 +203,7 @@ describe("open", () => {
     fx.open();
     expect(readdirSync(files).sort()).toEqual([`${kept.id}.json`, `${kept.id}.state`]);
     expect(fx.store.stats().count).toBe(1);
-    expect(fx.store.findLongestPrefix("tenant-a", "broken!")).toBeUndefined();
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "broken!")).toBeUndefined();
     expect((await fx.load(kept)).text).toBe("kept");
   });
 });

@@ -18,18 +18,18 @@ describe("findLongestPrefix", () => {
     await fx.write({ text: "<sys>tools</sys><u>goodbye and more text here</u>" });
 
     const request = "<sys>tools</sys><u>hello</u><a>hi there</a><u>next</u>";
-    expect(fx.store.findLongestPrefix("tenant-a", request)?.id).toBe(turn1.id);
-    expect(fx.store.findLongestPrefix("tenant-a", "<sys>tools</sys><u>bye</u>")?.id).toBe(sys.id);
-    expect(fx.store.findLongestPrefix("tenant-a", "<sys>TOOLS</sys><u>hello</u>")).toBeUndefined();
-    expect(fx.store.findLongestPrefix("tenant-a", "<sys>")).toBeUndefined();
-    expect(fx.store.findLongestPrefix("tenant-a", request, { minTokens: 1000 })).toBeUndefined();
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), request)?.id).toBe(turn1.id);
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "<sys>tools</sys><u>bye</u>")?.id).toBe(sys.id);
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "<sys>TOOLS</sys><u>hello</u>")).toBeUndefined();
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "<sys>")).toBeUndefined();
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), request, { minTokens: 1000 })).toBeUndefined();
     expect(fx.store.stats()).toMatchObject({ count: 4, hits: 2, misses: 3 });
   });
 
   it("returns a payload whose text is a byte prefix of the request, verified before the state is read", async () => {
     await fx.write({ text: "prefix A" });
     const request = "prefix A and then the rest";
-    const meta = fx.store.findLongestPrefix("tenant-a", request)!;
+    const meta = fx.store.findLongestPrefix(testDataKey("tenant-a"), request)!;
     const payload = await fx.load(meta, undefined, request);
     expect(request.startsWith(payload.text)).toBe(true);
     expect(payload).toEqual({ text: "prefix A", tokens: [0, 1, 2, 3, 4, 5, 6, 7], extra: { text: "prefix A" } });
@@ -45,12 +45,12 @@ describe("findLongestPrefix", () => {
     );
     await expect(load).rejects.toBeInstanceOf(CheckpointMismatchError);
     expect(readStateCalled).toBe(false);
-    expect(fx.store.findLongestPrefix("tenant-a", request)?.id).toBe(meta.id);
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), request)?.id).toBe(meta.id);
   });
 
   it("never mixes a surrogate-splitting prefix with a text ending in U+FFFD", async () => {
     await fx.write({ text: "emoji \uFFFD" });
-    expect(fx.store.findLongestPrefix("tenant-a", "emoji \u{1F600} and more")).toBeUndefined();
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "emoji \u{1F600} and more")).toBeUndefined();
   });
 });
 
@@ -71,9 +71,9 @@ describe("tenant scoping", () => {
       sessionId: "s1",
       toolUseIds: ["t1"],
     });
-    expect(fx.store.findLongestPrefix("tenant-a", `${text} more`)?.id).toBe(a.id);
-    expect(fx.store.findLongestPrefix("tenant-b", `${text} more`)?.id).toBe(b.id);
-    expect(fx.store.findLongestPrefix("tenant-c", `${text} more`)).toBeUndefined();
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), `${text} more`)?.id).toBe(a.id);
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-b"), `${text} more`)?.id).toBe(b.id);
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-c"), `${text} more`)).toBeUndefined();
     expect(fx.store.findByToolUseIds("tenant-a", ["t1"])?.id).toBe(a.id);
     expect(fx.store.findByToolUseIds("tenant-c", ["t1"])).toBeUndefined();
     expect(fx.store.findBySession("tenant-b", "s1")?.id).toBe(b.id);
@@ -86,16 +86,16 @@ describe("model identity", () => {
   it("never returns checkpoints of another model, and evicts them first", async () => {
     const old = await fx.write({ text: "shared prefix", reason: "tool-frontier", sessionId: "s", toolUseIds: ["x"] });
     fx.reopen({ modelIdentity: "model-b" });
-    expect(fx.store.findLongestPrefix("tenant-a", "shared prefix!")).toBeUndefined();
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "shared prefix!")).toBeUndefined();
     expect(fx.store.findByToolUseIds("tenant-a", ["x"])).toBeUndefined();
     expect(fx.store.findBySession("tenant-a", "s")).toBeUndefined();
     await expect(fx.store.load(old, testDataKey("tenant-a"), async () => {})).rejects.toThrow();
 
     const fresh = await fx.write({ text: "shared prefix", reason: "periodic" });
-    expect(fx.store.findLongestPrefix("tenant-a", "shared prefix!")?.id).toBe(fresh.id);
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "shared prefix!")?.id).toBe(fresh.id);
     fx.reopen({ modelIdentity: "model-b", budgetBytes: fresh.bytes });
     expect(fx.store.stats().count).toBe(1);
-    expect(fx.store.findLongestPrefix("tenant-a", "shared prefix!")?.id).toBe(fresh.id);
+    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "shared prefix!")?.id).toBe(fresh.id);
   });
 });
 

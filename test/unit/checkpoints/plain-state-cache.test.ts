@@ -1,6 +1,6 @@
 /**
  * Plain states kept in scratch memory for restores (plain-state-cache.ts): a restore of a state
- * written here skips the decryption but still needs the tenant's key, the disk keeps ciphertext
+ * written (or already loaded) here skips the decryption but still needs the tenant's key, the disk keeps ciphertext
  * only, and the copies stay within their budget.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -49,6 +49,27 @@ describe("PlainStateCache", () => {
     expect(readFileSync(out).equals(state(4096, 7))).toBe(true);
     rmSync(out);
     expect(cache.has(id)).toBe(true); // the caller's copy was a link: the cache keeps its own
+  });
+
+  it("a state decrypted for a load (after a restart) is kept: the next load skips the decryption", async () => {
+    const before = files(1024 * 1024);
+    const id = "c".repeat(32);
+    await write(before.files, id, state(4096, 9));
+    // A restart: a new cache, empty, over the same sealed files.
+    const { files: f, cache } = files(1024 * 1024);
+    expect(cache.has(id)).toBe(false);
+    const first = join(root, "first.state");
+    await f.openState(id, f.statePath(id), key, first);
+    expect(readFileSync(first).equals(state(4096, 9))).toBe(true);
+    expect(cache.has(id)).toBe(true);
+    rmSync(first); // the reader's name only: the cache keeps its own
+    // Break a body segment: a second decryption would fail; the kept copy serves the load.
+    const sealed = readFileSync(f.statePath(id));
+    sealed[sealed.length - 100] = (sealed[sealed.length - 100] ?? 0) ^ 0xff;
+    writeFileSync(f.statePath(id), sealed);
+    const second = join(root, "second.state");
+    await f.openState(id, f.statePath(id), key, second);
+    expect(readFileSync(second).equals(state(4096, 9))).toBe(true);
   });
 
   it("a hit still needs the tenant's key: another key is the same clean key miss as without the cache", async () => {
