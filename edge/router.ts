@@ -23,7 +23,7 @@ import { openAiErrorResponse } from "./protocols/openai/errors.ts";
 import { responsesAdapter } from "./protocols/responses/adapter.ts";
 import { handleCompact } from "./protocols/responses/compact/handler.ts";
 import { handleDeleteResponse, handleGetResponse } from "./protocols/responses/records.ts";
-import { handleResponsesSocket } from "./protocols/responses/websocket.ts";
+import { handleResponsesSocket } from "./protocols/responses/socket/websocket.ts";
 import { tenantLimited } from "./tenancy/tenant-admission.ts";
 import { turnRoute } from "./turn/pipeline.ts";
 

@@ -1,5 +1,5 @@
 /**
- * A Responses WebSocket lane is pinned to its session's route (edge/protocols/responses/socket-pins.ts):
+ * A Responses WebSocket lane is pinned to its session's route (edge/protocols/responses/socket/socket-pins.ts):
  * once a lane's turn is recorded, its follow-ups (`previous_response_id` of its last response, only
  * the new input, `store: false`) reach the session's worker with no SessionDO and no ResponseStoreDO
  * call before the worker call — also after a burst of other sessions evicted the isolate's route

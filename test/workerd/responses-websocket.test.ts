@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../edge/config/config.ts";
 import { ResponseSent } from "../../edge/core/response-sent.ts";
 import { EdgeTiming } from "../../edge/core/timing.ts";
-import { ResponsesSocket, SOCKET_LIMITS, type SocketLimits } from "../../edge/protocols/responses/websocket.ts";
+import { ResponsesSocket, SOCKET_LIMITS, type SocketLimits } from "../../edge/protocols/responses/socket/websocket.ts";
 import { CacheDecision, Role, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { event, type FakeWorker, installFakeWorker, sleep } from "./fake-worker.ts";

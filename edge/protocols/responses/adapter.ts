@@ -23,7 +23,7 @@ import { outputAsInput } from "./response/response-object.ts";
 import { ResponsesTurn } from "./response/stream.ts";
 import type { ResponseStoreBindings } from "./response-store-do.ts";
 import { loadHistory, putRecord, type StoredResponse } from "./sealed-records.ts";
-import type { SocketMemory } from "./socket-memory.ts";
+import type { SocketMemory } from "./socket/socket-memory.ts";
 
 export type ResponsesContext = RequestContext<ResponsesBindings>;
 

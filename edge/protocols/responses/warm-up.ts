@@ -7,7 +7,7 @@
 import { mintId, newSessionId } from "../../../shared/ids.ts";
 import { decodeConversation, type ResponsesContext } from "./adapter.ts";
 import { newResponseObject } from "./response/response-object.ts";
-import type { SocketMemory } from "./socket-memory.ts";
+import type { SocketMemory } from "./socket/socket-memory.ts";
 
 /** The server events of a warm-up, as JSON text. */
 export async function warmUp(

@@ -10,7 +10,7 @@
  * The record lands just after a turn's last event; a lane's next turn waits for it (up to
  * `RECORD_WAIT_MS`), so a client that answers at once still finds its lane pinned.
  */
-import { type CachedRoute, RouteCache } from "../../session/route-cache.ts";
+import { type CachedRoute, RouteCache } from "../../../session/route-cache.ts";
 
 /** Lanes whose pins a socket keeps (the least recently used lane's pin goes first). */
 const MAX_PINNED_LANES = 64;

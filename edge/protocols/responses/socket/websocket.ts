@@ -11,21 +11,21 @@
  * the isolate's route cache holds. A `generate: false` turn is a warm-up: it answers at once and
  * only remembers its input. Closing the socket cancels its turns on the workers.
  */
-import { LIMITS } from "../../../shared/limits.ts";
-import { ApiError, toApiError } from "../../core/errors.ts";
-import { log } from "../../core/log.ts";
-import { ResponseSent } from "../../core/response-sent.ts";
-import { EdgeTiming } from "../../core/timing.ts";
-import { newRequestId } from "../../http/body.ts";
-import { authenticateCaller, type Caller } from "../../tenancy/auth.ts";
-import { withAdmission } from "../../tenancy/tenant-admission.ts";
-import { runTurn } from "../../turn/pipeline.ts";
-import { openAiErrorBody } from "../openai/errors.ts";
-import { type ResponsesContext, responsesAdapterWith } from "./adapter.ts";
+import { LIMITS } from "../../../../shared/limits.ts";
+import { ApiError, toApiError } from "../../../core/errors.ts";
+import { log } from "../../../core/log.ts";
+import { ResponseSent } from "../../../core/response-sent.ts";
+import { EdgeTiming } from "../../../core/timing.ts";
+import { newRequestId } from "../../../http/body.ts";
+import { authenticateCaller, type Caller } from "../../../tenancy/auth.ts";
+import { withAdmission } from "../../../tenancy/tenant-admission.ts";
+import { runTurn } from "../../../turn/pipeline.ts";
+import { openAiErrorBody } from "../../openai/errors.ts";
+import { type ResponsesContext, responsesAdapterWith } from "../adapter.ts";
+import { warmUp } from "../warm-up.ts";
 import { socketEvents } from "./socket-events.ts";
 import { SocketMemory } from "./socket-memory.ts";
 import { LanePins } from "./socket-pins.ts";
-import { warmUp } from "./warm-up.ts";
 
 /** The upgrade: 401 (in OpenAI's shape) before anything is accepted, 426 without `Upgrade: websocket`. */
 export async function handleResponsesSocket(request: Request, rc: ResponsesContext): Promise<Response> {

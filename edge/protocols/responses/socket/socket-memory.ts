@@ -5,7 +5,7 @@
  * that state on the socket, not in storage). One socket is one caller's; bounded by count and size,
  * the oldest forgotten first (a forgotten id falls back to the stored records, then a clear 404).
  */
-import type { InputItem } from "./request/types.ts";
+import type { InputItem } from "../request/types.ts";
 
 export interface RememberedResponse {
   items: InputItem[];
