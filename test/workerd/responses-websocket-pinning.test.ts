@@ -18,7 +18,7 @@ import { invalidatePoolView } from "../../edge/pool/pool-client.ts";
 import { MAX_ROUTES, routeCache } from "../../edge/session/route-cache.ts";
 import { CacheDecision, StopReason, WorkerErrorCode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
-import { event, type FakeWorker, installFakeWorker, WORKER_URL } from "./fake-worker.ts";
+import { event, type FakeWorker, type FakeWorkerOptions, installFakeWorker, WORKER_URL } from "./fake-worker.ts";
 import { call, LOCAL_KEY } from "./helpers.ts";
 
 const SECRET = env.ID_SECRET ?? "";
@@ -58,8 +58,11 @@ function isNamespace(value: unknown): value is DurableObjectNamespace {
   return typeof value === "object" && value !== null && typeof Reflect.get(value, "getByName") === "function";
 }
 
-/** A worker that answers every turn in text, or refuses an epoch `stale` names. */
-function textWorker(steps: string[], stale: (epoch: number) => boolean = () => false) {
+/**
+ * A worker that answers every turn in text, or refuses an epoch `stale` names; `options` as for
+ * installFakeWorker (the worker URLs it answers on, those that are unreachable).
+ */
+function textWorker(steps: string[], stale: (epoch: number) => boolean = () => false, options: FakeWorkerOptions = {}) {
   return installFakeWorker(async function* ({ request }) {
     steps.push("generate");
     if (stale(Number(request.epoch))) {
@@ -70,7 +73,15 @@ function textWorker(steps: string[], stale: (epoch: number) => boolean = () => f
     yield event({ case: "prompt", value: { promptTokens: 30, messageId, decision: CacheDecision.COLD } });
     yield event({ case: "textDelta", value: { text: "ok" } });
     yield event({ case: "stop", value: { reason: StopReason.END_TURN, usage: { inputTokens: 30, outputTokens: 1 } } });
-  });
+  }, options);
+}
+
+/** Two more workers in the pool (heartbeats), removed again after the test. */
+async function registerWorkers(urls: string[]): Promise<void> {
+  for (const url of urls) {
+    expect((await heartbeat(url)).status).toBe(200);
+    registered.push(url);
+  }
 }
 
 interface ServerEvent {
@@ -302,22 +313,10 @@ describe("a Responses WebSocket lane pinned to its session's route", () => {
 
   it("moves a lane whose pinned worker is gone to another worker, serves the turn and re-pins there", async () => {
     const workers = ["http://10.0.9.1:1", "http://10.0.9.2:1"];
-    for (const url of workers) {
-      expect((await heartbeat(url)).status).toBe(200);
-      registered.push(url);
-    }
+    await registerWorkers(workers);
     const steps: string[] = [];
     const unreachable = new GoneWorkers(steps);
-    fake = installFakeWorker(
-      async function* ({ request }) {
-        steps.push("generate");
-        const messageId = await mintId(SECRET, "resp", request.tenantId, request.sessionId);
-        yield event({ case: "prompt", value: { promptTokens: 30, messageId, decision: CacheDecision.COLD } });
-        yield event({ case: "textDelta", value: { text: "ok" } });
-        yield event({ case: "stop", value: { reason: StopReason.END_TURN, usage: { inputTokens: 30 } } });
-      },
-      { urls: [WORKER_URL, ...workers], unreachable },
-    );
+    fake = textWorker(steps, undefined, { urls: [WORKER_URL, ...workers], unreachable });
     const ws = await openSocket(steps);
     const first = await ws.turn("main", { input: "turn 1" });
     const sessionId = fake.requests[0]?.sessionId ?? "";
@@ -348,21 +347,9 @@ describe("a Responses WebSocket lane pinned to its session's route", () => {
 
   it("moves a lane whose pinned worker was drained through the SessionDO, serves the turn and re-pins", async () => {
     const workers = ["http://10.0.9.3:1", "http://10.0.9.4:1"];
-    for (const url of workers) {
-      expect((await heartbeat(url)).status).toBe(200);
-      registered.push(url);
-    }
+    await registerWorkers(workers);
     const steps: string[] = [];
-    fake = installFakeWorker(
-      async function* ({ request }) {
-        steps.push("generate");
-        const messageId = await mintId(SECRET, "resp", request.tenantId, request.sessionId);
-        yield event({ case: "prompt", value: { promptTokens: 30, messageId, decision: CacheDecision.COLD } });
-        yield event({ case: "textDelta", value: { text: "ok" } });
-        yield event({ case: "stop", value: { reason: StopReason.END_TURN, usage: { inputTokens: 30 } } });
-      },
-      { urls: [WORKER_URL, ...workers] },
-    );
+    fake = textWorker(steps, undefined, { urls: [WORKER_URL, ...workers] });
     const ws = await openSocket(steps);
     const first = await ws.turn("main", { input: "turn 1" });
     const sessionId = fake.requests[0]?.sessionId ?? "";
