@@ -39,3 +39,24 @@ export interface ErrorBody {
 export function messagesBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { model: "frontier-test", max_tokens: 16, messages: [{ role: "user", content: "hi" }], ...extra };
 }
+
+/**
+ * A heartbeat body of an idle worker (4 free sequences, nothing queued, resident or draining) in the
+ * `local` region, with `fields` (its id, url, …) on top.
+ */
+export function idleWorkerReport(fields: Record<string, unknown>): Record<string, unknown> {
+  return {
+    region: "local",
+    boot: "boot1",
+    model_identity: "m",
+    sequences_total: 4,
+    sequences_free: 4,
+    queue_depth: 0,
+    active_requests: 0,
+    resident_sessions: 0,
+    prefixes: [],
+    draining: false,
+    leaving: false,
+    ...fields,
+  };
+}

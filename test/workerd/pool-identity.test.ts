@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { DEV_POOL_TOKEN } from "../../shared/dev-secrets.ts";
 import { parsePromText, sampleSum } from "../support/prom-text.ts";
-import { call } from "./helpers.ts";
+import { call, idleWorkerReport } from "./helpers.ts";
 
 const ADMIN_TOKEN = "frontier-dev-admin-token-change-me";
 const STATIC_URL = "http://127.0.0.1:1";
@@ -32,20 +32,7 @@ function heartbeat(token: string, fields: Record<string, unknown>): Promise<Resp
     method: "POST",
     key: null,
     headers: { authorization: `Bearer ${token}` },
-    body: {
-      region: "local",
-      boot: "boot1",
-      model_identity: "m",
-      sequences_total: 4,
-      sequences_free: 4,
-      queue_depth: 0,
-      active_requests: 0,
-      resident_sessions: 0,
-      prefixes: [],
-      draining: false,
-      leaving: false,
-      ...fields,
-    },
+    body: idleWorkerReport(fields),
   });
 }
 

@@ -19,7 +19,7 @@ import { mintId } from "../../shared/ids.ts";
 import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
 import { SseDecoder } from "../support/sse-decoder.ts";
 import { event, type FakeWorker, installFakeWorker, WORKER_URL } from "./fake-worker.ts";
-import { call, type ErrorBody, messagesBody } from "./helpers.ts";
+import { call, type ErrorBody, idleWorkerReport, messagesBody } from "./helpers.ts";
 
 const SECRET = env.ID_SECRET ?? "";
 const POOL_TOKEN = "frontier-dev-pool-token-change-me";
@@ -34,22 +34,7 @@ afterEach(async () => {
 });
 
 function report(url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    id: `w-${url.split(":")[1]?.slice(2)}`,
-    region: "local",
-    url,
-    boot: "boot1",
-    model_identity: "m",
-    sequences_total: 4,
-    sequences_free: 4,
-    queue_depth: 0,
-    active_requests: 0,
-    resident_sessions: 0,
-    prefixes: [],
-    draining: false,
-    leaving: false,
-    ...extra,
-  };
+  return idleWorkerReport({ id: `w-${url.split(":")[1]?.slice(2)}`, url, ...extra });
 }
 
 function heartbeat(body: Record<string, unknown>, token: string | null = POOL_TOKEN): Promise<Response> {

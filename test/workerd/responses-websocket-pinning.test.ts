@@ -19,7 +19,7 @@ import { MAX_ROUTES, routeCache } from "../../edge/session/route-cache.ts";
 import { CacheDecision, StopReason, WorkerErrorCode } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { mintId } from "../../shared/ids.ts";
 import { event, type FakeWorker, type FakeWorkerOptions, installFakeWorker, WORKER_URL } from "./fake-worker.ts";
-import { call, LOCAL_KEY } from "./helpers.ts";
+import { call, idleWorkerReport, LOCAL_KEY } from "./helpers.ts";
 
 const SECRET = env.ID_SECRET ?? "";
 const POOL_TOKEN = "frontier-dev-pool-token-change-me";
@@ -193,22 +193,7 @@ class GoneWorkers extends Set<string> {
 }
 
 function heartbeat(url: string, extra: Record<string, unknown> = {}): Promise<Response> {
-  const body = {
-    id: `w-pin-${url.split(".").at(-1)?.split(":")[0]}`,
-    region: "local",
-    url,
-    boot: "boot1",
-    model_identity: "m",
-    sequences_total: 4,
-    sequences_free: 4,
-    queue_depth: 0,
-    active_requests: 0,
-    resident_sessions: 0,
-    prefixes: [],
-    draining: false,
-    leaving: false,
-    ...extra,
-  };
+  const body = idleWorkerReport({ id: `w-pin-${url.split(".").at(-1)?.split(":")[0]}`, url, ...extra });
   return call("/internal/pool/heartbeat", {
     method: "POST",
     key: null,
