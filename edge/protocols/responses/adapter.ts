@@ -50,9 +50,10 @@ export async function decodeConversation(
   rc: ResponsesContext,
   tenant: string,
   memory: SocketMemory | undefined,
+  options: { counting?: boolean } = {},
 ): Promise<ResponsesConversation> {
   const { config } = rc;
-  const body = validateResponsesRequest(json);
+  const body = validateResponsesRequest(json, options);
   let history: InputItem[] = [];
   let pinned: IdCandidate | undefined;
   let previousFrom: ResponsesConversation["previousFrom"];

@@ -28,11 +28,13 @@ import { validateTurnInput } from "./validate-input.ts";
 
 const MAX_METADATA_KEYS = 16;
 
-export function validateResponsesRequest(value: unknown): ResponsesRequest {
+/** `counting`: POST /v1/responses/input_tokens, where `model` and `input` are optional. */
+export function validateResponsesRequest(value: unknown, { counting = false } = {}): ResponsesRequest {
   if (!isObject(value)) fail([], "The request body must be a JSON object");
   const body = value;
-  const model = asString(required(body, "model", []), ["model"]);
-  if (model === "") fail(["model"], "String should have at least 1 character");
+  const model =
+    counting && optional(body, "model") === undefined ? "" : asString(required(body, "model", []), ["model"]);
+  if (model === "" && !counting) fail(["model"], "String should have at least 1 character");
   refuseUnsupported(body);
   const declared = new Set<string>();
   const { tools, notOffered, serverTools } = validateTools(optional(body, "tools"), ["tools"], declared);
@@ -44,7 +46,8 @@ export function validateResponsesRequest(value: unknown): ResponsesRequest {
   const previous = optional(body, "previous_response_id");
   const cacheKey = optional(body, "prompt_cache_key");
   const user = optional(body, "user");
-  const { items: input, compactionTrigger } = validateTurnInput(required(body, "input", []), ["input"], declared);
+  const rawInput = counting ? (optional(body, "input") ?? []) : required(body, "input", []);
+  const { items: input, compactionTrigger } = validateTurnInput(rawInput, ["input"], declared);
   if (compactionTrigger && input.length === 0 && previous === undefined) {
     fail(["input"], "Nothing to compact: compaction_trigger follows the conversation it compacts");
   }
