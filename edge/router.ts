@@ -22,6 +22,7 @@ import { handleGetModel, handleListModels } from "./protocols/models.ts";
 import { openAiErrorResponse } from "./protocols/openai/errors.ts";
 import { responsesAdapter } from "./protocols/responses/adapter.ts";
 import { handleCompact } from "./protocols/responses/compact/handler.ts";
+import { handleInputTokens } from "./protocols/responses/input-tokens.ts";
 import { handleDeleteResponse, handleGetResponse } from "./protocols/responses/records.ts";
 import { handleResponsesSocket } from "./protocols/responses/socket/websocket.ts";
 import { tenantLimited } from "./tenancy/tenant-admission.ts";
@@ -113,6 +114,8 @@ router
   .post("/v1/responses", turnRoute(responsesAdapter))
   .get("/v1/responses", (request, rc) => handleResponsesSocket(request, rc))
   .post("/v1/responses/compact", (request, rc) => handleCompact(request, rc))
+  .post("/v1/responses/input_tokens", (request, rc) => handleInputTokens(request, rc))
+  .all("/v1/responses/input_tokens", notAllowed("POST"))
   .all("/v1/responses", notAllowed("GET (WebSocket), POST"))
   .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))
   .delete("/v1/responses/:id", (request, rc) => handleDeleteResponse(request, rc, request.params.id ?? ""))

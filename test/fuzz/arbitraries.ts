@@ -192,6 +192,19 @@ const responsesItem = fc.oneof(
   }),
   fc.record({ type: fc.constant("function_call_output"), call_id: fc.string({ maxLength: 30 }), output: text }),
   fc.record({ type: fc.constantFrom("reasoning", "item_reference", "mystery"), id: fc.string({ maxLength: 10 }) }),
+  // Codex's default-model items: tools added at an item (maybe clashing names), configuration updates.
+  fc.record({
+    type: fc.constant("additional_tools"),
+    role: fc.constantFrom("developer", "user"),
+    tools: fc.array(
+      fc.record({ type: fc.constantFrom("function", "custom", "namespace", "tool_search"), name: toolName }),
+      { maxLength: 2 },
+    ),
+  }),
+  fc.record({
+    type: fc.constant("configuration_update"),
+    reasoning: fc.record({ effort: fc.constantFrom("low", "high", "max", null) }),
+  }),
 );
 
 const responsesTools = fc.uniqueArray(

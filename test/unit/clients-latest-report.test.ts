@@ -139,6 +139,7 @@ describe("clients:latest matrix", () => {
       "codex.test.ts",
       "codex-compaction.test.ts",
       "codex-websocket.test.ts",
+      "codex-default-model.test.ts",
       "qwen-code.test.ts",
       "opencode.test.ts",
       "agents-sdk-ws.test.ts",

@@ -6,6 +6,7 @@ import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/p
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { vi } from "vitest";
 import {
+  type CountTokensRequest,
   CountTokensRequestSchema,
   CountTokensResponseSchema,
   DrainResponseSchema,
@@ -45,6 +46,8 @@ export type GenerateScript = (ctx: GenerateScriptContext) => AsyncIterable<Gener
 
 export interface FakeWorker {
   requests: GenerateRequest[];
+  /** The CountTokens calls the edge made. */
+  counts: CountTokensRequest[];
   /** The worker base URL of each Generate call. */
   urls: string[];
   /**
@@ -59,7 +62,7 @@ export interface FakeWorker {
 
 export function installFakeWorker(script: GenerateScript, options: FakeWorkerOptions = {}): FakeWorker {
   const realFetch = globalThis.fetch;
-  const fake: FakeWorker = { requests: [], urls: [], cancelled: [], restore: () => spy.mockRestore() };
+  const fake: FakeWorker = { requests: [], counts: [], urls: [], cancelled: [], restore: () => spy.mockRestore() };
   const bases = options.urls ?? [WORKER_URL];
   const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
@@ -85,7 +88,7 @@ export function installFakeWorker(script: GenerateScript, options: FakeWorkerOpt
         });
       }
       case "CountTokens":
-        fromBinary(CountTokensRequestSchema, body);
+        fake.counts.push(fromBinary(CountTokensRequestSchema, body));
         return grpcWebUnary(
           toBinary(
             CountTokensResponseSchema,
