@@ -132,30 +132,23 @@ function pairCallIds(contents: { role: "user" | "model"; parts: RawPart[] }[]): 
   return contents.map((content, c) => {
     if (content.role === "model") unanswered = [];
     const parts: GeminiPart[] = [];
-    content.parts.forEach((part, p) => {
-      switch (part.kind) {
-        case "text":
-        case "thought":
-          return joinRun(parts, part, content.role);
-        case "functionCall": {
-          const id = part.id ?? `gemini-call-${c}-${p}`;
-          unanswered.push({ id, name: part.name });
-          return parts.push({ ...part, id });
+    for (const [p, part] of content.parts.entries()) {
+      if (part.kind === "text" || part.kind === "thought") {
+        joinRun(parts, part, content.role);
+      } else if (part.kind === "functionCall") {
+        const id = part.id ?? `gemini-call-${c}-${p}`;
+        unanswered.push({ id, name: part.name });
+        parts.push({ ...part, id });
+      } else {
+        const at = part.id === undefined ? unanswered.findIndex((call) => call.name === part.name) : -1;
+        const id = part.id ?? unanswered[at]?.id;
+        if (id === undefined) {
+          fail([...part.path, "id"], `No functionCall of '${part.name}' in the model turn before it is left to answer`);
         }
-        case "functionResponse": {
-          const at = part.id === undefined ? unanswered.findIndex((call) => call.name === part.name) : -1;
-          const id = part.id ?? unanswered[at]?.id;
-          if (id === undefined) {
-            fail(
-              [...part.path, "id"],
-              `No functionCall of '${part.name}' in the model turn before it is left to answer`,
-            );
-          }
-          unanswered = unanswered.filter((call, i) => i !== at && call.id !== id);
-          return parts.push({ kind: "functionResponse", id, name: part.name, response: part.response });
-        }
+        unanswered = unanswered.filter((call, i) => i !== at && call.id !== id);
+        parts.push({ kind: "functionResponse", id, name: part.name, response: part.response });
       }
-    });
+    }
     return { role: content.role, parts };
   });
 }
