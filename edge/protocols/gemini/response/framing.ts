@@ -16,9 +16,16 @@ export interface StreamFraming {
   end(first: boolean): string;
 }
 
+/**
+ * The SSE keep-alive is a bare line break, not a `:` comment: @google/genai (1.x, which Gemini CLI
+ * bundles) reads events with `/^\s*data: (.*)(?:\n\n|\r\r|\r\n\r\n)/` against the start of its
+ * buffer, so a comment line there blocks every event after it (the stream then looks empty and
+ * Gemini CLI repeats the request); leading whitespace it skips, and an SSE parser reads an empty
+ * line with no data as nothing.
+ */
 export const SSE_FRAMING: StreamFraming = {
   contentType: "text/event-stream; charset=utf-8",
-  keepAlive: ": keep-alive\n\n",
+  keepAlive: "\n",
   chunk: (json) => `data: ${json}\r\n\r\n`,
   end: () => "",
 };
