@@ -12,8 +12,8 @@ import { requestHint } from "../../session/routing.ts";
 import type { TurnBindings } from "../../turn/bindings.ts";
 import type { DecodeContext, ProtocolAdapter } from "../../turn/pipeline.ts";
 import { toGeminiWorkerTurn } from "./request/normalize.ts";
+import { markOwnThoughts } from "./request/own-thoughts.ts";
 import { collectGeminiRoutingIds } from "./request/routing-ids.ts";
-import type { GeminiContent } from "./request/types.ts";
 import { validateGeminiRequest } from "./request/validate.ts";
 import { JSON_ARRAY_FRAMING, SSE_FRAMING } from "./response/framing.ts";
 import { GeminiTurn } from "./response/turn.ts";
@@ -39,31 +39,4 @@ export function geminiAdapter(model: string, delivery: GeminiDelivery): Protocol
       };
     },
   };
-}
-
-/** A thought is Frontier's own when its signature is the one Frontier mints for exactly its text and tenant. */
-export async function markOwnThoughts(
-  contents: readonly GeminiContent[],
-  sign: (text: string) => Promise<string>,
-): Promise<void> {
-  const checks: Promise<void>[] = [];
-  for (const content of contents) {
-    for (const part of content.parts) {
-      if (part.kind !== "thought" || part.signature === undefined) continue;
-      const signature = part.signature;
-      checks.push(
-        sign(part.text).then((expected) => {
-          part.own = constantTimeEqual(expected, signature);
-        }),
-      );
-    }
-  }
-  await Promise.all(checks);
-}
-
-function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
 }

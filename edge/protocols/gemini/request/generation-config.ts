@@ -8,7 +8,7 @@
 import { LIMITS } from "../../../../shared/limits.ts";
 import { asArray, asBoolean, asInteger, asNumber, asObject, asString, fail, type Path } from "../../../core/check.ts";
 import { field } from "./fields.ts";
-import { toJsonSchema } from "./schema.ts";
+import { toJsonSchema, withJsonSchemaTypes } from "./schema.ts";
 import type { GeminiAnswerFormat, GeminiGenerationConfig, GeminiThinking } from "./types.ts";
 
 /** Gemini's own limit on stop sequences. */
@@ -127,7 +127,7 @@ function answerFormat(config: Record<string, unknown>): GeminiAnswerFormat {
   const schemaPath = [...PATH, "responseJsonSchema"];
   return {
     type: "json",
-    schema: jsonSchema === undefined ? undefined : asObject(jsonSchema, schemaPath),
+    schema: jsonSchema === undefined ? undefined : withJsonSchemaTypes(asObject(jsonSchema, schemaPath)),
     field: schemaPath.join("."),
   };
 }

@@ -82,3 +82,36 @@ function number(value: unknown, path: Path): number {
   if (typeof value !== "number" || !Number.isFinite(value)) fail(path, "Input should be a valid number");
   return value;
 }
+
+/** Keywords whose value is a schema, a list of schemas, or a map of them (where `type` is rewritten). */
+const SUBSCHEMA = ["items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else"];
+const SUBSCHEMA_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems"];
+const SUBSCHEMA_MAPS = ["properties", "$defs", "definitions", "patternProperties", "dependentSchemas"];
+
+/**
+ * A JSON Schema as a client sent it (`parametersJsonSchema`, `responseJsonSchema`), with Gemini's
+ * upper-case type names (`"OBJECT"`, which Gemini accepts there and Gemini CLI sends) lower-cased;
+ * nothing else changes.
+ */
+export function withJsonSchemaTypes(schema: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...schema };
+  const type = out.type;
+  if (typeof type === "string") out.type = typeName(type);
+  else if (Array.isArray(type)) out.type = type.map((t) => (typeof t === "string" ? typeName(t) : t));
+  const sub = (value: unknown) => (isSchema(value) ? withJsonSchemaTypes(value) : value);
+  for (const key of SUBSCHEMA) if (key in out) out[key] = sub(out[key]);
+  for (const key of SUBSCHEMA_LISTS) if (Array.isArray(out[key])) out[key] = (out[key] as unknown[]).map(sub);
+  for (const key of SUBSCHEMA_MAPS) {
+    const map = out[key];
+    if (isSchema(map)) out[key] = Object.fromEntries(Object.entries(map).map(([name, s]) => [name, sub(s)]));
+  }
+  return out;
+}
+
+function typeName(type: string): string {
+  return (TYPES as readonly string[]).includes(type) ? type.toLowerCase() : type;
+}
+
+function isSchema(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -19,7 +19,7 @@ import {
 } from "../../../core/check.ts";
 import { field } from "./fields.ts";
 import { validateGenerationConfig } from "./generation-config.ts";
-import { toJsonSchema } from "./schema.ts";
+import { toJsonSchema, withJsonSchemaTypes } from "./schema.ts";
 import type { GeminiCallingMode, GeminiFunctionDeclaration, GeminiRequest, GeminiToolConfig } from "./types.ts";
 import { validateContents, validateSystemInstruction } from "./validate-contents.ts";
 
@@ -100,7 +100,7 @@ function validateDeclaration(fn: Record<string, unknown>, path: Path, names: Set
     fail([...path, "parametersJsonSchema"], "Set parameters or parametersJsonSchema, not both");
   }
   let schema: Record<string, unknown> = { type: "object", properties: {} };
-  if (jsonSchema !== undefined) schema = asObject(jsonSchema, [...path, "parametersJsonSchema"]);
+  if (jsonSchema !== undefined) schema = withJsonSchemaTypes(asObject(jsonSchema, [...path, "parametersJsonSchema"]));
   else if (parameters !== undefined) schema = toJsonSchema(parameters, [...path, "parameters"]);
   return {
     name,
