@@ -1,8 +1,9 @@
 /**
  * The route table. Errors are rendered here in the shape of the route's protocol (itty's `error()`
  * puts the status in the body): OpenAI's on OpenAI's paths (404s included), Google's on the Gemini
- * API's (`/v1beta/…`), on `/v1/models` by the caller (Anthropic clients send `anthropic-version` or
- * `x-api-key`), Anthropic's elsewhere.
+ * API's (`/v1beta/…`, `/v1/models/{model}:{method}`), on `/v1/models` by the caller (Gemini clients
+ * send `x-goog-api-key` or `?key=`, Anthropic clients `anthropic-version` or `x-api-key`),
+ * Anthropic's elsewhere.
  */
 import { type IRequest, Router } from "itty-router";
 import { handleHealth } from "./admin/health.ts";
@@ -66,13 +67,26 @@ const OPENAI_PATHS =
 function errorProtocol(request: Request): "openai" | "gemini" | "anthropic" {
   const path = new URL(request.url).pathname;
   if (OPENAI_PATHS.test(path)) return "openai";
-  if (/^\/v1beta(\/|$)/.test(path)) return "gemini";
+  if (isGeminiPath(path) || (/^\/v1\/models(\/|$)/.test(path) && isGeminiCaller(request))) return "gemini";
   // Both protocols list models: Anthropic clients send `anthropic-version` or `x-api-key`.
   if (/^\/v1\/models(\/|$)/.test(path)) {
     const anthropic = request.headers.has("anthropic-version") || request.headers.has("x-api-key");
     return anthropic ? "anthropic" : "openai";
   }
   return "anthropic";
+}
+
+/**
+ * The Gemini API's paths: everything under `/v1beta`, and its model methods under `/v1`
+ * (`/v1/models/{model}:generateContent`, where @google/genai 2.x and later send them).
+ */
+function isGeminiPath(path: string): boolean {
+  return /^\/v1beta(\/|$)/.test(path) || /^\/v1\/models\/[^/]+(:|%3A)[A-Za-z]+$/i.test(path);
+}
+
+/** A Gemini API client: it sends its key as `x-goog-api-key` or `?key=` (the model list is shared with the others). */
+function isGeminiCaller(request: Request): boolean {
+  return request.headers.has("x-goog-api-key") || new URL(request.url).searchParams.has("key");
 }
 
 router
@@ -91,9 +105,16 @@ router
   .all("/v1/messages", notAllowed("POST"))
   .post("/v1/messages/count_tokens", tenantLimited<Env>(handleCountTokens))
   .all("/v1/messages/count_tokens", notAllowed("POST"))
-  .get("/v1/models", (request, rc) => handleListModels(request, rc))
+  .get("/v1/models", (request, rc) =>
+    isGeminiCaller(request) ? handleGeminiListModels(request, rc) : handleListModels(request, rc),
+  )
   .all("/v1/models", notAllowed("GET"))
-  .get("/v1/models/:id", (request, rc) => handleGetModel(request, rc, request.params.id ?? ""))
+  .get("/v1/models/:id", (request, rc) =>
+    isGeminiCaller(request)
+      ? handleGeminiGetModel(request, rc, request.params.id ?? "")
+      : handleGetModel(request, rc, request.params.id ?? ""),
+  )
+  .post("/v1/models/:action", (request, rc) => handleGeminiModelAction(request, rc, request.params.action ?? ""))
   .all("/v1/models/:id", notAllowed("GET"))
   .post("/internal/pool/heartbeat", (request, rc) => handlePoolHeartbeat(request, rc))
   .all("/internal/pool/heartbeat", notAllowed("POST"))

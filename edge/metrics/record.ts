@@ -20,6 +20,7 @@ const ROUTES: [RegExp, string][] = [
   [/^\/v1\/messages$/, "/v1/messages"],
   [/^\/v1\/messages\/count_tokens$/, "/v1/messages/count_tokens"],
   [/^\/v1\/models$/, "/v1/models"],
+  [/^\/v1\/models\/[^/:]+:(generateContent|streamGenerateContent|countTokens)$/, "/v1/models/:model:$1"],
   [/^\/v1\/models\/[^/]+$/, "/v1/models/:id"],
   [/^\/v1beta\/models$/, "/v1beta/models"],
   [/^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent|countTokens)$/, "/v1beta/models/:model:$1"],

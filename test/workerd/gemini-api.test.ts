@@ -291,6 +291,41 @@ describe("the Gemini API's key and error shape", () => {
   });
 });
 
+describe("the Gemini API under /v1 (where @google/genai 2.x and later send it)", () => {
+  const v1 = (path: string, headers: Record<string, string>, body?: unknown) =>
+    exports.default.fetch(
+      new Request(`http://edge.test/v1/${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+    );
+
+  it("serves the model methods, and the model list to a Gemini key while others keep theirs", async () => {
+    fake = callsThenText();
+    const key = { "x-goog-api-key": LOCAL_KEY };
+    const generated = await v1("models/frontier-test:generateContent", key, {
+      contents: [{ parts: [{ text: "hi" }] }],
+    });
+    expect(generated.status).toBe(200);
+    expect(((await generated.json()) as GeminiResponse).candidates[0]?.finishReason).toBe("STOP");
+    const refused = await v1("models/frontier-test:generateContent", {}, { contents: [] });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { error: { status: string } }).error.status).toBe("UNAUTHENTICATED");
+    fake.restore();
+    fake = installFakeWorker(() => [], {
+      health: () => ({ ready: true, workerId: "fake", modelName: "m", contextSize: 4096 }),
+    });
+    expect(await (await v1("models", key)).json()).toMatchObject({ models: [{ name: "models/frontier-test" }] });
+    expect(await (await v1("models/frontier-test", key)).json()).toMatchObject({ name: "models/frontier-test" });
+    const anthropic = (await (await v1("models", { "x-api-key": LOCAL_KEY })).json()) as { data: { id: string }[] };
+    expect(anthropic.data[0]?.id).toBe("frontier-test");
+    const openai = await v1("models/unknown", { authorization: `Bearer ${LOCAL_KEY}` });
+    expect(openai.status).toBe(404);
+    expect(((await openai.json()) as { error: { type: string } }).error.type).toBe("not_found_error");
+  });
+});
+
 describe("countTokens and models", () => {
   it("counts on a worker: contents, or a whole generateContentRequest", async () => {
     fake = installFakeWorker(() => [], { inputTokens: 42 });
