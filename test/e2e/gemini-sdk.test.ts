@@ -113,6 +113,9 @@ describe("the Gemini API through @google/genai", () => {
       lines,
     ).toEqual(["cold", "tool-output-ids", "live-text-prefix"]);
     expect(new Set(decisions.map((d) => d.session)).size, lines).toBe(1);
+    console.log(
+      `genai: function responses prompt=${usage(second).prompt} cached=${usage(second).cached}; text follow-up prompt=${usage(third).prompt} cached=${usage(third).cached}`,
+    );
     reportContinuedTurn("function responses", usage(second).prompt, usage(second).cached);
     reportContinuedTurn("text follow-up", usage(third).prompt, usage(third).cached);
   });
