@@ -32,8 +32,11 @@ const prompt = ev({
   case: "prompt",
   value: { promptTokens: 120, cachedTokens: 100, decision: CacheDecision.LIVE_TOOL_IDS, messageId: "msg_x" },
 });
-const stop = (reason: StopReason) =>
-  ev({ case: "stop", value: { reason, usage: { inputTokens: 20, cachedTokens: 100, outputTokens: 9 } } });
+const stop = (reason: StopReason, thinkingTokens = 0) =>
+  ev({
+    case: "stop",
+    value: { reason, usage: { inputTokens: 20, cachedTokens: 100, outputTokens: 9, thinkingTokens } },
+  });
 
 const toolTurn = [
   prompt,
@@ -51,7 +54,7 @@ const toolTurn = [
   ev({ case: "toolCallStart", value: { index: 1, id: "call_b", name: "run_shell_command" } }),
   ev({ case: "toolCallDelta", value: { index: 1, argumentsJson: '{"command":"ls"}' } }),
   ev({ case: "toolCallEnd", value: { index: 1 } }),
-  stop(StopReason.TOOL_USE),
+  stop(StopReason.TOOL_USE, 4),
 ];
 
 function render(events: ReturnType<typeof ev>[], framing: StreamFraming = SSE_FRAMING, includeThoughts = true) {
@@ -128,7 +131,8 @@ describe("GeminiTurn", () => {
     expect(whole.usageMetadata).toEqual({
       promptTokenCount: 120,
       cachedContentTokenCount: 100,
-      candidatesTokenCount: 9,
+      candidatesTokenCount: 5,
+      thoughtsTokenCount: 4,
       totalTokenCount: 129,
       promptTokensDetails: [{ modality: "TEXT", tokenCount: 120 }],
       cacheTokensDetails: [{ modality: "TEXT", tokenCount: 100 }],

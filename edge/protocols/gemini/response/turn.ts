@@ -158,10 +158,12 @@ export class GeminiTurn implements TurnRenderer {
     const cached = stop.usage?.cachedTokens ?? this.prompt?.cachedTokens ?? 0;
     const promptTokens = (stop.usage?.inputTokens ?? 0) + cached;
     const output = stop.usage?.outputTokens ?? 0;
+    const thoughts = Math.min(stop.usage?.thinkingTokens ?? 0, output);
     this.#usage = {
       promptTokenCount: promptTokens,
       ...(cached > 0 ? { cachedContentTokenCount: cached } : {}),
-      candidatesTokenCount: output,
+      candidatesTokenCount: output - thoughts,
+      ...(thoughts > 0 ? { thoughtsTokenCount: thoughts } : {}),
       totalTokenCount: promptTokens + output,
       promptTokensDetails: [{ modality: "TEXT", tokenCount: promptTokens }],
       ...(cached > 0 ? { cacheTokensDetails: [{ modality: "TEXT" as const, tokenCount: cached }] } : {}),

@@ -11,7 +11,10 @@ export interface GeminiUsageMetadata {
   promptTokenCount: number;
   /** Of those, reused from the session's KV (omitted when none, as Gemini does). */
   cachedContentTokenCount?: number;
+  /** The answer's tokens, its thinking not included. */
   candidatesTokenCount: number;
+  /** The tokens the model sampled thinking (omitted when none). */
+  thoughtsTokenCount?: number;
   totalTokenCount: number;
   promptTokensDetails: { modality: "TEXT"; tokenCount: number }[];
   cacheTokensDetails?: { modality: "TEXT"; tokenCount: number }[];
