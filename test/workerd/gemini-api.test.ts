@@ -243,6 +243,8 @@ describe("the Gemini API's key and error shape", () => {
       ["models/frontier-test:embedContent", "POST"],
       ["tunedModels", "GET"],
       ["models/unknown-model", "GET"],
+      ["models/bad%E0%A4:generateContent", "POST"],
+      ["models/bad%zz", "GET"],
     ] as const) {
       const response = await gemini(path, { method, ...(method === "POST" ? { body: {} } : {}) });
       expect(response.status, path).toBe(404);

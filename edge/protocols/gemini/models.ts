@@ -11,6 +11,7 @@ import type { RequestContext } from "../../http/context.ts";
 import type { PoolBindings } from "../../pool/pool-do.ts";
 import { askPoolHealth } from "../../turn/pool-health.ts";
 import { authenticateGemini } from "./auth.ts";
+import { decodeSegment } from "./routes.ts";
 
 const METHODS = ["generateContent", "streamGenerateContent", "countTokens"];
 
@@ -50,7 +51,7 @@ export async function handleGeminiGetModel(
   id: string,
 ): Promise<Response> {
   await authenticateGemini(request, rc.config.apiKeys);
-  const name = decodeURIComponent(id);
+  const name = decodeSegment(id);
   if (!rc.config.modelIds.includes(name)) throw ApiError.notFound(`models/${name} is not found`);
   return jsonResponse(model(name, await contextSize(rc.env, rc.config)));
 }

@@ -12,9 +12,18 @@ import { type GeminiDelivery, geminiAdapter } from "./adapter.ts";
 import { authenticateGemini } from "./auth.ts";
 import { handleGeminiCountTokens } from "./count-tokens.ts";
 
+/** A path segment URL-decoded (one that is not valid percent-encoding is not found, never a 500). */
+export function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw ApiError.notFound(`Not found: ${segment}`);
+  }
+}
+
 /** `{model}:{method}`, the last path segment; the model as the client wrote it (URL-decoded). */
 export function parseModelAction(segment: string): { model: string; method: string } {
-  const decoded = decodeURIComponent(segment);
+  const decoded = decodeSegment(segment);
   const colon = decoded.lastIndexOf(":");
   if (colon <= 0) throw ApiError.notFound(`Not found: models/${decoded} (expected models/{model}:{method})`);
   return { model: decoded.slice(0, colon), method: decoded.slice(colon + 1) };

@@ -40,6 +40,8 @@ export class GeminiTurn implements TurnRenderer {
   #usage: GeminiUsageMetadata | undefined;
   /** Nothing framed yet (a JSON array opens with its first element). */
   #first = true;
+  /** A call's arguments were cut off (max tokens): the turn ends as MALFORMED_FUNCTION_CALL. */
+  #malformed = false;
 
   constructor(
     readonly model: string,
@@ -149,8 +151,6 @@ export class GeminiTurn implements TurnRenderer {
     this.toolCallIds.push(call.id);
     return this.#add({ functionCall: { id: call.id, name: call.name, args } });
   }
-
-  #malformed = false;
 
   #stop(stop: Stop): RenderedEvent[] {
     this.#requirePrompt();
