@@ -38,10 +38,11 @@ const config = {
   temperature: 0,
 };
 
+/** Prompt tokens, those of them reused, and every sampled token (the answer's and its thinking's). */
 const usage = (r: GenerateContentResponse) => ({
   prompt: r.usageMetadata?.promptTokenCount ?? 0,
   cached: r.usageMetadata?.cachedContentTokenCount ?? 0,
-  output: r.usageMetadata?.candidatesTokenCount ?? 0,
+  output: (r.usageMetadata?.candidatesTokenCount ?? 0) + (r.usageMetadata?.thoughtsTokenCount ?? 0),
 });
 
 describe("the Gemini API through @google/genai", () => {

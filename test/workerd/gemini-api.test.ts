@@ -2,96 +2,18 @@
  * The Gemini API through the real edge (workerd) and a fake worker: routes, Gemini's key (header,
  * `?key=`, checked before the body is read), Google's error shape on every `/v1beta` path, function
  * calls with self-routing `call_…` IDs (also as Gemini CLI wraps them, `NAME__<id>`), SSE and the
- * streamed JSON array, countTokens and the model list.
+ * streamed JSON array. The model list, countTokens and the `/v1` routes: gemini-models.test.ts.
  */
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { CacheDecision, StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { mintId, verifyId } from "../../shared/ids.ts";
-import { event, type FakeWorker, installFakeWorker, sleep } from "./fake-worker.ts";
+import { verifyId } from "../../shared/ids.ts";
+import { type FakeWorker, sleep } from "./fake-worker.ts";
+import { callsThenText, type GeminiResponse, gemini, SHELL, sseChunks } from "./gemini-helpers.ts";
 import { LOCAL_KEY, OTHER_KEY } from "./helpers.ts";
 
 const SECRET = env.ID_SECRET ?? "";
 let fake: FakeWorker | undefined;
 afterEach(() => fake?.restore());
-
-const SHELL = {
-  functionDeclarations: [
-    {
-      name: "run_shell_command",
-      parametersJsonSchema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
-    },
-  ],
-};
-
-interface Init {
-  method?: string;
-  key?: string | null;
-  query?: string;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-function gemini(path: string, init: Init = {}): Promise<Response> {
-  const headers: Record<string, string> = { ...init.headers };
-  const key = init.key === undefined ? LOCAL_KEY : init.key;
-  if (key !== null) headers["x-goog-api-key"] = key;
-  const body =
-    init.body === undefined ? undefined : typeof init.body === "string" ? init.body : JSON.stringify(init.body);
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const url = `http://edge.test/v1beta/${path}${init.query ?? ""}`;
-  return exports.default.fetch(new Request(url, { method: init.method ?? (body ? "POST" : "GET"), headers, body }));
-}
-
-/** A worker whose first turn on a session calls the shell tool twice, and whose later turns answer. */
-function callsThenText() {
-  const turns = new Map<string, number>();
-  return installFakeWorker(async function* ({ request }) {
-    const n = turns.get(request.sessionId) ?? 0;
-    turns.set(request.sessionId, n + 1);
-    const messageId = await mintId(SECRET, "msg", request.tenantId, request.sessionId);
-    yield event({
-      case: "prompt",
-      value: {
-        promptTokens: 50,
-        cachedTokens: n * 40,
-        messageId,
-        decision: n ? CacheDecision.LIVE_TOOL_IDS : CacheDecision.COLD,
-      },
-    });
-    if (n === 0) {
-      for (const [index, command] of ["echo one", "echo two"].entries()) {
-        const id = await mintId(SECRET, "call", request.tenantId, request.sessionId);
-        yield event({ case: "toolCallStart", value: { index, id, name: "run_shell_command" } });
-        yield event({ case: "toolCallDelta", value: { index, argumentsJson: JSON.stringify({ command }) } });
-        yield event({ case: "toolCallEnd", value: { index } });
-      }
-      yield event({
-        case: "stop",
-        value: { reason: StopReason.TOOL_USE, usage: { inputTokens: 50, outputTokens: 8 } },
-      });
-    } else {
-      yield event({ case: "textDelta", value: { text: "done" } });
-      yield event({
-        case: "stop",
-        value: { reason: StopReason.END_TURN, usage: { inputTokens: 10, cachedTokens: 40, outputTokens: 1 } },
-      });
-    }
-  });
-}
-
-interface GeminiResponse {
-  candidates: { content: { parts: Record<string, unknown>[] }; finishReason?: string }[];
-  usageMetadata?: { promptTokenCount: number; cachedContentTokenCount?: number; totalTokenCount: number };
-  responseId: string;
-}
-
-const sseChunks = (text: string) =>
-  text
-    .split("\r\n\r\n")
-    .map((e) => e.trim())
-    .filter((e) => e.startsWith("data: "))
-    .map((e) => JSON.parse(e.slice(6)) as GeminiResponse);
 
 describe("POST /v1beta/models/{model}:generateContent", () => {
   it("mints call_ IDs with the session; functionResponses naming them (as Gemini CLI wraps them too) route back to it", async () => {
@@ -290,72 +212,5 @@ describe("the Gemini API's key and error shape", () => {
     expect(other.status).toBe(200);
     expect(other.headers.get("x-frontier-route")).toMatch(/^new;/);
     expect(fake.requests[1]?.sessionId).not.toBe(fake.requests[0]?.sessionId);
-  });
-});
-
-describe("the Gemini API under /v1 (where @google/genai 2.x and later send it)", () => {
-  const v1 = (path: string, headers: Record<string, string>, body?: unknown) =>
-    exports.default.fetch(
-      new Request(`http://edge.test/v1/${path}`, {
-        method: body === undefined ? "GET" : "POST",
-        headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      }),
-    );
-
-  it("serves the model methods, and the model list to a Gemini key while others keep theirs", async () => {
-    fake = callsThenText();
-    const key = { "x-goog-api-key": LOCAL_KEY };
-    const generated = await v1("models/frontier-test:generateContent", key, {
-      contents: [{ parts: [{ text: "hi" }] }],
-    });
-    expect(generated.status).toBe(200);
-    expect(((await generated.json()) as GeminiResponse).candidates[0]?.finishReason).toBe("STOP");
-    const refused = await v1("models/frontier-test:generateContent", {}, { contents: [] });
-    expect(refused.status).toBe(401);
-    expect(((await refused.json()) as { error: { status: string } }).error.status).toBe("UNAUTHENTICATED");
-    fake.restore();
-    fake = installFakeWorker(() => [], {
-      health: () => ({ ready: true, workerId: "fake", modelName: "m", contextSize: 4096 }),
-    });
-    expect(await (await v1("models", key)).json()).toMatchObject({ models: [{ name: "models/frontier-test" }] });
-    expect(await (await v1("models/frontier-test", key)).json()).toMatchObject({ name: "models/frontier-test" });
-    const anthropic = (await (await v1("models", { "x-api-key": LOCAL_KEY })).json()) as { data: { id: string }[] };
-    expect(anthropic.data[0]?.id).toBe("frontier-test");
-    const openai = await v1("models/unknown", { authorization: `Bearer ${LOCAL_KEY}` });
-    expect(openai.status).toBe(404);
-    expect(((await openai.json()) as { error: { type: string } }).error.type).toBe("not_found_error");
-  });
-});
-
-describe("countTokens and models", () => {
-  it("counts on a worker: contents, or a whole generateContentRequest", async () => {
-    fake = installFakeWorker(() => [], { inputTokens: 42 });
-    for (const body of [
-      { contents: [{ parts: [{ text: "hi" }] }] },
-      { generateContentRequest: { model: "models/frontier-test", contents: [{ parts: [{ text: "hi" }] }] } },
-    ]) {
-      const response = await gemini("models/frontier-test:countTokens", { body });
-      expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({
-        totalTokens: 42,
-        promptTokensDetails: [{ modality: "TEXT", tokenCount: 42 }],
-      });
-    }
-  });
-
-  it("lists the served models as Gemini Model resources", async () => {
-    fake = installFakeWorker(() => [], {
-      health: () => ({ ready: true, workerId: "fake", modelName: "m", contextSize: 8192 }),
-    });
-    const list = (await (await gemini("models")).json()) as { models: { name: string; inputTokenLimit?: number }[] };
-    expect(list.models[0]).toMatchObject({ name: "models/frontier-test", inputTokenLimit: 8192 });
-    const one = await gemini("models/frontier-test");
-    expect(one.status).toBe(200);
-    expect(await one.json()).toMatchObject({
-      name: "models/frontier-test",
-      supportedGenerationMethods: expect.arrayContaining(["generateContent"]),
-    });
-    expect((await gemini("models", { key: null })).status).toBe(401);
   });
 });
