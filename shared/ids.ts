@@ -82,6 +82,11 @@ async function mac(key: CryptoKey, kind: IdKind, payload: Uint8Array): Promise<U
   return new Uint8Array(signature, 0, MAC_BYTES);
 }
 
+/** True when `text` is spelled like an ID Frontier mints (its MAC is not checked: `verifyId` does that). */
+export function isIdSyntax(text: string): boolean {
+  return ID_PATTERN.test(text);
+}
+
 export function isIdKind(value: string): value is IdKind {
   return (ID_KINDS as readonly string[]).includes(value);
 }

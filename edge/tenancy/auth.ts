@@ -1,5 +1,6 @@
 /**
- * API key authentication: `x-api-key` or `Authorization: Bearer`. Only SHA-256 digests of keys are
+ * API key authentication: `x-api-key` or `Authorization: Bearer` (the Gemini API reads its own
+ * `x-goog-api-key` / `?key=` and hands the key to `authenticateKey`). Only SHA-256 digests of keys are
  * configured, compared by map lookup; the key itself is never logged or stored.
  */
 import { toHex } from "../../shared/ids.ts";
@@ -13,13 +14,30 @@ export interface Caller {
 }
 
 export async function authenticateCaller(headers: Headers, keys: ReadonlyMap<string, string>): Promise<Caller> {
-  const key = presentedKey(headers);
-  if (key === undefined) {
-    throw new ApiError("authentication_error", "x-api-key header is required (or Authorization: Bearer <key>)");
-  }
+  return authenticateKey(presentedKey(headers), keys, ANTHROPIC_KEY_MESSAGES);
+}
+
+/** What a 401 says when the key is missing or unknown (each protocol names its own way to send one). */
+export interface KeyMessages {
+  missing: string;
+  invalid: string;
+}
+
+const ANTHROPIC_KEY_MESSAGES: KeyMessages = {
+  missing: "x-api-key header is required (or Authorization: Bearer <key>)",
+  invalid: "invalid x-api-key",
+};
+
+/** The caller a presented key (however the protocol carries it) belongs to; 401 without a known one. */
+export async function authenticateKey(
+  key: string | undefined,
+  keys: ReadonlyMap<string, string>,
+  messages: KeyMessages,
+): Promise<Caller> {
+  if (key === undefined || key === "") throw new ApiError("authentication_error", messages.missing);
   const digest = await sha256Hex(key);
   const tenant = keys.get(digest);
-  if (tenant === undefined) throw new ApiError("authentication_error", "invalid x-api-key");
+  if (tenant === undefined) throw new ApiError("authentication_error", messages.invalid);
   return { tenant, keyId: digest.slice(0, 16) };
 }
 

@@ -11,6 +11,8 @@ import { authenticateCaller, type Caller } from "./auth.ts";
 import type { Admission, TenantLimiterBindings } from "./tenant-limiter-do.ts";
 
 type Handler<E> = (request: Request, rc: RequestContext<E>) => Promise<Response>;
+/** The caller a request's key names, read from its headers or URL only (never its body). */
+export type Authenticator = (request: Request, keys: ReadonlyMap<string, string>) => Promise<Caller>;
 type CallerHandler<E> = (request: Request, rc: RequestContext<E>, caller: Caller) => Promise<Response>;
 
 /**
@@ -19,9 +21,12 @@ type CallerHandler<E> = (request: Request, rc: RequestContext<E>, caller: Caller
  * answers alongside the handler's own work (`rc.admitted`): the handler waits for it before it calls
  * a worker, and a refused request answers 429 whatever it became.
  */
-export function tenantLimited<E extends TenantLimiterBindings>(handler: CallerHandler<E>): Handler<E> {
+export function tenantLimited<E extends TenantLimiterBindings>(
+  handler: CallerHandler<E>,
+  authenticate: Authenticator = (request, keys) => authenticateCaller(request.headers, keys),
+): Handler<E> {
   return async (request, rc) => {
-    const caller = await authenticateCaller(request.headers, rc.config.apiKeys);
+    const caller = await authenticate(request, rc.config.apiKeys);
     return withAdmission(rc, caller, (admittedRc) => handler(request, admittedRc, caller));
   };
 }

@@ -17,7 +17,7 @@ import type { RouteCache } from "../session/route-cache.ts";
 import type { IdCandidate, RoutingIds } from "../session/routing.ts";
 import { type ResolvedSession, resolveSession } from "../session/session-route.ts";
 import type { Caller } from "../tenancy/auth.ts";
-import { tenantLimited } from "../tenancy/tenant-admission.ts";
+import { type Authenticator, tenantLimited } from "../tenancy/tenant-admission.ts";
 import type { WorkerTurn } from "../worker/generate-request.ts";
 import { isStaleEpoch } from "../worker/worker-errors.ts";
 import type { TurnBindings } from "./bindings.ts";
@@ -25,7 +25,7 @@ import { serveTurn } from "./serve-turn.ts";
 import type { TurnRenderer } from "./turn-driver.ts";
 
 /** The log line's and the metrics' name of a protocol. */
-export type TurnProtocol = "anthropic" | "responses" | "chat";
+export type TurnProtocol = "anthropic" | "responses" | "chat" | "gemini";
 
 /** What an adapter may look at while it decodes. */
 export interface DecodeContext<E> {
@@ -113,7 +113,10 @@ export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
 const READ_AFTER_ADMISSION_BYTES = 1 << 20;
 
 /** The HTTP/SSE transport: a route handler that runs `adapter`'s protocol through the pipeline. */
-export function turnRoute<E extends TurnBindings, R extends TurnRenderer>(adapter: ProtocolAdapter<E, R>) {
+export function turnRoute<E extends TurnBindings, R extends TurnRenderer>(
+  adapter: ProtocolAdapter<E, R>,
+  authenticate?: Authenticator,
+) {
   return tenantLimited<E>(async (request, rc, caller) => {
     const admitted = async () => rc.admitted;
     const body = await readJsonBody(request, LIMITS.maxBodyBytes, {
@@ -121,5 +124,5 @@ export function turnRoute<E extends TurnBindings, R extends TurnRenderer>(adapte
       wait: admitted,
     });
     return runTurn(adapter, { rc, caller, headers: request.headers, body, signal: request.signal });
-  });
+  }, authenticate);
 }

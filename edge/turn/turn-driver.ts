@@ -41,6 +41,8 @@ export interface TurnRenderer {
   streamError(error: ApiError): string;
   /** SSE text sent while the stream is otherwise quiet. */
   readonly keepAlive: string;
+  /** The stream's content type when it is not SSE (Gemini's streamed JSON array). */
+  readonly contentType?: string;
 }
 
 export interface TurnOptions<R extends TurnRenderer> {
@@ -127,6 +129,7 @@ export async function respondStream<R extends TurnRenderer>(
   const headers: Record<string, string> = {
     ...withNotOffered(options.headers, options.toolsNotOffered, renderer.prompt),
     ...SSE_HEADERS,
+    ...(renderer.contentType === undefined ? {} : { "content-type": renderer.contentType }),
     "server-timing": options.timing.header(),
   };
   if (renderer.prompt) headers["x-frontier-cache"] = cacheHeader(renderer.prompt);

@@ -65,7 +65,7 @@ export async function openTurn(
     own: new Set(request.ownServerCallIds),
     uses: new ServerToolUses(),
     stepBlocks: [],
-    totals: { input: 0, output: 0, cached: 0 },
+    totals: { input: 0, output: 0, cached: 0, thinking: 0 },
     outputBudget: request.sampling?.maxTokens || DEFAULT_MAX_TOKENS,
     firstPlan: undefined,
     sampled: undefined,

@@ -55,7 +55,7 @@ export interface Turn {
   readonly uses: ServerToolUses;
   /** The client's view of the turn so far (hosted-tool steps append to it). */
   readonly stepBlocks: ContentBlock[];
-  readonly totals: { input: number; output: number; cached: number };
+  readonly totals: { input: number; output: number; cached: number; thinking: number };
   /** The request's output budget across all steps. */
   readonly outputBudget: number;
   /** The first step's plan (the one the prompt event reports). */

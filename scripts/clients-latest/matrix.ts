@@ -25,6 +25,8 @@ export const MATRIX: readonly MatrixClient[] = [
   { client: "Qwen Code", pkg: "@qwen-code/qwen-code", files: ["qwen-code.test.ts"] },
   { client: "opencode", pkg: "opencode-ai", files: ["opencode.test.ts"] },
   { client: "Agents SDK (WebSocket)", pkg: "@openai/agents", files: ["agents-sdk-ws.test.ts"] },
+  { client: "Gemini CLI", pkg: "@google/gemini-cli", files: ["gemini-cli.test.ts"] },
+  { client: "Google GenAI SDK", pkg: "@google/genai", files: ["gemini-sdk.test.ts"] },
 ];
 
 /** The distinct packages to install, in matrix order. */

@@ -1,0 +1,57 @@
+/**
+ * `GET /v1beta/models` and `GET /v1beta/models/{model}`: the configured MODEL_IDS as Gemini `Model`
+ * resources (`name: "models/<id>"`). The token limits are what the pool serves: the smallest ready
+ * worker's context (left out when no worker answers), and Frontier's output cap.
+ */
+import { LIMITS } from "../../../shared/limits.ts";
+import type { EdgeConfig } from "../../config/config.ts";
+import { ApiError } from "../../core/errors.ts";
+import { jsonResponse } from "../../http/body.ts";
+import type { RequestContext } from "../../http/context.ts";
+import type { PoolBindings } from "../../pool/pool-do.ts";
+import { askPoolHealth } from "../../turn/pool-health.ts";
+import { authenticateGemini } from "./auth.ts";
+import { decodeSegment } from "./routes.ts";
+
+const METHODS = ["generateContent", "streamGenerateContent", "countTokens"];
+
+function model(id: string, contextSize: number | undefined) {
+  return {
+    name: `models/${id}`,
+    baseModelId: id,
+    version: "001",
+    displayName: id,
+    description: "Served by Frontier",
+    ...(contextSize === undefined ? {} : { inputTokenLimit: contextSize }),
+    outputTokenLimit: LIMITS.maxOutputTokens,
+    supportedGenerationMethods: METHODS,
+    temperature: 1,
+    maxTemperature: 2,
+    topP: 1,
+    thinking: true,
+  };
+}
+
+async function contextSize(env: PoolBindings, config: EdgeConfig): Promise<number | undefined> {
+  const sizes = (await askPoolHealth(env, config)).flatMap((a) =>
+    "health" in a && a.health.ready ? [a.health.contextSize] : [],
+  );
+  return sizes.length === 0 ? undefined : Math.min(...sizes);
+}
+
+export async function handleGeminiListModels(request: Request, rc: RequestContext<PoolBindings>): Promise<Response> {
+  await authenticateGemini(request, rc.config.apiKeys);
+  const size = await contextSize(rc.env, rc.config);
+  return jsonResponse({ models: rc.config.modelIds.map((id) => model(id, size)) });
+}
+
+export async function handleGeminiGetModel(
+  request: Request,
+  rc: RequestContext<PoolBindings>,
+  id: string,
+): Promise<Response> {
+  await authenticateGemini(request, rc.config.apiKeys);
+  const name = decodeSegment(id);
+  if (!rc.config.modelIds.includes(name)) throw ApiError.notFound(`models/${name} is not found`);
+  return jsonResponse(model(name, await contextSize(rc.env, rc.config)));
+}
