@@ -12,9 +12,17 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { create } from "@bufbuild/protobuf";
+import { createClient, type Interceptor } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEV_WORKER_TOKEN } from "../../gpu-worker/config.ts";
+import { GenerateRequestSchema, Role, WorkerService } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type Stack, startStack } from "../../scripts/stack.ts";
+import { CAPABILITY_HEADER } from "../../shared/capability.ts";
+import { newSessionId } from "../../shared/ids.ts";
 import { postJson, randomHint, TEST_METRICS_TOKEN } from "../support/api.ts";
+import { devCapability, devSessionIdKey } from "../support/dev-capability.ts";
 import { until } from "../support/pool-stack.ts";
 import { parsePromText, type Sample, sampleSum } from "../support/prom-text.ts";
 
@@ -108,6 +116,32 @@ async function openStream(body: Record<string, unknown>) {
   return { requestId, abort: () => controller.abort(), drained };
 }
 
+/** A Generate call straight to the worker (as the edge makes it), cancelled by `signal`; settles when the call ends. */
+async function directGenerate(signal: AbortSignal): Promise<void> {
+  const token: Interceptor = (next) => (request) => {
+    request.header.set("authorization", `Bearer ${DEV_WORKER_TOKEN}`);
+    return next(request);
+  };
+  const client = createClient(WorkerService, createGrpcTransport({ baseUrl: worker().grpcUrl, interceptors: [token] }));
+  const sessionId = newSessionId();
+  const request = create(GenerateRequestSchema, {
+    requestId: `direct-${sessionId.slice(0, 8)}`,
+    tenantId: "local",
+    sessionId,
+    sessionIdKey: await devSessionIdKey("local", sessionId),
+    idKinds: { message: "msg", toolCall: "toolu", serverToolCall: "srvtoolu" },
+    conversation: { messages: [{ role: Role.USER, content: [{ block: { case: "text", value: { text: "hi" } } }] }] },
+    sampling: { maxTokens: 2, temperature: 0 },
+  });
+  const headers = { [CAPABILITY_HEADER]: await devCapability(["generate"], "local", sessionId) };
+  try {
+    for await (const _ of client.generate(request, { headers, signal })) {
+    }
+  } catch {
+    // cancelled
+  }
+}
+
 describe("a turn whose client leaves while it waits for a sequence", () => {
   it("leaves the queue at once and is never started; the running turns go on", async () => {
     const before = await scrape();
@@ -119,9 +153,19 @@ describe("a turn whose client leaves while it waits for a sequence", () => {
       ),
     );
     expect(await until(async () => (await gauge("frontier:num_requests_waiting")) === 3, 200, 50)).toBe(true);
+    const aborted = Date.now();
     for (const w of waiting) w.abort();
-    // Gone from the queue as soon as the cancellation reaches the worker.
-    expect(await until(async () => (await gauge("frontier:num_requests_waiting")) === 0, 100, 50)).toBe(true);
+    // Gone from the queue as soon as the cancellation reaches the worker (the edge cancels its call
+    // when it finds the client gone: at its next write to the quiet stream, a keep-alive).
+    expect(await until(async () => (await gauge("frontier:num_requests_waiting")) === 0, 200, 100)).toBe(true);
+    const emptied = Date.now() - aborted;
+    const cancelledAt = waiting.map((w) => {
+      const line = worker().logs.find((l) => l.includes(`request=${w.requestId}`) && l.includes("request cancelled"));
+      return line ? Date.parse(line.slice(0, 24)) - aborted : Number.NaN;
+    });
+    process.stdout.write(
+      `[queue-under-load] 3 waiters aborted: the worker logged their cancellation ${cancelledAt.join(", ")} ms later; queue seen empty after ${emptied} ms\n`,
+    );
     const after = await scrape();
     const delta = (name: string, labels: Record<string, string> = {}) =>
       sampleSum(after, name, labels) - sampleSum(before, name, labels);
@@ -136,6 +180,21 @@ describe("a turn whose client leaves while it waits for a sequence", () => {
       expect(mine.some((l) => l.includes("request cancelled"))).toBe(true);
       expect(mine.some((l) => l.includes("turn finished"))).toBe(false);
     }
+    // The same straight to the worker (no edge in between): cancelled calls leave its queue at once.
+    const direct = new AbortController();
+    const calls = [directGenerate(direct.signal), directGenerate(direct.signal)];
+    expect(await until(async () => (await gauge("frontier:num_requests_waiting")) === 2, 200, 50)).toBe(true);
+    const cancelled = Date.now();
+    direct.abort();
+    expect(await until(async () => (await gauge("frontier:num_requests_waiting")) === 0, 200, 10)).toBe(true);
+    process.stdout.write(
+      `[queue-under-load] 2 Generate calls cancelled at the worker: queue seen empty after ${Date.now() - cancelled} ms\n`,
+    );
+    await Promise.all(calls);
+    expect(
+      sampleSum(await scrape(), "frontier:request_queue_aborted_total") -
+        sampleSum(before, "frontier:request_queue_aborted_total"),
+    ).toBe(5);
     // The long turns' clients leave too: their sequences come back, and the worker serves the next turn.
     for (const r of running) r.abort();
     await Promise.all([...running, ...waiting].map((r) => r.drained));
@@ -231,7 +290,6 @@ describe("24 concurrent tool-loop agents on 4 sequences, CPU contended", () => {
         `[queue-under-load] wave ${wave}: ${turns.length} turns in ${Math.round(performance.now() - started)} ms; ${[...decisions].map(([d, n]) => `${d}=${n}`).join(" ")}\n`,
       );
     }
-    (await import("node:fs")).writeFileSync("/tmp/sched-load-worker.log", worker().logs.join("\n"));
     const metrics = await scrape();
     expect(sampleSum(metrics, "frontier:num_requests_waiting")).toBe(0);
     // Sessions were parked and restored along the way (24 agents on 4 sequences).
