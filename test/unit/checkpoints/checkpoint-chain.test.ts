@@ -81,6 +81,7 @@ describe("checkpoints extending a stored prefix", () => {
     const anchor = await checkpoint(300, { reason: "cold-anchor" });
     const a1 = await checkpoint(330, { base: anchor, sessionId: "a" });
     const b = await checkpoint(350, { base: anchor, sessionId: "b" });
+    expect(b.chain.map((l) => l.id)).toEqual([anchor.id]);
     // The session's next checkpoint extends a1 and replaces it (same session, same reason).
     const a2 = await checkpoint(380, { base: a1, sessionId: "a" });
     expect(a2.chain.map((l) => l.id)).toEqual([anchor.id, a1.id]);
