@@ -176,11 +176,16 @@ export class SequenceDispatcher {
     return this.#cap - held;
   }
 
-  /** Waiters that could take a sequence now, were one free (each tenant's, up to its headroom). */
+  /**
+   * Waiters that could take a sequence now, were one free: each tenant's, up to its headroom (none
+   * for a tenant over its cap, which must not hide another tenant's waiters).
+   */
   #demand(): number {
     let demand = 0;
-    for (const [tenant, waiters] of this.#queue.tenants()) demand += Math.min(waiters.length, this.#headroom(tenant));
-    return Math.max(0, demand);
+    for (const [tenant, waiters] of this.#queue.tenants()) {
+      demand += Math.max(0, Math.min(waiters.length, this.#headroom(tenant)));
+    }
+    return demand;
   }
 
   stats(): QueueStats {
@@ -234,6 +239,9 @@ export class SequenceDispatcher {
         }
         waiter.session.sequence = sequence;
         waiter.resolve(sequence);
+        // The engine counted this sequence as taken before this callback uncounted the grant: a pump
+        // in between saw one sequence too few free, and may have left a waiter asleep.
+        this.pump();
       },
       (error: unknown) => {
         settle();

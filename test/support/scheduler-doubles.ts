@@ -66,6 +66,8 @@ export class EngineDouble implements Engine {
   /** Acquires in flight inside the engine (an acquire awaits before it takes a sequence, as the real one may). */
   acquiring = 0;
   acquireGate: Gate | undefined;
+  /** Runs right after an acquire took its sequence, before its caller hears of it. */
+  afterTake: (() => void) | undefined;
   readonly model: ModelInfo = {
     path: "double.gguf",
     identity: "double",
@@ -107,6 +109,7 @@ export class EngineDouble implements Engine {
     while (taken.has(index)) index++;
     const seq = new SequenceDouble(index, (s) => this.live.delete(s));
     this.live.add(seq);
+    this.afterTake?.();
     return seq;
   }
 

@@ -29,12 +29,19 @@ type Op =
   | { kind: "drop"; pick: number }
   | { kind: "time"; seconds: number };
 
+/** Mostly one tenant, so it often runs alone (no cap) before another arrives and the cap binds. */
+const tenantArb = fc.oneof(
+  { weight: 6, arbitrary: fc.constant(0) },
+  { weight: 2, arbitrary: fc.constant(1) },
+  { weight: 1, arbitrary: fc.constant(2) },
+);
+
 const op: fc.Arbitrary<Op> = fc.oneof(
   {
     weight: 6,
     arbitrary: fc.record({
       kind: fc.constant("arrive" as const),
-      tenant: fc.nat(2),
+      tenant: tenantArb,
       session: fc.nat(3),
       abortable: fc.boolean(),
     }),
@@ -278,22 +285,28 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** Fixed seeds: a failure replays exactly (fast-check prints the shrunk program). */
+const SEEDS = [1, 42];
+
 describe("scheduler invariants under random programs", () => {
-  it("hold after every step, and every lease settles once the gates open and the turns end", async () => {
-    await fc.assert(
-      fc.asyncProperty(setupArb, fc.array(op, { minLength: 5, maxLength: 60 }), async (setup, ops) => {
-        const run = new Run(setup);
-        for (const [i, o] of ops.entries()) {
-          await run.apply(o);
-          await run.settle();
-          run.check(`step ${i} (${o.kind})`);
-        }
-        expect(await run.finishAll()).toBe(true);
-        expect(run.table.stats().queued).toBe(0);
-        // Every sequence is free or held by a resident session.
-        expect(run.engine.stats().sequencesFree + run.table.stats().resident).toBe(setup.sequences);
-      }),
-      { seed: 42, numRuns: 300 },
-    );
-  });
+  it.each(SEEDS)(
+    "hold after every step, and every lease settles once the gates open and the turns end (seed %i)",
+    async (seed) => {
+      await fc.assert(
+        fc.asyncProperty(setupArb, fc.array(op, { minLength: 5, maxLength: 80, size: "max" }), async (setup, ops) => {
+          const run = new Run(setup);
+          for (const [i, o] of ops.entries()) {
+            await run.apply(o);
+            await run.settle();
+            run.check(`step ${i} (${o.kind})`);
+          }
+          expect(await run.finishAll()).toBe(true);
+          expect(run.table.stats().queued).toBe(0);
+          // Every sequence is free or held by a resident session.
+          expect(run.engine.stats().sequencesFree + run.table.stats().resident).toBe(setup.sequences);
+        }),
+        { seed, numRuns: 400 },
+      );
+    },
+  );
 });

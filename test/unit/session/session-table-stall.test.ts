@@ -93,6 +93,47 @@ describe("every path that frees a sequence wakes a waiter", () => {
     }
   });
 
+  it("a tenant over its cap does not hide another tenant's waiter from the idle session it could park", async () => {
+    const { table } = setup(3, { tenantMaxSequences: 1 });
+    // Alone, tenant a runs two turns (no cap binds a lone tenant).
+    const running = [await table.lease("a", "a1"), await table.lease("a", "a2")];
+    const b0 = await table.lease("b", "b0"); // b arrives: the cap binds now, and a is over it
+    const a3 = new TrackedLease(table, "a", "a3");
+    await drain();
+    b0.frontier = frontierDouble();
+    table.release(b0); // idle, parkable (a's waiter may not have it)
+    const b1 = new TrackedLease(table, "b", "b1");
+    await drain();
+    expect(a3.state, "a holds more than its cap").toBe("waiting");
+    expect(b1.state, "b's turn waits while its own idle session could be parked").toBe("leased");
+    for (const s of running) table.release(s);
+    await drain();
+    expect(a3.state).toBe("leased");
+  });
+
+  it("a sequence freed while the engine hands another to a waiter still goes to the next waiter", async () => {
+    const { engine, checkpoints, table } = setup(4);
+    for (const id of ["v", "x", "y"]) await idleSession(table, "t", id);
+    table.admitEpoch("t", "y", 1);
+    const running = await table.lease("t", "r");
+    const parkV = new Gate();
+    checkpoints.saveTimings.push({ kind: "gate", gate: parkV });
+    const w1 = new TrackedLease(table, "t", "w1"); // parks "v" (its write held)
+    await drain();
+    engine.acquireGate = new Gate();
+    const w2 = new TrackedLease(table, "t", "w2"); // parks "x": its sequence goes to w1, whose acquire is held
+    await drain();
+    expect([w1.state, w2.state, engine.acquiring]).toEqual(["waiting", "waiting", 1]);
+    // The engine takes w1's sequence; before w1 hears of it, "y" is superseded and frees its own.
+    engine.afterTake = () => table.admitEpoch("t", "y", 2);
+    engine.acquireGate.resolve();
+    await drain();
+    expect([w1.state, w2.state], 'w2 sleeps beside the sequence "y" freed').toEqual(["leased", "leased"]);
+    parkV.resolve();
+    await drain();
+    table.release(running);
+  });
+
   it("a failed restore does not keep the sequence from the next waiter", async () => {
     const { checkpoints, table } = setup(1);
     const running = await table.lease("t", "r");
