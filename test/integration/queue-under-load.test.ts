@@ -210,6 +210,8 @@ describe("a turn whose client leaves while it waits for a sequence", () => {
 
 interface TurnOutcome {
   status: number;
+  /** The answer made a tool call (else the turn was cut by max_tokens before one was complete). */
+  toolUse: boolean;
   decision: string;
   cached: number;
   prompt: number;
@@ -229,13 +231,14 @@ async function agent(wave: number, index: number): Promise<TurnOutcome[]> {
     });
     const header = res.headers.get("x-frontier-cache") ?? "";
     const field = (name: string) => new RegExp(`${name}=([\\w-]+)`).exec(header)?.[1] ?? "";
+    const message = (await res.json()) as { content?: { type: string; id?: string }[] };
     outcomes.push({
       status: res.status,
+      toolUse: (message.content ?? []).some((b) => b.type === "tool_use"),
       decision: field("decision"),
       cached: Number(field("cached")),
       prompt: Number(field("prompt")),
     });
-    const message = (await res.json()) as { content?: { type: string; id?: string }[] };
     if (res.status !== 200) break;
     const content = message.content ?? [];
     messages.push({ role: "assistant", content });
@@ -287,7 +290,7 @@ describe("24 concurrent tool-loop agents on 4 sequences, CPU contended", () => {
       const decisions = new Map<string, number>();
       for (const t of turns) decisions.set(t.decision, (decisions.get(t.decision) ?? 0) + 1);
       process.stdout.write(
-        `[queue-under-load] wave ${wave}: ${turns.length} turns in ${Math.round(performance.now() - started)} ms; ${[...decisions].map(([d, n]) => `${d}=${n}`).join(" ")}\n`,
+        `[queue-under-load] wave ${wave}: ${turns.length} turns (${turns.filter((t) => t.toolUse).length} tool calls) in ${Math.round(performance.now() - started)} ms; ${[...decisions].map(([d, n]) => `${d}=${n}`).join(" ")}\n`,
       );
     }
     const metrics = await scrape();
