@@ -277,6 +277,10 @@ describe("24 concurrent tool-loop agents on 4 sequences, CPU contended", () => {
         turns.filter((t) => t.status !== 200),
         `wave ${wave}: failed turns`,
       ).toEqual([]);
+      // Tool loops: (almost) every answer is a forced call (one cut by max_tokens continues with a user turn).
+      expect(turns.filter((t) => t.toolUse).length, `wave ${wave}: tool calls`).toBeGreaterThanOrEqual(
+        turns.length * 0.9,
+      );
       for (const agentTurns of outcomes) {
         expect(agentTurns[0]?.decision).toMatch(/^(cold|checkpoint)$/);
         for (const t of agentTurns.slice(1)) {
