@@ -245,8 +245,12 @@ export class SequenceDispatcher {
       },
       (error: unknown) => {
         settle();
-        if (error instanceof NoFreeSequenceError) log("engine had no sequence the dispatcher counted as free");
-        waiter.reject(error);
+        // Not expected (every sequence the engine hands out goes through here): the turn is refused
+        // as overloaded, which clients retry, rather than failed.
+        if (error instanceof NoFreeSequenceError) {
+          log("engine had no sequence the dispatcher counted as free", { tenant });
+          waiter.reject(WorkerFailure.overloaded("no sequence is free; retry shortly"));
+        } else waiter.reject(error);
         this.pump();
       },
     );
