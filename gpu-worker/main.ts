@@ -92,6 +92,7 @@ async function main(): Promise<void> {
     await ops?.close();
     const saved = await sessions.saveAll();
     log("sessions saved", { count: saved });
+    await sessions.settled();
     sessions.close();
     store?.close();
     await engine.dispose();

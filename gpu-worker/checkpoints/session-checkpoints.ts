@@ -5,6 +5,7 @@ import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord
 import type { TurnMemory } from "../continuation/turn-memory.ts";
 import { log } from "../log.ts";
 import type { KeyedOwner, ResidentSession } from "./checkpointed-session.ts";
+import { ColdAnchors } from "./cold-anchors.ts";
 import { earlierTurns, earlierTurnsOf } from "./earlier-turns.ts";
 import type { CheckpointStorage } from "./store/checkpoint-storage.ts";
 import {
@@ -67,8 +68,12 @@ export class SessionCheckpoints {
     readonly policy: CheckpointPolicy,
     private readonly rememberTurn: (tenant: string, turn: SampledTurnRecord) => void,
     private readonly memory?: TurnMemory,
-  ) {}
+  ) {
+    this.anchors = new ColdAnchors(store, policy.anchorMinTokens);
+  }
 
+  /** The tenant's system + tools anchors, saved during cold prefills (off the turn's critical path). */
+  readonly anchors: ColdAnchors;
   readonly #refreshed = new Map<string, number>();
   readonly #skippedWithoutKey: Record<SessionSaveReason, number> = { parked: 0, "tool-frontier": 0, shutdown: 0 };
 
@@ -271,45 +276,6 @@ export class SessionCheckpoints {
     }
   }
 
-  /** Where a cold prefill should save an anchor (tokens of system + tools), if anywhere (never without a key). */
-  async anchorFor(
-    owner: KeyedOwner,
-    rendered: RenderedPrompt,
-    tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
-  ): Promise<{ tokens: number; text: string } | undefined> {
-    const key = owner.dataKey;
-    if (!key) return undefined;
-    const offset = rendered.messageOffsets[0];
-    if (offset === undefined || offset === 0) return undefined;
-    const text = rendered.text.slice(0, offset);
-    const rest = segmentsFrom(rendered.segments, offset);
-    if (!rest) return undefined;
-    const tokens = (await tokenize(segmentsUpTo(rendered.segments, offset))).length;
-    if (tokens < this.policy.anchorMinTokens) return undefined;
-    const existing = this.store.findLongestPrefix(key, text, { minTokens: tokens });
-    return existing ? undefined : { tokens, text };
-  }
-
-  /** Save the tenant's shared system + tools anchor, sealed under `owner`'s data key (none: nothing is saved). */
-  async saveAnchor(owner: KeyedOwner, text: string, sequence: EngineSequence): Promise<void> {
-    const key = owner.dataKey;
-    if (!key) return;
-    const meta = await this.store.write(
-      {
-        tenant: owner.tenant,
-        key,
-        sessionId: "",
-        reason: "cold-anchor",
-        toolUseIds: [],
-        payload: { text, tokens: [...sequence.tokens], extra: null },
-      },
-      async (path) => {
-        await sequence.saveState(path);
-      },
-    );
-    log("checkpoint saved", { reason: "cold-anchor", tokens: meta.tokenCount, bytes: meta.bytes });
-  }
-
   /** A released session's checkpoints are no longer needed. */
   forget(session: SessionKey): void {
     for (;;) {
@@ -329,16 +295,4 @@ function reasonOf(error: unknown): string {
 /** Load a checkpoint's state (all of its tokens) into `sequence`. */
 async function loadInto(sequence: EngineSequence, path: string, payload: CheckpointPayload): Promise<void> {
   await sequence.loadState(path, payload.tokens);
-}
-
-function segmentsUpTo(segments: readonly PromptSegment[], offset: number): PromptSegment[] {
-  const out: PromptSegment[] = [];
-  let at = 0;
-  for (const segment of segments) {
-    if (at >= offset) break;
-    const end = at + segment.text.length;
-    out.push(end <= offset ? segment : { text: segment.text.slice(0, offset - at), special: segment.special });
-    at = end;
-  }
-  return out;
 }

@@ -1,7 +1,7 @@
 /**
  * Step "prefill": cut the KV back to what the plan keeps and evaluate the rest of the prompt in
  * batches, with keep-alive events during long prefills; a cold first step saves an anchor
- * checkpoint at the end of system + tools on the way.
+ * checkpoint at the end of system + tools on the way (the turn waits only for the KV dump).
  */
 import type { EngineSequence, Token } from "../../native/engine-types.ts";
 import type { GenerateEvent } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
@@ -18,7 +18,7 @@ export async function* prefill(turn: Turn, planned: PlannedStep): AsyncGenerator
   await sequence.truncate(plan.keep);
   const anchor =
     step === 0 && plan.decision === "cold"
-      ? await deps.checkpoints?.anchorFor(session, plan.rendered, turn.tokenize)
+      ? await deps.checkpoints?.anchors.anchorFor(session, plan.rendered, turn.tokenize)
       : undefined;
   // The prompt's last token is held back for the first sampling decode, which evaluates it
   // anyway: prefilling it too would decode it twice. An anchor that ends there needs it in the KV.
@@ -28,7 +28,8 @@ export async function* prefill(turn: Turn, planned: PlannedStep): AsyncGenerator
   if (anchor && deps.checkpoints) {
     const checkpoints = deps.checkpoints;
     yield* prefillTokens(deps.config, sequence, toPrefill.slice(0, anchor.tokens), signal);
-    await trace.during("anchor", () => checkpoints.saveAnchor(session, anchor.text, sequence));
+    // The turn waits for the engine's dump of the anchor's KV only; its durability lands in the background.
+    await trace.during("anchor", () => checkpoints.anchors.saveAnchor(session, anchor.text, sequence));
     yield* prefillTokens(deps.config, sequence, toPrefill.slice(anchor.tokens), signal);
   } else {
     yield* prefillTokens(deps.config, sequence, toPrefill, signal);

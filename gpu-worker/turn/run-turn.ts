@@ -25,7 +25,7 @@ export async function* runTurn(
   signal: AbortSignal,
 ): AsyncGenerator<GenerateEvent> {
   const trace = new TurnTrace({ onInterToken: deps.metrics?.interToken });
-  const admitted = await admit(deps, request, trace);
+  const admitted = await admit(deps, request, signal, trace);
   let savingInBackground = false;
   try {
     const turn = await openTurn(deps, request, signal, trace, admitted);

@@ -222,6 +222,7 @@ describe("checkpoints", () => {
         const system = "Shared system prompt. ".repeat(40);
         const first = await h.turn("tenant-a", newSessionId(), userTurn("first", system), 2);
         expect(first.decision).toBe("cold");
+        await h.settle(); // the anchor lands off the turn's path
         expect(h.store.stats().byReason["cold-anchor"]).toBe(1);
         const other = await h.turn("tenant-b", newSessionId(), userTurn("second", system), 2);
         expect(other.decision).toBe("cold");
