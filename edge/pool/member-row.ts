@@ -2,6 +2,20 @@
 import type { PoolWorker, WorkerState } from "./placement.ts";
 import type { MemberView } from "./registration-check.ts";
 
+/** The `members` table (and the columns later versions added to an older one). */
+export function createMembersTable(sql: SqlStorage): void {
+  sql.exec(`CREATE TABLE IF NOT EXISTS members (
+    id TEXT PRIMARY KEY, url TEXT NOT NULL UNIQUE, region TEXT NOT NULL, static INTEGER NOT NULL DEFAULT 0,
+    boot TEXT, model TEXT NOT NULL DEFAULT '', seq_total INTEGER NOT NULL DEFAULT 0, ceiling INTEGER,
+    seq_free INTEGER NOT NULL DEFAULT 0, queue INTEGER NOT NULL DEFAULT 0, queue_cap INTEGER NOT NULL DEFAULT 0,
+    active INTEGER NOT NULL DEFAULT 0, resident INTEGER NOT NULL DEFAULT 0, prefixes TEXT NOT NULL DEFAULT '[]',
+    pending INTEGER NOT NULL DEFAULT 0, last_heartbeat INTEGER, down_until INTEGER, drain TEXT)`);
+  const columns = sql.exec<{ name: string }>("PRAGMA table_info(members)").toArray();
+  if (!columns.some((c) => c.name === "queue_cap")) {
+    sql.exec("ALTER TABLE members ADD COLUMN queue_cap INTEGER NOT NULL DEFAULT 0");
+  }
+}
+
 /** A down state that only a heartbeat ends. */
 export const FOREVER = Number.MAX_SAFE_INTEGER;
 
@@ -17,6 +31,8 @@ export type Row = {
   ceiling: number | null;
   seq_free: number;
   queue: number;
+  /** The queue's capacity the worker reported (0: not reported). */
+  queue_cap: number;
   active: number;
   resident: number;
   prefixes: string;
@@ -57,6 +73,7 @@ export function toWorker(row: Row, now: number, timeoutMs: number): PoolWorker {
     sequencesFree: Math.min(row.seq_free, total),
     capacityCeiling: row.ceiling,
     queueDepth: row.queue,
+    queueCapacity: row.queue_cap,
     activeRequests: row.active,
     residentSessions: row.resident,
     pending: row.pending,

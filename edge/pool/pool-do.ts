@@ -13,7 +13,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { WorkerReport } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { EndpointPattern, WorkerBinding } from "../config/registration.ts";
 import { type CredentialInfo, type CredentialLookup, CredentialStore, type IssueArgs } from "./credential-store.ts";
-import { FOREVER, memberView, type Row, stateOf, toWorker } from "./member-row.ts";
+import { createMembersTable, FOREVER, memberView, type Row, stateOf, toWorker } from "./member-row.ts";
 import {
   notePlacement,
   type Placement,
@@ -66,12 +66,7 @@ export class PoolDO extends DurableObject<unknown> {
   constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS members (
-      id TEXT PRIMARY KEY, url TEXT NOT NULL UNIQUE, region TEXT NOT NULL, static INTEGER NOT NULL DEFAULT 0,
-      boot TEXT, model TEXT NOT NULL DEFAULT '', seq_total INTEGER NOT NULL DEFAULT 0, ceiling INTEGER,
-      seq_free INTEGER NOT NULL DEFAULT 0, queue INTEGER NOT NULL DEFAULT 0, active INTEGER NOT NULL DEFAULT 0,
-      resident INTEGER NOT NULL DEFAULT 0, prefixes TEXT NOT NULL DEFAULT '[]', pending INTEGER NOT NULL DEFAULT 0,
-      last_heartbeat INTEGER, down_until INTEGER, drain TEXT)`);
+    createMembersTable(this.#sql);
     this.#migrateUrlKeyedRows();
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS placement_stats (singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
       placements INTEGER NOT NULL, prefix_known INTEGER NOT NULL, prefix_hits INTEGER NOT NULL)`);
@@ -119,13 +114,13 @@ export class PoolDO extends DurableObject<unknown> {
       if (check.replaces) this.#sql.exec("DELETE FROM members WHERE id = ?", check.replaces.id);
       if (old && old.url !== report.url && old.static === 1) this.#vacate(old);
       this.#sql.exec(
-        `INSERT INTO members (id, url, region, static, boot, model, seq_total, ceiling, seq_free, queue, active,
-           resident, prefixes, pending, last_heartbeat, down_until, drain)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
+        `INSERT INTO members (id, url, region, static, boot, model, seq_total, ceiling, seq_free, queue, queue_cap,
+           active, resident, prefixes, pending, last_heartbeat, down_until, drain)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET url = excluded.url, region = excluded.region, static = excluded.static,
            boot = excluded.boot, model = excluded.model, seq_total = excluded.seq_total, ceiling = excluded.ceiling,
-           seq_free = excluded.seq_free, queue = excluded.queue, active = excluded.active,
-           resident = excluded.resident, prefixes = excluded.prefixes, pending = 0,
+           seq_free = excluded.seq_free, queue = excluded.queue, queue_cap = excluded.queue_cap,
+           active = excluded.active, resident = excluded.resident, prefixes = excluded.prefixes, pending = 0,
            last_heartbeat = excluded.last_heartbeat, down_until = excluded.down_until, drain = excluded.drain`,
         report.id,
         report.url,
@@ -137,6 +132,7 @@ export class PoolDO extends DurableObject<unknown> {
         binding.capacity,
         Math.min(report.sequencesFree, report.sequencesTotal),
         report.queueDepth,
+        report.queueCapacity,
         report.activeRequests,
         report.residentSessions,
         JSON.stringify(report.prefixes),
