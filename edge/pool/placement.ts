@@ -36,6 +36,8 @@ export interface PoolWorker
   state: WorkerState;
   /** The most requests it queues for a sequence (WorkerReport.queue_capacity); 0 or absent: not reported. */
   queueCapacity?: number;
+  /** Since when (ms) it has been up without a break: restarted, or back from down or drain, later than that. */
+  upSince?: number;
   /** Configured in wrangler.toml (no heartbeat needed). */
   static: boolean;
   /** Sessions placed here since the last heartbeat. */

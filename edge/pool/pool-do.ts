@@ -13,7 +13,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { WorkerReport } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { EndpointPattern, WorkerBinding } from "../config/registration.ts";
 import { type CredentialInfo, type CredentialLookup, CredentialStore, type IssueArgs } from "./credential-store.ts";
-import { createMembersTable, FOREVER, memberView, type Row, stateOf, toWorker } from "./member-row.ts";
+import { createMembersTable, FOREVER, memberView, type Row, stateOf, toWorker, writeMember } from "./member-row.ts";
 import {
   notePlacement,
   type Placement,
@@ -113,33 +113,16 @@ export class PoolDO extends DurableObject<unknown> {
     this.ctx.storage.transactionSync(() => {
       if (check.replaces) this.#sql.exec("DELETE FROM members WHERE id = ?", check.replaces.id);
       if (old && old.url !== report.url && old.static === 1) this.#vacate(old);
-      this.#sql.exec(
-        `INSERT INTO members (id, url, region, static, boot, model, seq_total, ceiling, seq_free, queue, queue_cap,
-           active, resident, prefixes, pending, last_heartbeat, down_until, drain)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET url = excluded.url, region = excluded.region, static = excluded.static,
-           boot = excluded.boot, model = excluded.model, seq_total = excluded.seq_total, ceiling = excluded.ceiling,
-           seq_free = excluded.seq_free, queue = excluded.queue, queue_cap = excluded.queue_cap,
-           active = excluded.active, resident = excluded.resident, prefixes = excluded.prefixes, pending = 0,
-           last_heartbeat = excluded.last_heartbeat, down_until = excluded.down_until, drain = excluded.drain`,
-        report.id,
-        report.url,
-        args.region,
-        isStatic ? 1 : 0,
-        report.boot,
-        report.modelIdentity,
-        report.sequencesTotal,
-        binding.capacity,
-        Math.min(report.sequencesFree, report.sequencesTotal),
-        report.queueDepth,
-        report.queueCapacity,
-        report.activeRequests,
-        report.residentSessions,
-        JSON.stringify(report.prefixes),
+      writeMember(this.#sql, {
+        report,
+        region: args.region,
+        isStatic,
+        ceiling: binding.capacity,
         now,
-        report.leaving ? FOREVER : null,
         drain,
-      );
+        // Up without a break since then: cached routes to it confirmed before are not trusted (route-cache.ts).
+        upSince: old && !restarted && stateOf(old, now, args.timeoutMs) === "up" ? (old.up_since ?? 0) : now,
+      });
     });
     const row = this.#rows().find((r) => r.id === report.id);
     return { ok: true, state: row ? stateOf(row, now, args.timeoutMs) : "down" };
@@ -237,7 +220,9 @@ export class PoolDO extends DurableObject<unknown> {
     const row = this.#rows().find((r) => r.url === url);
     if (!row) return;
     const until = row.last_heartbeat === null ? Date.now() + STATIC_DOWN_MS : FOREVER;
-    this.#sql.exec("UPDATE members SET down_until = ? WHERE url = ?", until, url);
+    // A static member never heard from comes back by itself, at `until`; a heartbeat sets a worker's.
+    const upSince = until === FOREVER ? row.up_since : until;
+    this.#sql.exec("UPDATE members SET down_until = ?, up_since = ? WHERE url = ?", until, upSince, url);
   }
 
   /** Set a worker's drain state (by id or URL); null clears it. The worker after the change, if known. */
@@ -247,7 +232,8 @@ export class PoolDO extends DurableObject<unknown> {
     this.#seed(args.region, args.staticUrls);
     const row = this.#rows().find((r) => r.id === args.worker || r.url === args.worker);
     if (!row) return null;
-    this.#sql.exec("UPDATE members SET drain = ? WHERE id = ?", args.drain, row.id);
+    const upSince = args.drain === null && row.drain !== null ? Date.now() : row.up_since;
+    this.#sql.exec("UPDATE members SET drain = ?, up_since = ? WHERE id = ?", args.drain, upSince, row.id);
     return toWorker({ ...row, drain: args.drain }, Date.now(), args.timeoutMs);
   }
 

@@ -75,7 +75,8 @@ async function resolveRoute(env: RouteBindings, config: EdgeConfig, request: Rou
   const candidates = idCandidates(verified);
   if (request.pinned) candidates.unshift(request.pinned);
   const prefix = request.prefix;
-  const hit = request.noCache ? undefined : await cachedRoute(env, request, candidates[0], workerUrls);
+  const upSince = new Map(pool.map((w) => [w.url, w.upSince ?? 0]));
+  const hit = request.noCache ? undefined : await cachedRoute(env, request, candidates[0], workerUrls, upSince);
   if (hit) return hit;
   // A request whose system + tools differ from the session its replay or hint names is another
   // conversation reusing it (a title request, a memory subagent): it branches to its own session on
@@ -179,8 +180,10 @@ async function cachedRoute(
   request: RouteRequest,
   candidate: IdCandidate | undefined,
   routable: readonly string[],
+  upSince: ReadonlyMap<string, number>,
 ): Promise<ResolvedSession | undefined> {
-  const lookup = { tenant: request.tenant, firstTurn: request.ids.firstTurn, prefix: request.prefix, routable };
+  const { tenant, ids, prefix } = request;
+  const lookup = { tenant, firstTurn: ids.firstTurn, prefix, routable, upSince };
   const take = (args: RouteLookup) => newest(request.pin?.take(args), routeCache.take(args));
   if (candidate) {
     const route = take({ ...lookup, sessionId: candidate.sessionId, hinted: false, now: Date.now() });
@@ -198,14 +201,13 @@ async function cachedRoute(
   const sessionId = await hintSessionId(request.tenant, hint);
   const route = take({ ...lookup, sessionId, hinted: true, now: Date.now() });
   if (!route) return undefined;
-  const { tenant, requestId } = request;
   const holding = env.SESSIONS.getByName(sessionId)
     .hold({
       tenant,
-      requestId,
+      requestId: request.requestId,
       workerUrl: route.workerUrl,
       epoch: route.epoch,
-      assistantTurns: request.ids.assistantTurns,
+      assistantTurns: ids.assistantTurns,
     })
     .catch(() => false);
   return { sessionId, workerUrl: route.workerUrl, epoch: route.epoch, source: "hint", cached: true, holding };
