@@ -5,7 +5,7 @@
  * system + tools anchor while it has room (a checkpoint hit, not a cold prefill on the other host),
  * and none lands on a worker whose sequences all run turns and whose queue is full while the other
  * is idle. On main both went to an FNV hash of the hint: a cold miss on the other worker half the
- * time, and 529s from the saturated worker (9 of 12 in the reproduction, /tmp/edge-faults/hinted.mts).
+ * time, and 529s from the saturated worker (9 of 12 in scripts/repro-hinted-placement.ts).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
