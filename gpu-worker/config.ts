@@ -47,7 +47,10 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   maxMessageBytes: number;
   /** Test-only sampling policy. Never settable from a request. */
   testPolicy: TestPolicyName | undefined;
-  /** Interval of keep-alive events during long prefills. */
+  /**
+   * Interval of keep-alive events during long prefills, and the longest a Generate stream stays
+   * silent (queued, restoring, planning): the edge's idle deadline must sit well above it.
+   */
   keepAliveMs: number;
   /** Checkpoints, parked sessions and their index live here. */
   stateDir: string;

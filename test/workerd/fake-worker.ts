@@ -36,6 +36,8 @@ export interface FakeWorkerOptions {
   urls?: string[];
   /** Base URLs whose connections fail, like a dead worker's. */
   unreachable?: Set<string>;
+  /** Base URLs that take the connection and never answer (a frozen or partitioned host), until the caller aborts. */
+  frozen?: Set<string>;
   /** What the Health RPC answers (default: ready, worker "fake", model "frontier-test"). */
   health?: (url: string) => MessageInitShape<typeof HealthResponseSchema>;
   /** What the Drain RPC answers. */
@@ -70,6 +72,19 @@ export function installFakeWorker(script: GenerateScript, options: FakeWorkerOpt
     if (base === undefined) return realFetch(input, init);
     if (options.unreachable?.has(base)) throw new TypeError("Network connection lost.");
     const method = url.slice(base.length + SERVICE.length);
+    if (options.frozen?.has(base)) {
+      const body = new Uint8Array(init?.body as Uint8Array).subarray(5);
+      const call = method === "Generate" ? fake.requests.push(fromBinary(GenerateRequestSchema, body)) - 1 : -1;
+      if (call >= 0) [fake.urls[call], fake.cancelled[call]] = [base, false];
+      return new Promise<Response>((_, reject) => {
+        const abort = () => {
+          if (call >= 0) fake.cancelled[call] = true;
+          reject(new DOMException("aborted", "AbortError"));
+        };
+        if (init?.signal?.aborted) abort();
+        else init?.signal?.addEventListener("abort", abort, { once: true });
+      });
+    }
     const body = new Uint8Array(init?.body as Uint8Array).subarray(5);
     const signal = init?.signal ?? new AbortController().signal;
     switch (method) {
