@@ -62,6 +62,7 @@ async function main(): Promise<void> {
     : undefined;
   log("worker ready", {
     worker: config.workerId,
+    node: process.version,
     model: engine.model.name,
     engine: describeEngineBuild(engine.model.build),
     format: format.name,
