@@ -1,0 +1,96 @@
+/**
+ * The load run over time, as an SVG: per worker, sequences busy (solid) and requests queued
+ * (dashed), from the ~250 ms samples of GET /admin/workers; grey bands where requests were queued
+ * and no turn completed for 10 s or more; a line at each wave's start.
+ */
+import type { PoolSample } from "./pool-sampler.ts";
+
+const W = 880;
+const H = 400;
+const M = { left: 60, right: 20, top: 48, bottom: 56 };
+const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+
+export interface ChartInput {
+  title: string;
+  samples: readonly PoolSample[];
+  waveStartsMs: readonly number[];
+  /** Intervals [from, to] ms with requests queued and no turn completing (stalls). */
+  stalls: readonly (readonly [number, number])[];
+}
+
+function esc(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+function niceStep(span: number, ticks: number): number {
+  const raw = span / ticks;
+  const mag = 10 ** Math.floor(Math.log10(Math.max(raw, 1e-9)));
+  return ([1, 2, 5, 10].find((m) => m * mag >= raw) ?? 10) * mag;
+}
+
+export function loadChart(input: ChartInput): string {
+  const ids = [...new Set(input.samples.flatMap((s) => s.workers.map((w) => w.id)))].sort();
+  const tMax = Math.max(1000, ...input.samples.map((s) => s.atMs)) / 1000;
+  const yMax = Math.max(4, ...input.samples.flatMap((s) => s.workers.flatMap((w) => [w.queueDepth, w.sequencesTotal])));
+  const plotW = W - M.left - M.right;
+  const plotH = H - M.top - M.bottom;
+  const px = (seconds: number) => M.left + (seconds / tMax) * plotW;
+  const py = (y: number) => M.top + plotH - (y / (yMax * 1.08)) * plotH;
+  const out: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${M.left + plotW / 2}" y="22" text-anchor="middle" font-size="14">${esc(input.title)}</text>`,
+  ];
+  for (const [from, to] of input.stalls) {
+    out.push(
+      `<rect x="${px(from / 1000).toFixed(1)}" y="${M.top}" width="${Math.max(1, px(to / 1000) - px(from / 1000)).toFixed(1)}" height="${plotH}" fill="#e6e6e6"/>`,
+    );
+  }
+  const yStep = niceStep(yMax, 6);
+  for (let y = 0; y <= yMax * 1.08; y += yStep) {
+    out.push(
+      `<line x1="${M.left}" x2="${M.left + plotW}" y1="${py(y)}" y2="${py(y)}" stroke="#eee"/>`,
+      `<text x="${M.left - 8}" y="${py(y) + 4}" text-anchor="end">${+y.toPrecision(3)}</text>`,
+    );
+  }
+  const xStep = niceStep(tMax, 8);
+  for (let x = 0; x <= tMax; x += xStep) {
+    out.push(`<text x="${px(x)}" y="${M.top + plotH + 18}" text-anchor="middle">${+x.toPrecision(3)}</text>`);
+  }
+  for (const [i, start] of input.waveStartsMs.entries()) {
+    const x = px(start / 1000).toFixed(1);
+    out.push(
+      `<line x1="${x}" x2="${x}" y1="${M.top}" y2="${M.top + plotH}" stroke="#999" stroke-dasharray="2,3"/>`,
+      `<text x="${x}" y="${M.top - 4}" text-anchor="middle" fill="#666">wave ${i + 1}</text>`,
+    );
+  }
+  for (const [i, id] of ids.entries()) {
+    const color = COLORS[i % COLORS.length];
+    const series = (pick: (w: PoolSample["workers"][number]) => number) =>
+      input.samples
+        .flatMap((s) => {
+          const w = s.workers.find((x) => x.id === id);
+          return w ? [`${px(s.atMs / 1000).toFixed(1)},${py(pick(w)).toFixed(1)}`] : [];
+        })
+        .join(" ");
+    out.push(
+      `<polyline points="${series((w) => w.sequencesTotal - w.sequencesFree)}" fill="none" stroke="${color}" stroke-width="1.8"/>`,
+      `<polyline points="${series((w) => w.queueDepth)}" fill="none" stroke="${color}" stroke-width="1.8" stroke-dasharray="6,3"/>`,
+    );
+    const ly = M.top + 14 + i * 34;
+    out.push(
+      `<line x1="${M.left + 12}" x2="${M.left + 36}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`,
+      `<text x="${M.left + 42}" y="${ly + 4}">${esc(id)}: sequences busy</text>`,
+      `<line x1="${M.left + 12}" x2="${M.left + 36}" y1="${ly + 16}" y2="${ly + 16}" stroke="${color}" stroke-width="2" stroke-dasharray="6,3"/>`,
+      `<text x="${M.left + 42}" y="${ly + 20}">${esc(id)}: requests queued</text>`,
+    );
+  }
+  out.push(
+    `<rect x="${M.left}" y="${M.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`,
+    `<text x="${M.left + plotW / 2}" y="${H - 14}" text-anchor="middle">seconds since the first wave started (grey: requests queued, no turn completed for ≥ 10 s)</text>`,
+    `<text x="16" y="${M.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 16 ${M.top + plotH / 2})">count (GET /admin/workers)</text>`,
+    "</svg>",
+    "",
+  );
+  return out.join("\n");
+}

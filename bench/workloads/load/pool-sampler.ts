@@ -1,0 +1,96 @@
+/**
+ * What the pool looked like during the run: `GET /admin/workers` every ~250 ms (the workers' own
+ * heartbeat reports, every 500 ms in the local stack: sequences free, queue depth, requests in the
+ * worker, resident sessions), and the workers' resident memory from /proc.
+ */
+import { readFileSync } from "node:fs";
+
+const ADMIN_TOKEN = process.env.FRONTIER_ADMIN_TOKEN || "frontier-dev-admin-token-change-me";
+
+export interface WorkerSample {
+  id: string;
+  state: string;
+  sequencesTotal: number;
+  sequencesFree: number;
+  queueDepth: number;
+  activeRequests: number;
+  residentSessions: number;
+}
+
+export interface PoolSample {
+  /** ms since the run started. */
+  atMs: number;
+  workers: WorkerSample[];
+}
+
+interface AdminView {
+  regions: { workers: (WorkerSample & { static?: boolean })[] }[];
+}
+
+/** The pooled workers (ids from their heartbeats; the static URL rows the edge also lists are left out). */
+export async function readPool(edgeUrl: string, signal?: AbortSignal): Promise<WorkerSample[]> {
+  const res = await fetch(`${edgeUrl}/admin/workers`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    signal: signal ?? AbortSignal.timeout(5000),
+  });
+  if (res.status !== 200) throw new Error(`GET /admin/workers answered ${res.status}`);
+  const view = (await res.json()) as AdminView;
+  return view.regions
+    .flatMap((r) => r.workers)
+    .filter((w) => w.id.startsWith("worker-"))
+    .map(({ id, state, sequencesTotal, sequencesFree, queueDepth, activeRequests, residentSessions }) => ({
+      id,
+      state,
+      sequencesTotal,
+      sequencesFree,
+      queueDepth,
+      activeRequests,
+      residentSessions,
+    }))
+    .sort((a, b) => a.id.localeCompare(b.id));
+}
+
+export class PoolSampler {
+  readonly samples: PoolSample[] = [];
+  /** Reads that failed (timeouts, non-200), by message. */
+  readonly failures = new Map<string, number>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #stopped = false;
+
+  constructor(
+    private readonly edgeUrl: string,
+    private readonly clock: () => number,
+    private readonly everyMs = 250,
+  ) {}
+
+  start(): void {
+    const tick = async () => {
+      if (this.#stopped) return;
+      const at = this.clock();
+      try {
+        this.samples.push({ atMs: at, workers: await readPool(this.edgeUrl, AbortSignal.timeout(2000)) });
+      } catch (error) {
+        const key = error instanceof Error ? error.message : String(error);
+        this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
+      }
+      if (!this.#stopped) this.#timer = setTimeout(tick, Math.max(0, this.everyMs - (this.clock() - at)));
+    };
+    void tick();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+  }
+}
+
+/** A process's resident set size in bytes (VmRSS), or NaN when it is gone. */
+export function rssBytes(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const kib = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return kib === undefined ? Number.NaN : Number(kib) * 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
