@@ -91,7 +91,9 @@ async function runFrontier(
 export const loadWorkload: Workload = {
   name: "load",
   needsStack: false,
-  enabled: (options) => options.quick || options.loadRequested,
+  // Only when asked for: it starts a stack of its own (30-80 s on 2 cores), too long for npm test's
+  // bench tier (`--quick` of every workload within 10 minutes); `--quick --only load` runs it small.
+  enabled: (options) => options.loadRequested,
   async run({ options, progress }): Promise<WorkloadResult> {
     const settings = options.load;
     const begun = performance.now();
