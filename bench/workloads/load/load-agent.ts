@@ -173,28 +173,33 @@ async function timedTurn(
   let sentAt = clock();
   let firstAt = Number.NaN;
   let resent = false;
-  const attempt = (signal: AbortSignal, onFirst: () => void) =>
-    Promise.race([
-      conversation.send(input, {
-        signal,
-        onFirstEvent: () => {
-          if (Number.isNaN(firstAt)) firstAt = clock();
-          onFirst();
-        },
-        onStatus: (status) => statuses.push(status),
-      }),
-      expired,
-    ]);
+  // One controller per attempt, aborted by the deadline or by the client (no AbortSignal.any: Node
+  // holds its signals weakly and fetch can lose them to garbage collection, nodejs/undici#4068).
+  const attempt = (abortAtFirstEvent: boolean) => {
+    const controller = new AbortController();
+    const onDeadline = () => controller.abort();
+    deadline.signal.addEventListener("abort", onDeadline, { once: true });
+    const sent = conversation.send(input, {
+      signal: controller.signal,
+      onFirstEvent: () => {
+        if (Number.isNaN(firstAt)) firstAt = clock();
+        if (abortAtFirstEvent) controller.abort();
+      },
+      onStatus: (status) => statuses.push(status),
+    });
+    return {
+      aborted: () => controller.signal.aborted && !deadline.signal.aborted,
+      reply: Promise.race([sent, expired]).finally(() => deadline.signal.removeEventListener("abort", onDeadline)),
+    };
+  };
   try {
     let reply: TurnReply | undefined;
     if (aborts) {
-      const client = new AbortController();
-      reply = await attempt(AbortSignal.any([deadline.signal, client.signal]), () => client.abort()).catch(
-        (error: unknown) => {
-          if (!client.signal.aborted || deadline.signal.aborted) throw error;
-          return undefined;
-        },
-      );
+      const first = attempt(true);
+      reply = await first.reply.catch((error: unknown) => {
+        if (!first.aborted()) throw error;
+        return undefined;
+      });
       if (reply === undefined) {
         resent = true;
         await Promise.race([sleep(100), expired]);
@@ -202,7 +207,7 @@ async function timedTurn(
         firstAt = Number.NaN;
       }
     }
-    reply ??= await attempt(deadline.signal, () => {});
+    reply ??= await attempt(false).reply;
     const done = clock();
     return {
       ...base,

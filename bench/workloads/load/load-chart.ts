@@ -6,8 +6,8 @@
 import type { PoolSample } from "./pool-sampler.ts";
 
 const W = 880;
-const H = 400;
-const M = { left: 60, right: 20, top: 48, bottom: 56 };
+const H = 430;
+const M = { left: 60, right: 20, top: 48, bottom: 86 };
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
 
 export interface ChartInput {
@@ -28,10 +28,36 @@ function niceStep(span: number, ticks: number): number {
   return ([1, 2, 5, 10].find((m) => m * mag >= raw) ?? 10) * mag;
 }
 
+/** At most `max` points a series: the samples in buckets, each worker's counts at their bucket maximum. */
+function thin(samples: readonly PoolSample[], max: number): PoolSample[] {
+  const size = Math.ceil(samples.length / max);
+  if (size <= 1) return [...samples];
+  const out: PoolSample[] = [];
+  for (let i = 0; i < samples.length; i += size) {
+    const bucket = samples.slice(i, i + size);
+    const ids = [...new Set(bucket.flatMap((s) => s.workers.map((w) => w.id)))];
+    out.push({
+      atMs: bucket[0]?.atMs ?? 0,
+      workers: ids.map((id) => {
+        const all = bucket.flatMap((s) => s.workers.filter((w) => w.id === id));
+        const peak = (pick: (w: (typeof all)[number]) => number) => Math.max(...all.map(pick));
+        return {
+          ...(all[0] as (typeof all)[number]),
+          queueDepth: peak((w) => w.queueDepth),
+          // Busy at its peak: free at its minimum.
+          sequencesFree: -peak((w) => -w.sequencesFree),
+        };
+      }),
+    });
+  }
+  return out;
+}
+
 export function loadChart(input: ChartInput): string {
-  const ids = [...new Set(input.samples.flatMap((s) => s.workers.map((w) => w.id)))].sort();
-  const tMax = Math.max(1000, ...input.samples.map((s) => s.atMs)) / 1000;
-  const yMax = Math.max(4, ...input.samples.flatMap((s) => s.workers.flatMap((w) => [w.queueDepth, w.sequencesTotal])));
+  const samples = thin(input.samples, 500);
+  const ids = [...new Set(samples.flatMap((s) => s.workers.map((w) => w.id)))].sort();
+  const tMax = Math.max(1000, ...samples.map((s) => s.atMs)) / 1000;
+  const yMax = Math.max(4, ...samples.flatMap((s) => s.workers.flatMap((w) => [w.queueDepth, w.sequencesTotal])));
   const plotW = W - M.left - M.right;
   const plotH = H - M.top - M.bottom;
   const px = (seconds: number) => M.left + (seconds / tMax) * plotW;
@@ -67,7 +93,7 @@ export function loadChart(input: ChartInput): string {
   for (const [i, id] of ids.entries()) {
     const color = COLORS[i % COLORS.length];
     const series = (pick: (w: PoolSample["workers"][number]) => number) =>
-      input.samples
+      samples
         .flatMap((s) => {
           const w = s.workers.find((x) => x.id === id);
           return w ? [`${px(s.atMs / 1000).toFixed(1)},${py(pick(w)).toFixed(1)}`] : [];
@@ -77,17 +103,19 @@ export function loadChart(input: ChartInput): string {
       `<polyline points="${series((w) => w.sequencesTotal - w.sequencesFree)}" fill="none" stroke="${color}" stroke-width="1.8"/>`,
       `<polyline points="${series((w) => w.queueDepth)}" fill="none" stroke="${color}" stroke-width="1.8" stroke-dasharray="6,3"/>`,
     );
-    const ly = M.top + 14 + i * 34;
+    // The legend runs under the plot, one worker per column pair.
+    const lx = M.left + i * 400;
+    const ly = H - 36;
     out.push(
-      `<line x1="${M.left + 12}" x2="${M.left + 36}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`,
-      `<text x="${M.left + 42}" y="${ly + 4}">${esc(id)}: sequences busy</text>`,
-      `<line x1="${M.left + 12}" x2="${M.left + 36}" y1="${ly + 16}" y2="${ly + 16}" stroke="${color}" stroke-width="2" stroke-dasharray="6,3"/>`,
-      `<text x="${M.left + 42}" y="${ly + 20}">${esc(id)}: requests queued</text>`,
+      `<line x1="${lx}" x2="${lx + 24}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`,
+      `<text x="${lx + 30}" y="${ly + 4}">${esc(id)}: sequences busy</text>`,
+      `<line x1="${lx + 190}" x2="${lx + 214}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2" stroke-dasharray="6,3"/>`,
+      `<text x="${lx + 220}" y="${ly + 4}">${esc(id)}: requests queued</text>`,
     );
   }
   out.push(
     `<rect x="${M.left}" y="${M.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`,
-    `<text x="${M.left + plotW / 2}" y="${H - 14}" text-anchor="middle">seconds since the first wave started (grey: requests queued, no turn completed for ≥ 10 s)</text>`,
+    `<text x="${M.left + plotW / 2}" y="${M.top + plotH + 38}" text-anchor="middle">seconds (grey: requests queued and no turn completed for ≥ 10 s)</text>`,
     `<text x="16" y="${M.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 16 ${M.top + plotH / 2})">count (GET /admin/workers)</text>`,
     "</svg>",
     "",

@@ -18,6 +18,8 @@ export interface LoadReport {
   peer: PeerFigures | string;
   chartFile: string;
   seconds: number;
+  /** The host's 1-minute load average at the start and at the end, and its cores. */
+  host: { loadStart: number; loadEnd: number; cores: number };
 }
 
 const pct = (part: number, whole: number) => (whole === 0 ? "n/a" : `${((100 * part) / whole).toFixed(1)}%`);
@@ -114,7 +116,7 @@ export function loadSection(r: LoadReport): string {
   return [
     `## Load: ${label(r.settings)}`,
     "",
-    `${describeSettings(r.settings)}; model ${r.modelName}; ${fmt(r.seconds, 0)} s in all.`,
+    `${describeSettings(r.settings)}; model ${r.modelName}; ${fmt(r.seconds, 0)} s in all; host load average ${fmt(r.host.loadStart)} at the start, ${fmt(r.host.loadEnd)} at the end, on ${r.host.cores} cores.`,
     "Clients: Anthropic SDK (Messages), openai SDK (Responses over HTTP, Responses over WebSocket, Chat Completions),",
     "one protocol per agent in turn; every turn a forced tool call; the SDKs retry 429/529/5xx honouring retry-after.",
     "",
@@ -132,9 +134,9 @@ export function loadSection(r: LoadReport): string {
           "",
         ]
       : []),
-    `Statuses seen (every request, retries included; socket error events by their status): ${statusLine || "none"}.`,
+    `Statuses seen (every HTTP request, retries included; a socket turn has no status, only its refusals count, as the \`status\` of their error events): ${statusLine || "none"}.`,
     "",
-    `Turns 2+ suffix-only (cached ≥ the previous turn's prompt + output − 1): ${f.later.suffixOnly} of ${f.later.completed} (${pct(f.later.suffixOnly, f.later.completed)}); turns re-sent after an abort: ${f.later.resentSuffixOnly} of ${f.later.resent}. Decisions of turns 2+ (HTTP): ${[...f.laterDecisions].map(([d, n]) => `${d} × ${n}`).join(", ") || "none"}. Tokens prefilled on turns 2+: ${f.prefilledLater}${peer ? ` (llama-server: ${peer.prefilledLater}, reused ${peer.cachedLater})` : ""}.`,
+    `Turns 2+ suffix-only (cached ≥ the previous turn's prompt + output − 1): ${f.later.suffixOnly} of ${f.later.completed} (${pct(f.later.suffixOnly, f.later.completed)}); turns re-sent after an abort: ${f.later.resentSuffixOnly} of ${f.later.resent}. Decisions of turns 2+ (\`x-frontier-cache\`, on the HTTP turns whose worker decided before the edge sent the headers): ${[...f.laterDecisions].map(([d, n]) => `${d} × ${n}`).join(", ") || "none"}. Tokens prefilled on turns 2+: ${f.prefilledLater}${peer ? ` (llama-server: ${peer.prefilledLater}, reused ${peer.cachedLater})` : ""}.`,
     "",
     "| side | turns | p50 TTFT | p99 TTFT | p50 turn | p99 turn |",
     "|---|---|---|---|---|---|",

@@ -1,3 +1,5 @@
+import { PROTOCOLS, type Protocol } from "./load-turn.ts";
+
 /**
  * The load workload's settings: `--agents n` (default 64) and `--load key=value,…` for the rest, e.g.
  * `--load waves=3,turns=3,workers=2,tenants=4,contend=2,deadline=120`. `--quick` (npm test's bench
@@ -35,6 +37,8 @@ export interface LoadSettings {
   toolPauseMs: readonly [number, number];
   /** The llama-server comparison: run it (when a binary is found or given) or skip it. */
   peer: boolean;
+  /** The clients' protocols, taken by the agents in turn (`protocols=messages+chat`). */
+  protocols: readonly Protocol[];
 }
 
 const DEFAULTS: LoadSettings = {
@@ -53,6 +57,7 @@ const DEFAULTS: LoadSettings = {
   contend: 0,
   toolPauseMs: [50, 450],
   peer: true,
+  protocols: PROTOCOLS,
 };
 
 const QUICK: Partial<LoadSettings> = { agents: 4, waves: 2, turns: 2, systemTokens: 300, turnDeadlineMs: 60_000 };
@@ -86,13 +91,18 @@ export function loadSettings(quick: boolean, agents: string | undefined, spec: s
     } else if (key === "peer") {
       if (value !== "on" && value !== "off") throw new Error(`--load peer=on|off, got ${value}`);
       settings.peer = value === "on";
+    } else if (key === "protocols") {
+      const list = value.split("+");
+      const unknown = list.filter((p) => !(PROTOCOLS as readonly string[]).includes(p));
+      if (list.length === 0 || unknown.length > 0) throw new Error(`--load protocols=a+b of ${PROTOCOLS.join(", ")}`);
+      settings.protocols = list as Protocol[];
     } else if (Object.hasOwn(NUMERIC_KEYS, key)) {
       const field = NUMERIC_KEYS[key as keyof typeof NUMERIC_KEYS];
       const n = field === "abortShare" || field === "contend" ? nonNegative(key, value) : positive(key, value);
       settings[field] = n;
     } else {
       throw new Error(
-        `--load: unknown key "${key}" (keys: ${[...Object.keys(NUMERIC_KEYS), "deadline", "pause", "peer"].join(", ")})`,
+        `--load: unknown key "${key}" (keys: ${[...Object.keys(NUMERIC_KEYS), "deadline", "pause", "peer", "protocols"].join(", ")})`,
       );
     }
   }
@@ -124,6 +134,7 @@ export function describeSettings(s: LoadSettings): string {
     `${Math.round(s.abortShare * 100)}% of turns aborted mid-stream and re-sent`,
     `turn deadline ${s.turnDeadlineMs / 1000} s`,
     `≤ ${s.maxRetries} retries per request`,
+    `clients: ${s.protocols.join(", ")}`,
     s.contend > 0 ? `${s.contend} CPU-bound loops beside it` : "no extra CPU load",
   ].join("; ");
 }

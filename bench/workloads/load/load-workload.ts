@@ -3,6 +3,7 @@
  * edge of a pooled stack (WORKERS=2 by default), wave after wave of fresh conversations, then the
  * same conversations against llama-server. See README.md in this folder.
  */
+import { cpus, loadavg } from "node:os";
 import { basename } from "node:path";
 import { countTokens } from "../../clients/edge-client.ts";
 import { llamaServerBinary } from "../../trace/targets.ts";
@@ -14,7 +15,6 @@ import { type LoadReport, loadSection, loadSummary, loadViolations } from "./loa
 import { LOAD_TOOLS, systemPrompt } from "./load-script.ts";
 import type { LoadSettings } from "./load-settings.ts";
 import { type LoadStack, startContention, startLoadStack } from "./load-stack.ts";
-import { PROTOCOLS } from "./load-turn.ts";
 import { replayOnLlamaServer } from "./peer-replay.ts";
 import { PoolSampler, rssBytes } from "./pool-sampler.ts";
 
@@ -41,7 +41,7 @@ function waveSpecs(wave: number, settings: LoadSettings, apiKeys: readonly strin
     return {
       wave,
       name,
-      protocol: PROTOCOLS[i % PROTOCOLS.length] ?? "messages",
+      protocol: settings.protocols[i % settings.protocols.length] ?? "messages",
       tenant,
       apiKey: apiKeys[tenant] ?? "",
       system: systemPrompt(name, words),
@@ -97,6 +97,7 @@ export const loadWorkload: Workload = {
   async run({ options, progress }): Promise<WorkloadResult> {
     const settings = options.load;
     const begun = performance.now();
+    const loadStart = loadavg()[0] ?? 0;
     const load = await startLoadStack(settings, options.modelPath, progress);
     const restarts = new Map<string, number>();
     let frontier: Awaited<ReturnType<typeof runFrontier>>;
@@ -144,6 +145,7 @@ export const loadWorkload: Workload = {
       peer,
       chartFile,
       seconds: (performance.now() - begun) / 1000,
+      host: { loadStart, loadEnd: loadavg()[0] ?? 0, cores: cpus().length },
     };
     const chart = loadChart({
       title: `Load: ${settings.agents} agents, ${settings.workers} workers × ${settings.sequences} sequences${settings.contend > 0 ? `, ${settings.contend} busy loops` : ""}`,

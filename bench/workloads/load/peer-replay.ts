@@ -116,23 +116,27 @@ async function replayAgent(
   for (const [i, step] of run.steps.entries()) {
     if (i > 0) await new Promise((r) => setTimeout(r, toolPauseMs(spec.name, i, settings.toolPauseMs)));
     const messages = chatMessages(transcript, historyOf(run.steps, i));
-    const deadline = AbortSignal.timeout(settings.turnDeadlineMs);
+    // Plain timers and controllers (no AbortSignal.timeout/any: fetch can lose those to GC, nodejs/undici#4068).
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), settings.turnDeadlineMs);
     let sentAt = clock();
     let firstAt = Number.NaN;
     const record = { wave: spec.wave, agent: spec.name, turn: i + 1, resent: false };
     try {
       if (step.aborted) {
         const client = new AbortController();
-        await peerRequest(url, messages, step.outputTokens, AbortSignal.any([deadline, client.signal]), () =>
-          client.abort(),
-        ).catch((error: unknown) => {
-          if (!client.signal.aborted || deadline.aborted) throw error;
-        });
+        const onDeadline = () => client.abort();
+        deadline.signal.addEventListener("abort", onDeadline, { once: true });
+        await peerRequest(url, messages, step.outputTokens, client.signal, () => client.abort())
+          .catch((error: unknown) => {
+            if (!client.signal.aborted || deadline.signal.aborted) throw error;
+          })
+          .finally(() => deadline.signal.removeEventListener("abort", onDeadline));
         record.resent = true;
         await new Promise((r) => setTimeout(r, 100));
         sentAt = clock();
       }
-      const timings = await peerRequest(url, messages, step.outputTokens, deadline, () => {
+      const timings = await peerRequest(url, messages, step.outputTokens, deadline.signal, () => {
         if (Number.isNaN(firstAt)) firstAt = clock();
       });
       const done = clock();
@@ -145,7 +149,7 @@ async function replayAgent(
         finishedAtMs: done,
       });
     } catch (error) {
-      const reason = deadline.aborted
+      const reason = deadline.signal.aborted
         ? "deadline"
         : error instanceof Error
           ? error.message.slice(0, 80)
@@ -162,6 +166,9 @@ async function replayAgent(
         finishedAtMs: done,
       });
       break;
+    } finally {
+      clearTimeout(timer);
+      deadline.abort();
     }
   }
   return out;

@@ -27,14 +27,29 @@ interface AdminView {
   regions: { workers: (WorkerSample & { static?: boolean })[] }[];
 }
 
-/** The pooled workers (ids from their heartbeats; the static URL rows the edge also lists are left out). */
-export async function readPool(edgeUrl: string, signal?: AbortSignal): Promise<WorkerSample[]> {
-  const res = await fetch(`${edgeUrl}/admin/workers`, {
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    signal: signal ?? AbortSignal.timeout(5000),
-  });
-  if (res.status !== 200) throw new Error(`GET /admin/workers answered ${res.status}`);
-  const view = (await res.json()) as AdminView;
+/**
+ * The pooled workers (ids from their heartbeats; the static URL rows the edge also lists are left
+ * out), or a rejection after `timeoutMs`. A plain timer and controller: Node holds the signal of
+ * `AbortSignal.timeout()` (and `AbortSignal.any()`) weakly, and fetch can lose such a signal to garbage
+ * collection and then never end (nodejs/undici#4068).
+ */
+export async function readPool(edgeUrl: string, timeoutMs = 5000): Promise<WorkerSample[]> {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new Error(`GET /admin/workers: no answer in ${timeoutMs} ms`)),
+    timeoutMs,
+  );
+  let view: AdminView;
+  try {
+    const res = await fetch(`${edgeUrl}/admin/workers`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      signal: controller.signal,
+    });
+    if (res.status !== 200) throw new Error(`GET /admin/workers answered ${res.status}`);
+    view = (await res.json()) as AdminView;
+  } finally {
+    clearTimeout(timer);
+  }
   return view.regions
     .flatMap((r) => r.workers)
     .filter((w) => w.id.startsWith("worker-"))
@@ -68,7 +83,7 @@ export class PoolSampler {
       if (this.#stopped) return;
       const at = this.clock();
       try {
-        this.samples.push({ atMs: at, workers: await readPool(this.edgeUrl, AbortSignal.timeout(2000)) });
+        this.samples.push({ atMs: at, workers: await readPool(this.edgeUrl, 2000) });
       } catch (error) {
         const key = error instanceof Error ? error.message : String(error);
         this.failures.set(key, (this.failures.get(key) ?? 0) + 1);

@@ -25,8 +25,8 @@ import {
 } from "../load-turn.ts";
 import { inputItems, ResponseTurnReader, responsesBody } from "./responses-conversation.ts";
 
-/** Statuses a client retries (rate limited, overloaded, unavailable). */
-const RETRYABLE = new Set([408, 429, 500, 502, 503, 504, 529]);
+/** Statuses the SDKs retry (timeout, conflict, rate limited, server errors, overloaded). */
+const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
 
 export class SocketConversation implements LoadConversation {
   readonly protocol = "responses-ws";
