@@ -1,8 +1,9 @@
 /**
  * The load run over time, as an SVG: per worker, sequences busy (solid) and requests queued
  * (dashed), from the ~250 ms samples of GET /admin/workers; grey bands where requests were queued
- * and no turn completed for 10 s or more; a line at each wave's start.
+ * and no turn completed for 30 s or more (load-figures.ts STALL_MS); a line at each wave's start.
  */
+import { STALL_MS } from "./load-figures.ts";
 import type { PoolSample } from "./pool-sampler.ts";
 
 const W = 880;
@@ -115,7 +116,7 @@ export function loadChart(input: ChartInput): string {
   }
   out.push(
     `<rect x="${M.left}" y="${M.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`,
-    `<text x="${M.left + plotW / 2}" y="${M.top + plotH + 38}" text-anchor="middle">seconds (grey: requests queued and no turn completed for ≥ 10 s)</text>`,
+    `<text x="${M.left + plotW / 2}" y="${M.top + plotH + 38}" text-anchor="middle">seconds (grey: requests queued and no turn completed for ≥ ${STALL_MS / 1000} s)</text>`,
     `<text x="16" y="${M.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 16 ${M.top + plotH / 2})">count (GET /admin/workers)</text>`,
     "</svg>",
     "",

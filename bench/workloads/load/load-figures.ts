@@ -5,7 +5,7 @@ import type { PeerTurnRecord } from "./peer-replay.ts";
 import type { PoolSample } from "./pool-sampler.ts";
 
 /** A stall: requests queued in a worker and no turn completing, for at least this long. */
-export const STALL_MS = 10_000;
+export const STALL_MS = 30_000;
 
 export interface LatencyFigures {
   n: number;
@@ -110,6 +110,14 @@ export interface PoolFigures {
   stalls: [number, number][];
   /** The samples at the longest stall's middle (what GET /admin/workers showed while stalled). */
   stalledView: PoolSample | undefined;
+  /**
+   * Per worker, time with requests queued while a sequence was free (the scheduler's invariant: no
+   * waiter sleeps while a sequence it may use is free; with one tenant, its cap counts too), in all
+   * and the longest run, as the heartbeats (every 500 ms) reported it.
+   */
+  idleQueued: Map<string, { totalMs: number; longestMs: number }>;
+  /** The sample in the middle of the longest such run. */
+  idleView: PoolSample | undefined;
 }
 
 export function poolFigures(samples: readonly PoolSample[], completionsMs: readonly number[]): PoolFigures {
@@ -130,7 +138,31 @@ export function poolFigures(samples: readonly PoolSample[], completionsMs: reado
   );
   const longest = [...stalls].sort((a, b) => b[1] - b[0] - (a[1] - a[0]))[0];
   const stalledView = longest ? samples.find((s) => s.atMs >= (longest[0] + longest[1]) / 2) : undefined;
-  return { maxQueue, meanBusy, stalls, stalledView };
+  const idle = idleWhileQueued(samples);
+  return { maxQueue, meanBusy, stalls, stalledView, ...idle };
+}
+
+function idleWhileQueued(samples: readonly PoolSample[]): Pick<PoolFigures, "idleQueued" | "idleView"> {
+  const idleQueued = new Map<string, { totalMs: number; longestMs: number }>();
+  const runStart = new Map<string, number>();
+  let longest: { id: string; from: number; to: number } | undefined;
+  for (const [i, s] of samples.entries()) {
+    const dt = (samples[i + 1]?.atMs ?? s.atMs) - s.atMs;
+    for (const w of s.workers) {
+      const entry = idleQueued.get(w.id) ?? { totalMs: 0, longestMs: 0 };
+      idleQueued.set(w.id, entry);
+      if (w.queueDepth > 0 && w.sequencesFree > 0) {
+        entry.totalMs += dt;
+        const from = runStart.get(w.id) ?? s.atMs;
+        runStart.set(w.id, from);
+        const length = s.atMs + dt - from;
+        entry.longestMs = Math.max(entry.longestMs, length);
+        if (!longest || length > longest.to - longest.from) longest = { id: w.id, from, to: s.atMs + dt };
+      } else runStart.delete(w.id);
+    }
+  }
+  const middle = longest ? (longest.from + longest.to) / 2 : undefined;
+  return { idleQueued, idleView: middle === undefined ? undefined : samples.find((s) => s.atMs >= middle) };
 }
 
 /** Runs of samples with a request queued somewhere during which no turn completed, ≥ STALL_MS long. */

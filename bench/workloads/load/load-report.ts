@@ -4,6 +4,7 @@ import type { SummaryRow } from "../../workload.ts";
 import type { FrontierFigures, LatencyFigures, PeerFigures, PoolFigures } from "./load-figures.ts";
 import { STALL_MS } from "./load-figures.ts";
 import { describeSettings, type LoadSettings } from "./load-settings.ts";
+import type { PoolSample } from "./pool-sampler.ts";
 
 export interface LoadReport {
   settings: LoadSettings;
@@ -86,6 +87,15 @@ function stallText(pool: PoolFigures): string {
   return `${(longest / 1000).toFixed(0)} s (${pool.stalls.length} stall${pool.stalls.length > 1 ? "s" : ""})`;
 }
 
+function poolView(sample: PoolSample): string {
+  return sample.workers
+    .map(
+      (w) =>
+        `${w.id} sequencesFree ${w.sequencesFree}/${w.sequencesTotal}, queueDepth ${w.queueDepth}, activeRequests ${w.activeRequests}, residentSessions ${w.residentSessions}`,
+    )
+    .join("; ");
+}
+
 function latencyRow(name: string, l: LatencyFigures): string {
   return `| ${name} | ${l.n} | ${ms(l.ttftP50)} | ${ms(l.ttftP99)} | ${ms(l.turnP50)} | ${ms(l.turnP99)} |`;
 }
@@ -155,10 +165,13 @@ export function loadSection(r: LoadReport): string {
       : `llama-server: ${r.peer}.`,
     "",
     `Pool (GET /admin/workers every 250 ms, ${r.pool.stalls.length > 0 ? "" : "no "}stalls): ${[...r.pool.maxQueue].map(([id, q]) => `${id} queue max ${q}, sequences busy mean ${fmt(r.pool.meanBusy.get(id) ?? 0, 2)}`).join("; ")}; longest stall ${stallText(r.pool)}${r.samplerFailures.size > 0 ? `; failed reads: ${[...r.samplerFailures].map(([k, n]) => `${k} × ${n}`).join(", ")}` : ""}.`,
-    ...(view
+    "",
+    `Requests queued while a sequence was free (heartbeat view): ${[...r.pool.idleQueued].map(([id, v]) => `${id} ${fmt(v.totalMs / 1000)} s in all, longest ${fmt(v.longestMs / 1000)} s`).join("; ")}.`,
+    ...(view ? ["", `While stalled (t = ${fmt(view.atMs / 1000, 0)} s): ${poolView(view)}.`] : []),
+    ...(r.pool.idleView
       ? [
           "",
-          `While stalled (t = ${fmt(view.atMs / 1000, 0)} s): ${view.workers.map((w) => `${w.id} sequencesFree ${w.sequencesFree}/${w.sequencesTotal}, queueDepth ${w.queueDepth}, activeRequests ${w.activeRequests}, residentSessions ${w.residentSessions}`).join("; ")}.`,
+          `In the longest run queued beside a free sequence (t = ${fmt(r.pool.idleView.atMs / 1000, 0)} s): ${poolView(r.pool.idleView)}.`,
         ]
       : []),
     "",
