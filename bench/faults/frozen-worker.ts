@@ -42,15 +42,15 @@ function longTurn(text: string): object {
   };
 }
 
-/** Read a stream until it ends or `boundMs` passes; what the client saw. */
+/** Read a stream until it ends or `giveUp` resolves; what the client saw. */
 async function watch(
   res: Response,
   onFirst: () => void,
-  boundMs: number,
+  giveUp: Promise<"bound">,
 ): Promise<{ ended: "closed" | "bound"; events: string[]; endedAtMs: number }> {
   const events: string[] = [];
   const reader = decodeSseStream(res.body as ReadableStream<Uint8Array>)[Symbol.asyncIterator]();
-  const bound = new Promise<"bound">((r) => setTimeout(() => r("bound"), boundMs).unref());
+  const bound = giveUp;
   let first = true;
   for (;;) {
     const next = await Promise.race([reader.next(), bound]);
@@ -96,6 +96,12 @@ try {
   const res = await post(longTurn("write a long essay"), streamAbort);
   say(`stream opened: HTTP ${res.status}, x-frontier-cache ${res.headers.get("x-frontier-cache")}`);
   let stoppedAt = 0;
+  // Give up --wait seconds after the signal (or 120 s after the stream opened if no worker was stopped).
+  let giveUp: (value: "bound") => void = () => {};
+  const bound = new Promise<"bound">((resolve) => {
+    giveUp = resolve;
+  });
+  const fallback = setTimeout(() => giveUp("bound"), 120_000 + waitMs);
   const seen = watch(
     res,
     () =>
@@ -108,15 +114,17 @@ try {
             stopped = handle.process.pid;
             process.kill(stopped, signal);
             stoppedAt = performance.now();
+            setTimeout(() => giveUp("bound"), waitMs).unref();
             say(`${signal} sent to ${handle.id} (pid ${stopped}), the worker decoding the stream`);
             return;
           }
           await new Promise((r) => setTimeout(r, 250));
         }
       })(),
-    waitMs + 30_000,
+    bound,
   );
   const result = await seen;
+  clearTimeout(fallback);
   const open = stoppedAt === 0 ? Number.NaN : (result.endedAtMs - stoppedAt) / 1000;
   const after = result.events.slice(-3).join(" | ");
   if (stoppedAt === 0) say(`the stream ended before a worker could be stopped: ${after}`);

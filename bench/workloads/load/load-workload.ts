@@ -126,7 +126,7 @@ export const loadWorkload: Workload = {
     const runs = waves.flatMap((w) => w.runs);
     const chartFile = `load-${settings.agents}-agents.svg`;
     const pool = poolFigures(
-      sampler.samples,
+      sampler.ordered(),
       records.filter((r) => r.outcome === "completed").map((r) => r.sentAtMs + r.totalMs),
     );
     const report: LoadReport = {
@@ -149,7 +149,7 @@ export const loadWorkload: Workload = {
     };
     const chart = loadChart({
       title: `Load: ${settings.agents} agents, ${settings.workers} workers × ${settings.sequences} sequences${settings.contend > 0 ? `, ${settings.contend} busy loops` : ""}`,
-      samples: sampler.samples,
+      samples: sampler.ordered(),
       waveStartsMs: waves.map((w) => w.startedMs),
       stalls: pool.stalls,
     });

@@ -65,12 +65,17 @@ export async function readPool(edgeUrl: string, timeoutMs = 5000): Promise<Worke
     .sort((a, b) => a.id.localeCompare(b.id));
 }
 
+/**
+ * Samples on a fixed interval. A read that has not answered within 2 s is given up on (raced against a
+ * timer, whatever fetch does with its abort) and counted; at most 4 reads are in flight, so a slow edge
+ * thins the samples instead of stopping them.
+ */
 export class PoolSampler {
   readonly samples: PoolSample[] = [];
-  /** Reads that failed (timeouts, non-200), by message. */
+  /** Reads that failed (timeouts, non-200), by message; ticks skipped with 4 reads in flight. */
   readonly failures = new Map<string, number>();
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #stopped = false;
+  #interval: ReturnType<typeof setInterval> | undefined;
+  #inFlight = 0;
 
   constructor(
     private readonly edgeUrl: string,
@@ -79,23 +84,36 @@ export class PoolSampler {
   ) {}
 
   start(): void {
+    const count = (key: string) => this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
     const tick = async () => {
-      if (this.#stopped) return;
+      if (this.#inFlight >= 4) return count("skipped: 4 reads in flight");
+      this.#inFlight++;
       const at = this.clock();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("GET /admin/workers: no answer in 2 s")), 2000);
+      });
       try {
-        this.samples.push({ atMs: at, workers: await readPool(this.edgeUrl, 2000) });
+        const workers = await Promise.race([readPool(this.edgeUrl, 2000), late]);
+        this.samples.push({ atMs: at, workers });
       } catch (error) {
-        const key = error instanceof Error ? error.message : String(error);
-        this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
+        count(error instanceof Error ? error.message : String(error));
+      } finally {
+        clearTimeout(timer);
+        this.#inFlight--;
       }
-      if (!this.#stopped) this.#timer = setTimeout(tick, Math.max(0, this.everyMs - (this.clock() - at)));
     };
+    this.#interval = setInterval(() => void tick(), this.everyMs);
     void tick();
   }
 
   stop(): void {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
+    clearInterval(this.#interval);
+  }
+
+  /** The samples in time order (reads answer out of order). */
+  ordered(): PoolSample[] {
+    return [...this.samples].sort((a, b) => a.atMs - b.atMs);
   }
 }
 
