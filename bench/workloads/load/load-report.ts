@@ -37,8 +37,14 @@ export function rssGrowth(rss: Map<string, number[]>): number {
   return Math.max(...growth.filter(Number.isFinite), Number.NEGATIVE_INFINITY);
 }
 
+/** The run's shape, in every summary row (so runs of another shape get rows of their own). */
 function label(s: LoadSettings): string {
-  return `${s.agents} agents (${s.waves} waves × ${s.turns} turns, ${s.workers} workers × ${s.sequences} sequences)`;
+  const extras = [
+    s.tenants === 4 ? "" : `${s.tenants} tenant${s.tenants > 1 ? "s" : ""}`,
+    s.protocols.length === 4 ? "" : s.protocols.join("+"),
+    s.contend > 0 ? `${s.contend} busy loops` : "",
+  ].filter((e) => e !== "");
+  return `${s.agents} agents (${s.waves} waves × ${s.turns} turns, ${s.workers} workers × ${s.sequences} sequences${extras.map((e) => `, ${e}`).join("")})`;
 }
 
 export function loadSummary(r: LoadReport): SummaryRow[] {
