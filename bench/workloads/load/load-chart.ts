@@ -1,14 +1,15 @@
 /**
- * The load run over time, as an SVG: per worker, sequences busy (solid) and requests queued
- * (dashed), from the ~250 ms samples of GET /admin/workers; grey bands where requests were queued
+ * The load run over time, as an SVG: per worker, turns running (solid: requests in the worker less
+ * those queued), requests queued (dashed) and sequences held by a session (dotted, running or idle),
+ * from the ~250 ms samples of GET /admin/workers; grey bands where requests were queued
  * and no turn completed for 30 s or more (load-figures.ts STALL_MS); a line at each wave's start.
  */
 import { STALL_MS } from "./load-figures.ts";
 import type { PoolSample } from "./pool-sampler.ts";
 
 const W = 880;
-const H = 430;
-const M = { left: 60, right: 20, top: 48, bottom: 86 };
+const H = 440;
+const M = { left: 60, right: 20, top: 48, bottom: 96 };
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
 
 export interface ChartInput {
@@ -21,6 +22,11 @@ export interface ChartInput {
 
 function esc(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+/** Requests in the worker that are not waiting: the turns running. */
+function running(w: PoolSample["workers"][number]): number {
+  return Math.max(0, w.activeRequests - w.queueDepth);
 }
 
 function niceStep(span: number, ticks: number): number {
@@ -45,7 +51,8 @@ function thin(samples: readonly PoolSample[], max: number): PoolSample[] {
         return {
           ...(all[0] as (typeof all)[number]),
           queueDepth: peak((w) => w.queueDepth),
-          // Busy at its peak: free at its minimum.
+          activeRequests: peak((w) => w.activeRequests),
+          // Held at its peak: free at its minimum.
           sequencesFree: -peak((w) => -w.sequencesFree),
         };
       }),
@@ -101,22 +108,26 @@ export function loadChart(input: ChartInput): string {
         })
         .join(" ");
     out.push(
-      `<polyline points="${series((w) => w.sequencesTotal - w.sequencesFree)}" fill="none" stroke="${color}" stroke-width="1.8"/>`,
+      `<polyline points="${series((w) => w.sequencesTotal - w.sequencesFree)}" fill="none" stroke="${color}" stroke-width="1" stroke-dasharray="1,2"/>`,
+      `<polyline points="${series(running)}" fill="none" stroke="${color}" stroke-width="1.8"/>`,
       `<polyline points="${series((w) => w.queueDepth)}" fill="none" stroke="${color}" stroke-width="1.8" stroke-dasharray="6,3"/>`,
     );
     // The legend runs under the plot, one worker per column pair.
-    const lx = M.left + i * 400;
-    const ly = H - 36;
+    const ly = H - 40 + i * 18;
+    const legend = (x: number, dash: string, width: number, text: string) => [
+      `<line x1="${x}" x2="${x + 24}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="${width}"${dash ? ` stroke-dasharray="${dash}"` : ""}/>`,
+      `<text x="${x + 30}" y="${ly + 4}">${text}</text>`,
+    ];
     out.push(
-      `<line x1="${lx}" x2="${lx + 24}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/>`,
-      `<text x="${lx + 30}" y="${ly + 4}">${esc(id)}: sequences busy</text>`,
-      `<line x1="${lx + 190}" x2="${lx + 214}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2" stroke-dasharray="6,3"/>`,
-      `<text x="${lx + 220}" y="${ly + 4}">${esc(id)}: requests queued</text>`,
+      `<text x="${M.left}" y="${ly + 4}" fill="${color}">${esc(id)}</text>`,
+      ...legend(M.left + 70, "", 2, "turns running"),
+      ...legend(M.left + 230, "6,3", 2, "requests queued"),
+      ...legend(M.left + 410, "1,2", 1, "sequences held by a session"),
     );
   }
   out.push(
     `<rect x="${M.left}" y="${M.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`,
-    `<text x="${M.left + plotW / 2}" y="${M.top + plotH + 38}" text-anchor="middle">seconds (grey: requests queued and no turn completed for ≥ ${STALL_MS / 1000} s)</text>`,
+    `<text x="${M.left + plotW / 2}" y="${M.top + plotH + 36}" text-anchor="middle">seconds (grey: requests queued and no turn completed for ≥ ${STALL_MS / 1000} s)</text>`,
     `<text x="16" y="${M.top + plotH / 2}" text-anchor="middle" transform="rotate(-90 16 ${M.top + plotH / 2})">count (GET /admin/workers)</text>`,
     "</svg>",
     "",
