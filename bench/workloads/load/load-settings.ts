@@ -27,9 +27,13 @@ export interface LoadSettings {
   maxTokens: number;
   /** Approximate tokens of each agent's own system prompt. */
   systemTokens: number;
-  /** A turn's deadline from its first send, retries included (then it fails as `deadline`). */
+  /**
+   * A turn's deadline from its first send, retries included (then it fails as `deadline`): 5 minutes,
+   * half the worker's own wall clock, so a stalled queue fails its turns rather than the run hanging,
+   * while a turn that is only slow on a crowded host (minutes of queueing at 256 agents) completes.
+   */
   turnDeadlineMs: number;
-  /** Retries of one request after a 429/529/5xx or a connection error, honouring retry-after. */
+  /** Retries of one request after a 429/529/5xx or a connection error, honouring retry-after (Claude Code: 10). */
   maxRetries: number;
   /** CPU-bound `sh` loops started beside the run (a contended host), killed by PID at the end. */
   contend: number;
@@ -52,8 +56,8 @@ const DEFAULTS: LoadSettings = {
   abortShare: 0.1,
   maxTokens: 48,
   systemTokens: 1500,
-  turnDeadlineMs: 120_000,
-  maxRetries: 8,
+  turnDeadlineMs: 300_000,
+  maxRetries: 10,
   contend: 0,
   toolPauseMs: [50, 450],
   peer: true,
