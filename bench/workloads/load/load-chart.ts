@@ -1,6 +1,7 @@
 /**
- * The load run over time, as an SVG: per worker, turns running (solid: requests in the worker less
- * those queued), requests queued (dashed) and sequences held by a session (dotted, running or idle),
+ * The load run over time, as an SVG: per worker, turns in progress (solid: `activeRequests`, the
+ * sessions busy with a request, less `queueDepth`, those waiting for a sequence: turns running, parking
+ * or restoring), requests queued (dashed) and sequences held by a session (dotted, running or idle),
  * from the ~250 ms samples of GET /admin/workers; grey bands where requests were queued
  * and no turn completed for 30 s or more (load-figures.ts STALL_MS); a line at each wave's start.
  */
@@ -24,7 +25,7 @@ function esc(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-/** Requests in the worker that are not waiting: the turns running. */
+/** Sessions busy with a request that is not waiting for a sequence: turns running, parking or restoring. */
 function running(w: PoolSample["workers"][number]): number {
   return Math.max(0, w.activeRequests - w.queueDepth);
 }
@@ -120,7 +121,7 @@ export function loadChart(input: ChartInput): string {
     ];
     out.push(
       `<text x="${M.left}" y="${ly + 4}" fill="${color}">${esc(id)}</text>`,
-      ...legend(M.left + 70, "", 2, "turns running"),
+      ...legend(M.left + 70, "", 2, "turns in progress"),
       ...legend(M.left + 230, "6,3", 2, "requests queued"),
       ...legend(M.left + 410, "1,2", 1, "sequences held by a session"),
     );
