@@ -130,7 +130,7 @@ try {
   if (stoppedAt === 0) say(`the stream ended before a worker could be stopped: ${after}`);
   else if (result.ended === "bound" || open >= waitMs / 1000)
     say(
-      `the client's stream was still open ${open.toFixed(1)} s after ${signal}, no error event (gave up); last events: ${after}`,
+      `the client's stream was still open ${open.toFixed(1)} s after ${signal}, ${result.events.some((e) => e.startsWith("error")) ? "after an error event" : "no error event"} (gave up); last events: ${after}`,
     );
   else say(`the client's stream ended ${open.toFixed(1)} s after ${signal}; last events: ${after}`);
   streamAbort.abort();
