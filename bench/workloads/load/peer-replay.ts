@@ -182,13 +182,19 @@ export async function replayOnLlamaServer(
   waves: readonly { specs: AgentSpec[]; runs: AgentRun[] }[],
   progress: (m: string) => void,
 ): Promise<PeerTurnRecord[]> {
-  const servers = await Promise.all(
+  const started = await Promise.allSettled(
     Array.from({ length: settings.workers }, () =>
       startLlamaServer(binary, modelPath, settings.contextSize, settings.sequences),
     ),
   );
-  const started = performance.now();
-  const clock = () => performance.now() - started;
+  const servers = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  const failed = started.find((s) => s.status === "rejected");
+  if (failed) {
+    await Promise.all(servers.map((s) => stopChild(s.child)));
+    throw failed.reason;
+  }
+  const begun = performance.now();
+  const clock = () => performance.now() - begun;
   try {
     const out: PeerTurnRecord[] = [];
     for (const [w, wave] of waves.entries()) {
