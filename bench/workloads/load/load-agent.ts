@@ -48,6 +48,8 @@ export interface TurnRecord {
   resent: boolean;
   /** Every HTTP status (or socket error status) this turn's requests received. */
   statuses: number[];
+  /** Refusals that came inside a started stream (as the status they stand for), each retried. */
+  refusedInStream: (429 | 529)[];
 }
 
 /** What the peer replays: each completed turn's input, the calls it made and its output tokens. */
@@ -115,7 +117,7 @@ export async function runAgent(
           ? { kind: "task", text: taskText(spec.name) }
           : resultsFor(spec.name, turn - 1, previous);
       const aborts = abortsTurn(spec.name, turn, settings.abortShare);
-      const record = await timedTurn(conversation, input, spec, turn, aborts, settings.turnDeadlineMs, clock);
+      const record = await timedTurn(conversation, input, spec, turn, aborts, settings, clock);
       if (record.outcome === "completed" && previous !== undefined) {
         record.suffixOnly = record.cachedTokens >= previous.promptTokens + previous.outputTokens - 1;
       }
@@ -156,7 +158,7 @@ async function timedTurn(
   spec: AgentSpec,
   turn: number,
   aborts: boolean,
-  deadlineMs: number,
+  { turnDeadlineMs: deadlineMs, maxRetries }: LoadSettings,
   clock: () => number,
 ): Promise<TurnRecord & { reply?: TurnReply }> {
   const deadline = new AbortController();
@@ -169,7 +171,16 @@ async function timedTurn(
   });
   expired.catch(() => {});
   const statuses: number[] = [];
-  const base = { wave: spec.wave, agent: spec.name, protocol: spec.protocol, tenant: spec.tenant, turn, statuses };
+  const refused: (429 | 529)[] = [];
+  const base = {
+    wave: spec.wave,
+    agent: spec.name,
+    protocol: spec.protocol,
+    tenant: spec.tenant,
+    turn,
+    statuses,
+    refusedInStream: refused,
+  };
   let sentAt = clock();
   let firstAt = Number.NaN;
   let resent = false;
@@ -192,22 +203,29 @@ async function timedTurn(
       reply: Promise.race([sent, expired]).finally(() => deadline.signal.removeEventListener("abort", onDeadline)),
     };
   };
+  // An in-stream refusal is retried like its status (the SDKs' backoff), at most `maxRetries` times.
+  const backOff = async (error: unknown): Promise<undefined> => {
+    if (!(error instanceof TurnFailure) || error.retryAs === undefined || refused.length >= maxRetries) throw error;
+    refused.push(error.retryAs);
+    const delayMs = Math.min(500 * 2 ** (refused.length - 1), 8000) * (1 - Math.random() * 0.25);
+    await Promise.race([sleep(delayMs), expired]);
+    firstAt = Number.NaN;
+    return undefined;
+  };
   try {
     let reply: TurnReply | undefined;
     if (aborts) {
       const first = attempt(true);
-      reply = await first.reply.catch((error: unknown) => {
-        if (!first.aborted()) throw error;
-        return undefined;
-      });
-      if (reply === undefined) {
+      reply = await first.reply.catch(async (error: unknown) => {
+        if (!first.aborted()) return backOff(error);
         resent = true;
         await Promise.race([sleep(100), expired]);
         sentAt = clock();
         firstAt = Number.NaN;
-      }
+        return undefined;
+      });
     }
-    reply ??= await attempt(false).reply;
+    while (reply === undefined) reply = await attempt(false).reply.catch(backOff);
     const done = clock();
     return {
       ...base,

@@ -39,7 +39,9 @@ export interface FrontierFigures {
   resent: number;
   /** HTTP statuses (and socket error statuses) of every request, retries included. */
   statuses: Map<number, number>;
-  /** Turns that needed more than one request (SDK or socket retries). */
+  /** Refusals inside a started stream, by the status they stand for (each retried by the client). */
+  refusedInStream: Map<number, number>;
+  /** Turns that needed more than one request (SDK, socket or in-stream retries). */
   retriedTurns: number;
   later: { completed: number; suffixOnly: number; resent: number; resentSuffixOnly: number };
   /** Decisions (x-frontier-cache) of completed turns 2+, HTTP turns only. */
@@ -70,6 +72,8 @@ export function frontierFigures(
   }
   const statuses = new Map<number, number>();
   for (const r of records) for (const s of r.statuses) bump(statuses, s);
+  const refusedInStream = new Map<number, number>();
+  for (const r of records) for (const s of r.refusedInStream) bump(refusedInStream, s);
   const later = completed.filter((r) => r.turn > 1);
   const laterDecisions = new Map<string, number>();
   for (const r of later) if (r.decision) bump(laterDecisions, r.decision);
@@ -88,7 +92,8 @@ export function frontierFigures(
     endedWithoutCall,
     resent: records.filter((r) => r.resent).length,
     statuses,
-    retriedTurns: records.filter((r) => r.statuses.length > 1).length,
+    refusedInStream,
+    retriedTurns: records.filter((r) => r.statuses.length > 1 || r.refusedInStream.length > 0).length,
     later: {
       completed: later.filter((r) => !r.resent).length,
       suffixOnly: later.filter((r) => !r.resent && r.suffixOnly).length,

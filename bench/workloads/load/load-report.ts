@@ -51,7 +51,8 @@ export function loadSummary(r: LoadReport): SummaryRow[] {
   const f = r.frontier;
   const growth = rssGrowth(r.rss);
   const peer = typeof r.peer === "string" ? undefined : r.peer;
-  const statuses = `429 × ${f.statuses.get(429) ?? 0}, 529 × ${f.statuses.get(529) ?? 0}`;
+  const inStream = (n: number) => f.refusedInStream.get(n) ?? 0;
+  const statuses = `429 × ${f.statuses.get(429) ?? 0} (+${inStream(429)} in stream), 529 × ${f.statuses.get(529) ?? 0} (+${inStream(529)} in stream)`;
   return [
     {
       workload: "load",
@@ -150,7 +151,7 @@ export function loadSection(r: LoadReport): string {
           "",
         ]
       : []),
-    `Statuses seen (every HTTP request, retries included; a socket turn has no status, only its refusals count, as the \`status\` of their error events): ${statusLine || "none"}.`,
+    `Statuses seen (every HTTP request, retries included; a socket turn has no status, only its refusals count, as the \`status\` of their error events): ${statusLine || "none"}. Refusals inside a stream already started (an \`overloaded_error\` / \`server_overloaded\` or rate-limit error event after HTTP 200), retried by the client as Claude Code and Codex do: ${[...f.refusedInStream].map(([s, n]) => `${s} × ${n}`).join(", ") || "none"}.`,
     "",
     `Turns 2+ suffix-only (cached ≥ the previous turn's prompt + output − 1): ${f.later.suffixOnly} of ${f.later.completed} (${pct(f.later.suffixOnly, f.later.completed)}); turns re-sent after an abort: ${f.later.resentSuffixOnly} of ${f.later.resent}. Decisions of turns 2+ (\`x-frontier-cache\`, on the HTTP turns whose worker decided before the edge sent the headers): ${[...f.laterDecisions].map(([d, n]) => `${d} × ${n}`).join(", ") || "none"}. Tokens prefilled on turns 2+: ${f.prefilledLater}${peer ? ` (llama-server: ${peer.prefilledLater}, reused ${peer.cachedLater})` : ""}.`,
     "",

@@ -62,9 +62,31 @@ export class TurnFailure extends Error {
   constructor(
     readonly reason: string,
     detail: string,
+    /**
+     * A refusal that came inside a started stream (HTTP 200 already sent), with the status it stands
+     * for: clients that know the protocol retry it like that status (Claude Code retries an
+     * `overloaded_error` event, Codex a failed stream); the SDKs alone do not.
+     */
+    readonly retryAs?: 429 | 529,
   ) {
     super(`${reason}: ${detail}`);
   }
+}
+
+/**
+ * The status an in-stream error body stands for, from its structured fields: Anthropic's
+ * `{"type":"error","error":{"type":"overloaded_error"|"rate_limit_error"}}`, OpenAI's
+ * `{"code":"server_overloaded"|"rate_limit_exceeded"}` (at the top of a Responses `error` event, or
+ * under `error` in a Chat Completions chunk). Anything else is not retried.
+ */
+export function inStreamRefusal(body: unknown): 429 | 529 | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const b = body as { type?: unknown; code?: unknown; error?: unknown };
+  const inner = typeof b.error === "object" && b.error !== null ? (b.error as { type?: unknown; code?: unknown }) : {};
+  const words = [b.type, b.code, inner.type, inner.code];
+  if (words.includes("overloaded_error") || words.includes("server_overloaded")) return 529;
+  if (words.includes("rate_limit_error") || words.includes("rate_limit_exceeded")) return 429;
+  return undefined;
 }
 
 /** A fetch for the SDKs that reports every response's status to the turn running now. */
@@ -89,7 +111,10 @@ export function failureOf(error: unknown, sdk: SdkErrors): TurnFailure {
   const message = (error instanceof Error ? error.message : String(error)).slice(0, 300);
   if (error instanceof sdk.APIUserAbortError) return new TurnFailure("aborted", message);
   if (error instanceof sdk.APIConnectionError) return new TurnFailure("connection", message);
-  if (error instanceof sdk.APIError)
-    return new TurnFailure(error.status === undefined ? "stream error" : `HTTP ${error.status}`, message);
+  if (error instanceof sdk.APIError) {
+    if (error.status !== undefined) return new TurnFailure(`HTTP ${error.status}`, message);
+    const retryAs = inStreamRefusal((error as { error?: unknown }).error);
+    return new TurnFailure(retryAs === undefined ? "stream error" : `${retryAs} in stream`, message, retryAs);
+  }
   return new TurnFailure("client error", message);
 }

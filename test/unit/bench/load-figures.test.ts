@@ -8,6 +8,7 @@ import { frontierFigures, poolFigures, STALL_MS } from "../../../bench/workloads
 import { loadViolations, rssGrowth } from "../../../bench/workloads/load/load-report.ts";
 import { abortsTurn, finishOrder, toolPauseMs } from "../../../bench/workloads/load/load-script.ts";
 import { loadSettings } from "../../../bench/workloads/load/load-settings.ts";
+import { inStreamRefusal } from "../../../bench/workloads/load/load-turn.ts";
 import type { PoolSample } from "../../../bench/workloads/load/pool-sampler.ts";
 
 function turn(over: Partial<TurnRecord>): TurnRecord {
@@ -29,6 +30,7 @@ function turn(over: Partial<TurnRecord>): TurnRecord {
     suffixOnly: undefined,
     resent: false,
     statuses: [200],
+    refusedInStream: [],
     ...over,
   };
 }
@@ -119,17 +121,30 @@ describe("load figures", () => {
   it("counts failures by reason, statuses, and turns 2+ suffix-only apart from re-sent ones", () => {
     const records = [
       turn({ turn: 1, statuses: [429, 200] }),
+      turn({ turn: 1, agent: "w1-a4", refusedInStream: [529, 529] }),
       turn({ turn: 2, suffixOnly: true }),
       turn({ turn: 3, suffixOnly: false }),
       turn({ turn: 2, agent: "w1-a2", resent: true, suffixOnly: false }),
       turn({ turn: 1, agent: "w1-a3", outcome: "failed", reason: "deadline", detail: "no reply", statuses: [] }),
     ];
     const f = frontierFigures(records, 9, 2, 0);
-    expect(f).toMatchObject({ completed: 4, failed: 1, notSent: 2, resent: 1, retriedTurns: 1 });
+    expect(f).toMatchObject({ completed: 5, failed: 1, notSent: 2, resent: 1, retriedTurns: 2 });
+    expect(f.refusedInStream.get(529)).toBe(2);
     expect(f.failures.get("deadline")?.count).toBe(1);
     expect(f.statuses.get(429)).toBe(1);
     expect(f.later).toEqual({ completed: 2, suffixOnly: 1, resent: 1, resentSuffixOnly: 0 });
     expect(f.prefilledLater).toBe(3000);
+  });
+
+  it("reads an in-stream refusal from the protocols' structured error fields only", () => {
+    expect(inStreamRefusal({ type: "error", error: { type: "overloaded_error", message: "x" } })).toBe(529);
+    expect(inStreamRefusal({ type: "error", error: { type: "rate_limit_error", message: "x" } })).toBe(429);
+    expect(inStreamRefusal({ type: "error", code: "server_overloaded", message: "x", sequence_number: 0 })).toBe(529);
+    expect(inStreamRefusal({ message: "x", type: "rate_limit_exceeded", code: "rate_limit_exceeded" })).toBe(429);
+    expect(inStreamRefusal({ type: "error", error: { type: "invalid_request_error", message: "overloaded" } })).toBe(
+      undefined,
+    );
+    expect(inStreamRefusal("overloaded_error")).toBe(undefined);
   });
 
   it("measures RSS growth from the first wave's end to the last's, and fails the run on failed turns", () => {

@@ -14,6 +14,7 @@ import type { AgentTool } from "../../agent-loop.ts";
 import {
   type ConversationSetup,
   failureOf,
+  inStreamRefusal,
   type LoadConversation,
   statusReportingFetch,
   type ToolCall,
@@ -121,7 +122,10 @@ export class ResponseTurnReader {
         outputTokens: response.usage?.output_tokens ?? 0,
       };
     } else if (event.type === "error" || event.type === "response.failed") {
-      throw new TurnFailure("stream error", JSON.stringify(event).slice(0, 300));
+      const body = event.type === "error" ? event : (event.response as { error?: unknown } | undefined)?.error;
+      const retryAs = inStreamRefusal(body);
+      const reason = retryAs === undefined ? "stream error" : `${retryAs} in stream`;
+      throw new TurnFailure(reason, JSON.stringify(event).slice(0, 300), retryAs);
     }
     return undefined;
   }
