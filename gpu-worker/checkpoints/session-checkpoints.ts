@@ -1,14 +1,16 @@
 import type { EngineSequence, Token } from "../../native/engine-types.ts";
-import { segmentsFrom } from "../chat/engine/prompt-builder.ts";
+import { segmentsFrom, segmentsUpTo } from "../chat/engine/prompt-builder.ts";
 import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord } from "../continuation/frontier.ts";
 import type { TurnMemory } from "../continuation/turn-memory.ts";
 import { log } from "../log.ts";
 import type { KeyedOwner, ResidentSession } from "./checkpointed-session.ts";
 import { earlierTurns, earlierTurnsOf } from "./earlier-turns.ts";
+import type { TenantDataKey } from "./state/sealed-file.ts";
 import type { CheckpointStorage } from "./store/checkpoint-storage.ts";
 import {
   CheckpointKeyError,
+  type CheckpointMeta,
   type CheckpointPayload,
   type CheckpointReason,
   CorruptCheckpointError,
@@ -68,6 +70,12 @@ export class SessionCheckpoints {
     private readonly rememberTurn: (tenant: string, turn: SampledTurnRecord) => void,
     private readonly memory?: TurnMemory,
   ) {}
+
+  /**
+   * Told of every checkpoint written here, with its tokens and the data key it was sealed under
+   * (the shared-prefix index lists it as a holder of those tokens' blocks).
+   */
+  onStored: ((key: TenantDataKey, meta: CheckpointMeta, tokens: readonly Token[]) => void) | undefined;
 
   readonly #refreshed = new Map<string, number>();
   readonly #skippedWithoutKey: Record<SessionSaveReason, number> = { parked: 0, "tool-frontier": 0, shutdown: 0 };
@@ -157,6 +165,7 @@ export class SessionCheckpoints {
         }
       },
     );
+    this.onStored?.(key, meta, tokens);
     log("checkpoint saved", {
       reason,
       session: session.sessionId.slice(0, 8),
@@ -284,7 +293,7 @@ export class SessionCheckpoints {
     const text = rendered.text.slice(0, offset);
     const rest = segmentsFrom(rendered.segments, offset);
     if (!rest) return undefined;
-    const tokens = (await tokenize(segmentsUpTo(rendered.segments, offset))).length;
+    const tokens = (await tokenize(segmentsUpTo(rendered.segments, offset) ?? [])).length;
     if (tokens < this.policy.anchorMinTokens) return undefined;
     const existing = this.store.findLongestPrefix(key, text, { minTokens: tokens });
     return existing ? undefined : { tokens, text };
@@ -294,6 +303,7 @@ export class SessionCheckpoints {
   async saveAnchor(owner: KeyedOwner, text: string, sequence: EngineSequence): Promise<void> {
     const key = owner.dataKey;
     if (!key) return;
+    const tokens = [...sequence.tokens];
     const meta = await this.store.write(
       {
         tenant: owner.tenant,
@@ -301,12 +311,13 @@ export class SessionCheckpoints {
         sessionId: "",
         reason: "cold-anchor",
         toolUseIds: [],
-        payload: { text, tokens: [...sequence.tokens], extra: null },
+        payload: { text, tokens, extra: null },
       },
       async (path) => {
         await sequence.saveState(path);
       },
     );
+    this.onStored?.(key, meta, tokens);
     log("checkpoint saved", { reason: "cold-anchor", tokens: meta.tokenCount, bytes: meta.bytes });
   }
 
@@ -329,16 +340,4 @@ function reasonOf(error: unknown): string {
 /** Load a checkpoint's state (all of its tokens) into `sequence`. */
 async function loadInto(sequence: EngineSequence, path: string, payload: CheckpointPayload): Promise<void> {
   await sequence.loadState(path, payload.tokens);
-}
-
-function segmentsUpTo(segments: readonly PromptSegment[], offset: number): PromptSegment[] {
-  const out: PromptSegment[] = [];
-  let at = 0;
-  for (const segment of segments) {
-    if (at >= offset) break;
-    const end = at + segment.text.length;
-    out.push(end <= offset ? segment : { text: segment.text.slice(0, offset - at), special: segment.special });
-    at = end;
-  }
-  return out;
 }

@@ -33,6 +33,13 @@ export async function withStoredPrefix(
   return { ...plan, keep: restored.keep, append: restored.append, decision: "checkpoint" };
 }
 
+/** Tokens the disk rung would restore for this plan (0: none, or no key to look one up with). */
+export function storedPrefixTokens(checkpoints: SessionCheckpoints, owner: KeyedOwner, plan: ContinuationPlan): number {
+  const key = owner.dataKey;
+  if (!key) return 0;
+  return checkpoints.store.findLongestPrefix(key, plan.rendered.text, { minTokens: plan.keep + 1 })?.tokenCount ?? 0;
+}
+
 /** Live state gone and nothing stored: say so when the store evicted this session's checkpoint. */
 const LIVE_GONE: readonly ContinuationPlan["missReason"][] = ["no-live-state", "kv-moved", "ids-not-live"];
 
