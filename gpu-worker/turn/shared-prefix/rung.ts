@@ -13,6 +13,14 @@ import { log } from "../../log.ts";
 import type { Turn } from "../turn.ts";
 import type { PrefixHolder } from "./shared-prefixes.ts";
 
+/** Index lookups one request makes at most (each after dropping stale holders). */
+const MAX_LOOKUPS = 3;
+
+/** Resident sequences first (a copy in memory), then checkpoints (a load from disk); newest first within each. */
+function ordered(holders: readonly PrefixHolder[]): PrefixHolder[] {
+  return [...holders.filter((h) => h.kind === "live"), ...holders.filter((h) => h.kind !== "live")];
+}
+
 /** What trying one holder came to. */
 type Attempt =
   | { kind: "copied"; keep: number; how: string; ms: number }
@@ -47,32 +55,39 @@ export async function withSharedPrefix(
   const floor = Math.max(least, publicPlan?.keep ?? 0);
   let miss: MissReason | undefined;
   const key = session.dataKey;
-  const match = key ? shared.index.lookup(shared.chain(key, tokens)) : undefined;
-  for (const holder of match?.refs ?? []) {
-    if (holder.tenant !== session.tenant) continue;
-    if (holder.kind === "live" && holder.sessionId === session.sessionId) continue;
-    const attempt = await tryHolder(turn, holder, tokens, floor, limit);
-    switch (attempt.kind) {
-      case "copied":
-        shared.index.touch(holder.key);
-        logHit("shared prefix", holder.kind, attempt, tokens.length, turn);
-        return { ...plan, keep: attempt.keep, append: tokens.slice(attempt.keep), decision: "shared-prefix" };
-      case "short":
-        continue;
-      case "busy":
-        miss ??= "prefix-busy";
-        continue;
-      case "stale":
-        shared.index.drop(holder.key);
-        miss = "prefix-stale";
-        continue;
-      case "failed":
-        shared.index.drop(holder.key);
-        log("shared prefix copy failed", { from: holder.kind, error: String(attempt.error) });
-        return { ...plan, keep: 0, append: tokens, decision: "cold", missReason: "prefix-stale" };
-      default:
-        return checkNever(attempt);
+  const chain = key ? shared.chain(key, tokens) : [];
+  // A stale holder is dropped and the index asked again: the next deepest holder may still do.
+  for (let round = 0; round < MAX_LOOKUPS; round++) {
+    const match = shared.index.lookup(chain);
+    let dropped = false;
+    for (const holder of ordered(match?.refs ?? [])) {
+      if (holder.tenant !== session.tenant) continue;
+      if (holder.kind === "live" && holder.sessionId === session.sessionId) continue;
+      const promised = (match?.blocks ?? 0) * shared.options.blockTokens;
+      const attempt = await tryHolder(turn, holder, tokens, { floor, limit, promised });
+      switch (attempt.kind) {
+        case "copied":
+          shared.index.touch(holder.key);
+          logHit("shared prefix", holder.kind, attempt, tokens.length, turn);
+          return { ...plan, keep: attempt.keep, append: tokens.slice(attempt.keep), decision: "shared-prefix" };
+        case "short":
+          continue;
+        case "busy":
+          miss ??= "prefix-busy";
+          continue;
+        case "stale":
+          dropped = shared.index.drop(holder.key) || dropped;
+          miss = "prefix-stale";
+          continue;
+        case "failed":
+          shared.index.drop(holder.key);
+          log("shared prefix copy failed", { from: holder.kind, error: String(attempt.error) });
+          return { ...plan, keep: 0, append: tokens, decision: "cold", missReason: "prefix-stale" };
+        default:
+          return checkNever(attempt);
+      }
     }
+    if (!dropped) break;
   }
   if (publicPlan) {
     const attempt = await publicPlan.restore();
@@ -86,22 +101,33 @@ export async function withSharedPrefix(
   return miss && plan.decision === "cold" ? { ...plan, missReason: miss } : plan;
 }
 
-/** Copy from one holder into the session's sequence, when it still holds at least `floor` tokens of the request. */
+/**
+ * Copy from one holder into the session's sequence, when it still holds at least `floor` tokens of
+ * the request (at most `limit`). Fewer in common than the index `promised` (its blocks): stale.
+ */
 async function tryHolder(
   turn: Turn,
   holder: PrefixHolder,
   tokens: readonly Token[],
-  floor: number,
-  limit: number,
+  bounds: { floor: number; limit: number; promised: number },
 ): Promise<Attempt> {
+  const { floor, limit, promised } = bounds;
+  const verdict = (common: number): Attempt | undefined =>
+    common < Math.min(promised, limit)
+      ? { kind: "stale" }
+      : Math.min(common, limit) < floor
+        ? { kind: "short" }
+        : undefined;
   const { deps, session } = turn;
   const target = session.sequence;
   const started = performance.now();
   switch (holder.kind) {
     case "live": {
       const read = await deps.sessions.readIdle(holder.tenant, holder.sessionId, async (source): Promise<Attempt> => {
-        const keep = Math.min(commonPrefix(source.tokens, tokens), limit);
-        if (keep < floor) return keep === 0 ? { kind: "stale" } : { kind: "short" };
+        const common = commonPrefix(source.tokens, tokens);
+        const refused = verdict(common);
+        if (refused) return refused;
+        const keep = Math.min(common, limit);
         try {
           const how = await deps.engine.copyPrefix(source, target, keep);
           return { kind: "copied", keep, how, ms: performance.now() - started };
@@ -117,8 +143,10 @@ async function tryHolder(
       // Gone from the store (evicted, replaced) or not local: `localPayload` finds nothing.
       const payload = store && key ? await store.localPayload(holder.meta, key) : undefined;
       if (!store || !key || !payload) return { kind: "stale" };
-      const keep = Math.min(commonPrefix(payload.tokens, tokens), limit);
-      if (keep < floor) return keep === 0 ? { kind: "stale" } : { kind: "short" };
+      const common = commonPrefix(payload.tokens, tokens);
+      const refused = verdict(common);
+      if (refused) return refused;
+      const keep = Math.min(common, limit);
       try {
         await store.load(holder.meta, key, (path, loaded) => target.loadState(path, loaded.tokens));
         await target.truncate(keep);
