@@ -148,10 +148,17 @@ describe("shared prefixes within a tenant", () => {
         const evictions = h.store.stats().evictions ?? {};
         expect((evictions.budget ?? 0) + (evictions["tenant-share"] ?? 0)).toBeGreaterThan(0);
         expect(h.store.findBySession("t", a)).toBeUndefined();
-        const b = await h.turn("t", newSessionId(), task("second"), 4);
+        const bSession = newSessionId();
+        const b = await h.turn("t", bSession, task("second"), 4);
+        // A clean cold miss: the entry is dropped (a gone holder is no miss of the index: the live
+        // state's own reason stands).
         expect(b.decision).toBe("cold");
-        expect(b.missReason).toBe("prefix-stale");
+        expect(b.missReason).toBe("no-live-state");
         expect(b.cachedTokens).toBe(0);
+        // A's entry is gone from the index; B's own KV is there now.
+        const shared = h.deps.shared;
+        const holders = shared?.index.lookup(shared.chain(testDataKey("t"), await h.kvTokens("t", bSession)))?.refs;
+        expect(holders?.map((r) => (r.kind === "live" ? r.sessionId : r.meta.sessionId))).toEqual([bSession]);
       },
       // Room for about one checkpoint of A's size: the later sessions' checkpoints push it out.
       { checkpointDelayMs: 0, budgetBytes: 450_000 },

@@ -12,9 +12,9 @@ import { SessionCheckpoints } from "../../gpu-worker/checkpoints/session-checkpo
 import type { CheckpointStorage } from "../../gpu-worker/checkpoints/store/checkpoint-storage.ts";
 import { CheckpointStore } from "../../gpu-worker/checkpoints/store/checkpoint-store.ts";
 import { loadConfig } from "../../gpu-worker/config.ts";
+import type { SharedPrefixOptions } from "../../gpu-worker/continuation/shared-prefix/options.ts";
 import { SpanTokenMemory } from "../../gpu-worker/continuation/span-token-memory.ts";
 import { TurnMemory } from "../../gpu-worker/continuation/turn-memory.ts";
-import type { SharedPrefixOptions } from "../../gpu-worker/continuation/shared-prefix/options.ts";
 import { SessionTable } from "../../gpu-worker/session/session-table.ts";
 import { rememberTurn } from "../../gpu-worker/turn/record.ts";
 import { runTurn } from "../../gpu-worker/turn/run-turn.ts";

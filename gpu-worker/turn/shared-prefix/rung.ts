@@ -27,7 +27,9 @@ type Attempt =
   /** It holds less than the floor in common with the request (now). */
   | { kind: "short" }
   | { kind: "busy" }
-  /** Its KV is gone or no longer what the index says. */
+  /** Its KV is gone (the session parked or released, the checkpoint evicted or replaced): a plain miss. */
+  | { kind: "gone" }
+  /** It holds other tokens than the index says (changed since it was indexed). */
   | { kind: "stale" }
   /** The copy failed after the target was cleared: the session's sequence holds nothing. */
   | { kind: "failed"; error: unknown };
@@ -74,6 +76,9 @@ export async function withSharedPrefix(
           continue;
         case "busy":
           miss ??= "prefix-busy";
+          continue;
+        case "gone":
+          dropped = shared.index.drop(holder.key) || dropped;
           continue;
         case "stale":
           dropped = shared.index.drop(holder.key) || dropped;
@@ -135,14 +140,14 @@ async function tryHolder(
           return { kind: "failed", error };
         }
       });
-      return read === "busy" ? { kind: "busy" } : read === "gone" ? { kind: "stale" } : read.read;
+      return read === "busy" ? { kind: "busy" } : read === "gone" ? { kind: "gone" } : read.read;
     }
     case "checkpoint": {
       const store = deps.checkpoints?.store;
       const key = session.dataKey;
       // Gone from the store (evicted, replaced) or not local: `localPayload` finds nothing.
       const payload = store && key ? await store.localPayload(holder.meta, key) : undefined;
-      if (!store || !key || !payload) return { kind: "stale" };
+      if (!store || !key || !payload) return { kind: "gone" };
       const common = commonPrefix(payload.tokens, tokens);
       const refused = verdict(common);
       if (refused) return refused;
