@@ -47,6 +47,7 @@ import { checkpointWritesWorkload } from "./workloads/checkpoint-writes.ts";
 import { continuationWorkload } from "./workloads/continuation.ts";
 import { fairnessWorkload } from "./workloads/fairness.ts";
 import { placementWorkload } from "./workloads/placement.ts";
+import { prefixCopyWorkload } from "./workloads/prefix-copy.ts";
 import { responsesLoopWorkload } from "./workloads/responses-loop.ts";
 import { responsesWsWorkload } from "./workloads/responses-ws-loop.ts";
 import { routingOverheadWorkload } from "./workloads/routing-overhead.ts";
@@ -60,6 +61,7 @@ const WORKLOADS: Workload[] = [
   responsesWsWorkload,
   checkpointWritesWorkload,
   checkpointRestoreWorkload,
+  prefixCopyWorkload,
   continuationWorkload,
   routingOverheadWorkload,
   placementWorkload,

@@ -117,10 +117,6 @@ export class SharedPrefixIndex<Ref> {
     this.#holders.set(key, entry);
   }
 
-  /** The chain `key` holds (empty when none). */
-  chainOf(key: string): readonly string[] {
-    return this.#holders.get(key)?.chain ?? [];
-  }
 
   stats(): PrefixIndexStats {
     return {
