@@ -75,6 +75,7 @@ async function main(): Promise<void> {
     kv: config.kvCacheType,
     threads: config.threads,
     prefixCopy: engine.prefixCopy.method,
+    prefixCopyStateBelow: engine.prefixCopy.stateRestoreBelow || undefined,
     sequenceCopyUnavailable: engine.prefixCopy.sequenceCopyUnavailable,
     sharedPrefix: shared ? `blocks of ${config.sharedPrefix.blockTokens}` : "off",
     publicPrefixes: shared ? shared.publicPrefixes.size : undefined,

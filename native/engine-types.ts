@@ -50,11 +50,18 @@ export interface EngineOptions {
 export const PREFIX_COPY_METHODS = ["sequence-copy", "state-restore"] as const;
 export type PrefixCopyMethod = (typeof PREFIX_COPY_METHODS)[number];
 
-/** The engine's prefix copy: the method `copyPrefix` uses, and why the sequence copy is off when it is. */
+/**
+ * The engine's prefix copy. `method` is the way `copyPrefix` prefers: "sequence-copy" when llama.cpp's
+ * sequence copy works here, else "state-restore". With "auto" on a CPU build the copy still restores a
+ * state when the source holds fewer than `stateRestoreBelow` tokens: the sequence copy moves every cell
+ * of the source's sequence, used or not, so for a short source the state is the smaller copy.
+ */
 export interface PrefixCopyInfo {
   method: PrefixCopyMethod;
   /** Undefined when llama.cpp's sequence copy works here; else why not. */
   sequenceCopyUnavailable: string | undefined;
+  /** Sources shorter than this are copied by a state restore (0: never). */
+  stateRestoreBelow: number;
 }
 
 /** KV cache element types a worker may be configured with (FRONTIER_KV_TYPE). */
@@ -152,8 +159,8 @@ export interface Engine {
   readonly prefixCopy: PrefixCopyInfo;
   /**
    * Make `target` hold exactly the first `length` tokens of `source`'s KV (`source` is unchanged),
-   * at a small fraction of the cost of prefilling them; returns the method used (default
-   * `prefixCopy.method`). Both sequences must be idle: an operation in flight on either makes it
+   * at a small fraction of the cost of prefilling them; returns the method used (default: as
+   * `prefixCopy` says). Both sequences must be idle: an operation in flight on either makes it
    * throw. On failure `target` holds nothing.
    */
   copyPrefix(

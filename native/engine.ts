@@ -166,10 +166,12 @@ class EngineImpl implements Engine, SequenceHost {
     source: EngineSequence,
     target: EngineSequence,
     length: number,
-    method: PrefixCopyMethod = this.prefixCopy.method,
+    method?: PrefixCopyMethod,
   ): Promise<PrefixCopyMethod> {
     this.ensureAlive();
     const [from, to] = [this.own(source), this.own(target)];
+    const { method: preferred, stateRestoreBelow } = this.prefixCopy;
+    if (method === undefined) method = from.tokens.length < stateRestoreBelow ? "state-restore" : preferred;
     await copyPrefixBetween(from, to, length, method, this.copier);
     return method;
   }
@@ -290,7 +292,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       endOfGenerationTokens: Object.freeze(endOfGenerationTokens(model, summary, options.endOfGenerationTexts ?? [])),
       build,
     };
-    const { prefixCopy, copier } = await prefixCopyOf(options, context, model);
+    const { prefixCopy, copier } = await prefixCopyOf(options, context, model, build.backend);
     if (options.tokenizerThread !== false) {
       const { tokens, tokenTypes, tokenizerPre } = summary;
       thread = new TokenizerWorker(options.modelPath, { tokens, tokenTypes, tokenizerPre });

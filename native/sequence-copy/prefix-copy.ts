@@ -50,11 +50,20 @@ export async function copyPrefixBetween(
   }
 }
 
+/**
+ * How much of a sequence's cells a source must fill before the sequence copy beats a state restore
+ * on a CPU build (one in 32): measured with `npm run bench -- --only prefix-copy` and by hand at 65,536
+ * cells (docs/bench/history/issue-45-prefix-copy.md). On a GPU the sequence copy is a device copy
+ * and always the faster.
+ */
+const SEQUENCE_COPY_MIN_FILL = 32;
+
 /** The prefix copy this engine uses: llama.cpp's sequence copy when its binding works here (and is not turned off). */
 export async function prefixCopyOf(
   options: EngineOptions,
   context: LlamaContext,
   model: LlamaModel,
+  backend: string,
 ): Promise<{ prefixCopy: PrefixCopyInfo; copier: SequenceCopier | undefined }> {
   const wanted = options.prefixCopy ?? "auto";
   const probe =
@@ -63,10 +72,11 @@ export async function prefixCopyOf(
       : await probeSequenceCopy(context, model, options.sequences);
   if (!probe.ok && wanted === "sequence-copy")
     throw new ModelLoadError(`llama.cpp's sequence copy was asked for but is unavailable: ${probe.why}`);
-  return probe.ok
-    ? {
-        prefixCopy: Object.freeze({ method: "sequence-copy", sequenceCopyUnavailable: undefined }),
-        copier: probe.copier,
-      }
-    : { prefixCopy: Object.freeze({ method: "state-restore", sequenceCopyUnavailable: probe.why }), copier: undefined };
+  if (!probe.ok) {
+    const prefixCopy = { method: "state-restore", sequenceCopyUnavailable: probe.why, stateRestoreBelow: 0 } as const;
+    return { prefixCopy: Object.freeze(prefixCopy), copier: undefined };
+  }
+  const below = wanted === "auto" && backend === "cpu" ? Math.ceil(options.contextSize / SEQUENCE_COPY_MIN_FILL) : 0;
+  const prefixCopy = { method: "sequence-copy", sequenceCopyUnavailable: undefined, stateRestoreBelow: below } as const;
+  return { prefixCopy: Object.freeze(prefixCopy), copier: probe.copier };
 }

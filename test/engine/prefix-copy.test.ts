@@ -54,7 +54,23 @@ const tokens = (n: number, salt = 0): Token[] => Array.from({ length: n }, (_, i
 
 describe("Engine.copyPrefix", () => {
   it("uses llama.cpp's sequence copy when the binding is built (npm install builds it)", () => {
-    expect(engine.prefixCopy).toEqual({ method: "sequence-copy", sequenceCopyUnavailable: undefined });
+    // A CPU build: a source under 1/32 of the cells (2048) is copied by a state restore instead.
+    expect(engine.prefixCopy).toEqual({
+      method: "sequence-copy",
+      sequenceCopyUnavailable: undefined,
+      stateRestoreBelow: 64,
+    });
+  });
+
+  it("picks the smaller copy by default: a state restore for a short source, else the sequence copy", async () => {
+    await withSequences(2, async (source, target) => {
+      await source.append(tokens(40));
+      expect(await engine.copyPrefix(source, target, 30)).toBe<PrefixCopyMethod>("state-restore");
+      expect(target.tokens).toEqual(tokens(30));
+      await source.append(tokens(60, 40));
+      expect(await engine.copyPrefix(source, target, 90)).toBe<PrefixCopyMethod>("sequence-copy");
+      expect(target.tokens).toEqual(source.tokens.slice(0, 90));
+    });
   });
 
   for (const method of PREFIX_COPY_METHODS) {

@@ -117,7 +117,6 @@ export class SharedPrefixIndex<Ref> {
     this.#holders.set(key, entry);
   }
 
-
   stats(): PrefixIndexStats {
     return {
       holders: this.#holders.size,
