@@ -4,9 +4,10 @@
  *  1. captures the real Claude Code's first request twice (two users: other HOME and folder) against a
  *     recording server, and registers what their rendered prompts share (scripts/public-prefix.ts);
  *  2. starts the stack with FRONTIER_PUBLIC_PREFIXES set and the test-only scripted policy;
- *  3. runs Claude Code's Bash loop as three tenants in turn. The first never had anything: a cold
- *     prefill (the public prefix's state is saved on the way); the next two have never run Claude
- *     Code either, and restore the public prefix instead of prefilling it.
+ *  3. runs Claude Code's Bash loop: tenant A's first conversation (nothing on the worker: a cold
+ *     prefill, the public prefix's state saved on the way), A's second conversation in the same
+ *     folder with another task (its own first conversation's prefix: shared-prefix), then tenants B
+ *     and C, who never ran Claude Code: they restore the public prefix instead of prefilling it.
  * Prints, per tenant, the main request's decision, prompt, reused and prefilled tokens and the
  * worker's time to first token. Claude Code runs with CLAUDE_CODE_DISABLE_AUTO_MEMORY=1: with its
  * auto memory on, its system prompt names the user's memory folder (home and project path) 3.6k
@@ -24,9 +25,17 @@ import { runCli } from "../../test/support/cli-client.ts";
 
 const CLAUDE = join(REPO_ROOT, "node_modules", ".bin", "claude");
 const TENANTS = [
-  { tenant: "local", key: DEV_API_KEY },
+  { tenant: "tenant-a", key: DEV_API_KEY },
   { tenant: "tenant-b", key: "sk-frontier-bench-tenant-b" },
   { tenant: "tenant-c", key: "sk-frontier-bench-tenant-c" },
+];
+
+/** The runs, in order: each tenant's conversations, in one folder per tenant. */
+const RUNS = [
+  { tenant: 0, task: "Run the two echo commands, then say you are done." },
+  { tenant: 0, task: "Run the two echo commands again, then say you are finished." },
+  { tenant: 1, task: "Run the two echo commands, then say you are done." },
+  { tenant: 2, task: "Run the two echo commands, then say you are done." },
 ];
 
 function claudeEnv(baseUrl: string, key: string, home: string): Record<string, string> {
@@ -41,15 +50,24 @@ function claudeEnv(baseUrl: string, key: string, home: string): Record<string, s
   };
 }
 
-async function runClaude(baseUrl: string, key: string, args: string[]): Promise<void> {
+/** A user's home and project folder. */
+function userDirs(): { home: string; work: string; remove: () => void } {
   const home = mkdtempSync(join(tmpdir(), "frontier-pp-home-"));
   const work = mkdtempSync(join(tmpdir(), "frontier-pp-work-"));
-  try {
-    await runCli(CLAUDE, args, { cwd: work, env: claudeEnv(baseUrl, key, home), timeoutMs: 600_000 });
-  } finally {
+  const remove = () => {
     rmSync(home, { recursive: true, force: true });
     rmSync(work, { recursive: true, force: true });
-  }
+  };
+  return { home, work, remove };
+}
+
+async function runClaude(
+  baseUrl: string,
+  key: string,
+  args: string[],
+  dirs: { home: string; work: string },
+): Promise<void> {
+  await runCli(CLAUDE, args, { cwd: dirs.work, env: claudeEnv(baseUrl, key, dirs.home), timeoutMs: 600_000 });
 }
 
 /** Claude Code's main first request (the one with the most tools), as a user in a fresh home sends it. */
@@ -67,10 +85,12 @@ async function captureFirstRequest(): Promise<unknown> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : 0;
+  const dirs = userDirs();
   try {
-    await runClaude(`http://127.0.0.1:${port}`, "sk-capture", ["-p", "hello", "--allowedTools", "Bash"]);
+    await runClaude(`http://127.0.0.1:${port}`, "sk-capture", ["-p", "hello", "--allowedTools", "Bash"], dirs);
   } finally {
     server.close();
+    dirs.remove();
   }
   const main = bodies.sort((a, b) => (b.tools?.length ?? 0) - (a.tools?.length ?? 0))[0];
   if (!main) throw new Error("Claude Code sent no request");
@@ -109,35 +129,35 @@ async function main(): Promise<void> {
     edgeVars: { API_KEYS: JSON.stringify(Object.fromEntries(TENANTS.map((t) => [sha256(t.key), t.tenant]))) },
   });
   const rows: string[] = [];
+  const dirs = TENANTS.map(() => userDirs());
   try {
     const logs = stack.workers[0]?.logs ?? [];
-    for (const { tenant, key } of TENANTS) {
+    for (const [n, run] of RUNS.entries()) {
+      const who = TENANTS[run.tenant];
+      if (!who) throw new Error(`no tenant ${run.tenant}`);
+      const { tenant, key } = who;
       const from = logs.length;
-      await runClaude(stack.edgeUrl, key, [
-        "-p",
-        "Run the two echo commands, then say you are done.",
-        "--allowedTools",
-        "Bash",
-        "--max-turns",
-        "4",
-      ]);
+      const args = ["-p", run.task, "--allowedTools", "Bash", "--max-turns", "4"];
+      await runClaude(stack.edgeUrl, key, args, dirs[run.tenant] ?? userDirs());
       const t = firstTurn(logs.slice(from));
       const prompt = Number(t?.prompt ?? 0);
       const cached = Number(t?.cached ?? 0);
+      const conversation = RUNS.slice(0, n + 1).filter((r) => r.tenant === run.tenant).length;
       rows.push(
-        `| ${tenant} | ${t?.decision ?? "?"} | ${prompt} | ${cached} | ${prompt - cached} | ${t?.first_token_ms ?? "?"} | ${t?.prefill_ms ?? "?"} |`,
+        `| ${tenant} | ${conversation} | ${t?.decision ?? "?"} | ${prompt} | ${cached} | ${prompt - cached} | ${t?.first_token_ms ?? "?"} | ${t?.prefill_ms ?? "?"} |`,
       );
       console.log(rows.at(-1));
     }
   } finally {
     await stack.stop();
+    for (const d of dirs) d.remove();
     rmSync(state, { recursive: true, force: true });
   }
   console.log(
     [
       "",
-      "| tenant (first Claude Code run) | decision | prompt tokens | reused | prefilled | worker TTFT ms | prefill ms |",
-      "|---|---|---|---|---|---|---|",
+      "| tenant | its conversation | first turn's decision | prompt tokens | reused | prefilled | worker TTFT ms | prefill ms |",
+      "|---|---|---|---|---|---|---|---|",
       ...rows,
     ].join("\n"),
   );
