@@ -240,7 +240,8 @@ export class SessionCheckpoints {
    * rest of the request after it with `owner`'s data key. Undefined (and the sequence untouched)
    * when none applies; "wrong-key" (the sequence untouched: nothing was loaded) when the request
    * has no key (the index is keyed by it: nothing can be looked up) or its key does not open the
-   * checkpoint; "corrupt" (the sequence cleared) when the load failed otherwise.
+   * checkpoint; "corrupt" (the sequence cleared) when the load failed otherwise. `found`: the
+   * caller's own lookup of the same prefix with the same key and `keep` (so it is counted once).
    */
   async restorePrefix(
     owner: KeyedOwner,
@@ -248,13 +249,14 @@ export class SessionCheckpoints {
     sequence: EngineSequence,
     keep: number,
     tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
+    found?: { meta: CheckpointMeta | undefined },
   ): Promise<RestoredPrefix | CheckpointFailure | undefined> {
     const key = owner.dataKey;
     if (!key) {
       log("checkpoint lookup skipped", { reason: "wrong-key", why: "no data key" });
       return "wrong-key";
     }
-    const meta = this.store.findLongestPrefix(key, rendered.text, { minTokens: keep + 1 });
+    const meta = found ? found.meta : this.store.findLongestPrefix(key, rendered.text, { minTokens: keep + 1 });
     if (!meta) return undefined;
     const rest = segmentsFrom(rendered.segments, meta.textLength);
     if (!rest || rest.length === 0) return undefined;

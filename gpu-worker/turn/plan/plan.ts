@@ -14,7 +14,7 @@ import { expandServerTools } from "../../server-tools/expand.ts";
 import { checkLastMessage, turnGrammar, withStepBlocks } from "../request.ts";
 import { withSharedPrefix } from "../shared-prefix/rung.ts";
 import type { PlannedStep, Turn } from "../turn.ts";
-import { storedPrefixTokens, withStoredPrefix } from "./stored-prefix.ts";
+import { storedPrefix, withStoredPrefix } from "./stored-prefix.ts";
 
 /** Plan step `step`; undefined when the output budget is spent (a later step only: a first step that does not fit throws). */
 export async function plan(turn: Turn, step: number): Promise<PlannedStep | undefined> {
@@ -78,10 +78,11 @@ async function ladder(turn: Turn, conversation: Conversation): Promise<Continuat
   const checkpoints = deps.checkpoints;
   if (plan.decision === "live-tool-ids" || plan.decision === "live-text-prefix") return plan;
   if (checkpoints) await trace.during("ladder", () => checkpoints.refresh(request.tenantId, request.sessionId));
-  const stored = checkpoints ? storedPrefixTokens(checkpoints, session, plan) : 0;
-  const shared = await trace.during("ladder", () => withSharedPrefix(turn, plan, stored));
+  const stored = checkpoints ? storedPrefix(checkpoints, session, plan) : undefined;
+  const shared = await trace.during("ladder", () => withSharedPrefix(turn, plan, stored?.meta?.tokenCount ?? 0));
   if (!checkpoints || shared.decision === "shared-prefix" || shared.decision === "public-prefix") return shared;
-  return trace.during("ladder", () => withStoredPrefix(checkpoints, session, shared, session.sequence, turn.tokenize));
+  const { sequence } = session;
+  return trace.during("ladder", () => withStoredPrefix(checkpoints, session, shared, sequence, turn.tokenize, stored));
 }
 
 function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTokens: number): void {
