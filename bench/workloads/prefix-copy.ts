@@ -174,7 +174,7 @@ export const prefixCopyWorkload: Workload = {
       "",
       "Each repetition prefills a fresh prompt into one sequence (the prefill column), copies all of it into a second sequence once each way untimed (the first copy into a sequence's cells pays the page faults of every cell it writes: a one-time cost per sequence), then " +
         String(COPIES) +
-        " times each way, alternating which goes first; medians over all copies. The sequence copy is llama.cpp's `llama_memory_seq_cp` through the binding in `native/sequence-copy/`: with one KV stream per sequence it copies the whole source stream (every cell of the sequence, used or not) and decodes the prefix's last token again, so its cost grows with the cells per sequence, not with the tokens copied; the state restore saves the source to `/dev/shm`, loads it into the target and cuts it, so its cost grows with the source's tokens.\"",
+        " times each way, alternating which goes first; medians over all copies. The sequence copy is llama.cpp's `llama_memory_seq_cp` through the binding in `native/sequence-copy/`: with one KV stream per sequence it copies the whole source stream (every cell of the sequence, used or not) and decodes the prefix's last token again, so its cost grows with the cells per sequence, not with the tokens copied; the state restore saves the source to `/dev/shm`, loads it into the target and cuts it, so its cost grows with the source's tokens.",
       "",
       "## Shared-prefix index: memory and hashing per 1k cached tokens",
       "",
