@@ -52,6 +52,7 @@ import { fairnessWorkload } from "./workloads/fairness.ts";
 import { loadSettings } from "./workloads/load/load-settings.ts";
 import { loadWorkload } from "./workloads/load/load-workload.ts";
 import { placementWorkload } from "./workloads/placement.ts";
+import { prefixCopyWorkload } from "./workloads/prefix-copy.ts";
 import { responsesLoopWorkload } from "./workloads/responses-loop.ts";
 import { responsesWsWorkload } from "./workloads/responses-ws-loop.ts";
 import { routingOverheadWorkload } from "./workloads/routing-overhead.ts";
@@ -65,6 +66,7 @@ const WORKLOADS: Workload[] = [
   responsesWsWorkload,
   checkpointWritesWorkload,
   checkpointRestoreWorkload,
+  prefixCopyWorkload,
   continuationWorkload,
   routingOverheadWorkload,
   placementWorkload,

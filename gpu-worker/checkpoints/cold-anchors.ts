@@ -11,7 +11,9 @@ import { segmentsFrom } from "../chat/engine/prompt-builder.ts";
 import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { log } from "../log.ts";
 import type { KeyedOwner } from "./checkpointed-session.ts";
+import type { TenantDataKey } from "./state/sealed-file.ts";
 import type { CheckpointStorage } from "./store/checkpoint-storage.ts";
+import type { CheckpointMeta } from "./store/types.ts";
 
 export class ColdAnchors {
   /** Anchor writes in flight, by tenant and text. */
@@ -21,6 +23,8 @@ export class ColdAnchors {
     private readonly store: CheckpointStorage,
     /** Cold prefills whose header (system + tools) is at least this many tokens save an anchor. */
     private readonly minTokens: number,
+    /** Told of each anchor once stored, with its tokens (the shared-prefix index lists it as a holder). */
+    private readonly stored: (key: TenantDataKey, meta: CheckpointMeta, tokens: readonly Token[]) => void = () => {},
   ) {}
 
   /** Where a cold prefill should save an anchor (tokens of system + tools), if anywhere (never without a key). */
@@ -77,7 +81,10 @@ export class ColdAnchors {
           }
         },
       )
-      .then((meta) => log("checkpoint saved", { reason: "cold-anchor", tokens: meta.tokenCount, bytes: meta.bytes }))
+      .then((meta) => {
+        this.stored(key, meta, tokens);
+        log("checkpoint saved", { reason: "cold-anchor", tokens: meta.tokenCount, bytes: meta.bytes });
+      })
       .catch((error: unknown) => log("checkpoint write failed", { reason: "cold-anchor", error: String(error) }))
       .finally(() => this.#inFlight.delete(id));
     this.#inFlight.set(id, write);

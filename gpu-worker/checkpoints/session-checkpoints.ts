@@ -1,5 +1,5 @@
 import type { EngineSequence, Token } from "../../native/engine-types.ts";
-import { segmentsFrom } from "../chat/engine/prompt-builder.ts";
+import { segmentsFrom, segmentsUpTo } from "../chat/engine/prompt-builder.ts";
 import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord } from "../continuation/frontier.ts";
 import type { TurnMemory } from "../continuation/turn-memory.ts";
@@ -7,9 +7,11 @@ import { log } from "../log.ts";
 import type { KeyedOwner, ResidentSession } from "./checkpointed-session.ts";
 import { ColdAnchors } from "./cold-anchors.ts";
 import { earlierTurns, earlierTurnsOf } from "./earlier-turns.ts";
+import type { TenantDataKey } from "./state/sealed-file.ts";
 import type { CheckpointStorage } from "./store/checkpoint-storage.ts";
 import {
   CheckpointKeyError,
+  type CheckpointMeta,
   type CheckpointPayload,
   type CheckpointReason,
   CorruptCheckpointError,
@@ -69,11 +71,20 @@ export class SessionCheckpoints {
     private readonly rememberTurn: (tenant: string, turn: SampledTurnRecord) => void,
     private readonly memory?: TurnMemory,
   ) {
-    this.anchors = new ColdAnchors(store, policy.anchorMinTokens);
+    this.anchors = new ColdAnchors(store, policy.anchorMinTokens, (key, meta, tokens) =>
+      this.onStored?.(key, meta, tokens),
+    );
   }
 
   /** The tenant's system + tools anchors, saved during cold prefills (off the turn's critical path). */
   readonly anchors: ColdAnchors;
+
+  /**
+   * Told of every checkpoint written here, with its tokens and the data key it was sealed under
+   * (the shared-prefix index lists it as a holder of those tokens' blocks).
+   */
+  onStored: ((key: TenantDataKey, meta: CheckpointMeta, tokens: readonly Token[]) => void) | undefined;
+
   readonly #refreshed = new Map<string, number>();
   readonly #skippedWithoutKey: Record<SessionSaveReason, number> = { parked: 0, "tool-frontier": 0, shutdown: 0 };
 
@@ -162,6 +173,7 @@ export class SessionCheckpoints {
         }
       },
     );
+    this.onStored?.(key, meta, tokens);
     log("checkpoint saved", {
       reason,
       session: session.sessionId.slice(0, 8),
@@ -236,7 +248,8 @@ export class SessionCheckpoints {
    * rest of the request after it with `owner`'s data key. Undefined (and the sequence untouched)
    * when none applies; "wrong-key" (the sequence untouched: nothing was loaded) when the request
    * has no key (the index is keyed by it: nothing can be looked up) or its key does not open the
-   * checkpoint; "corrupt" (the sequence cleared) when the load failed otherwise.
+   * checkpoint; "corrupt" (the sequence cleared) when the load failed otherwise. `found`: the
+   * caller's own lookup of the same prefix with the same key and `keep` (so it is counted once).
    */
   async restorePrefix(
     owner: KeyedOwner,
@@ -244,13 +257,14 @@ export class SessionCheckpoints {
     sequence: EngineSequence,
     keep: number,
     tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
+    found?: { meta: CheckpointMeta | undefined },
   ): Promise<RestoredPrefix | CheckpointFailure | undefined> {
     const key = owner.dataKey;
     if (!key) {
       log("checkpoint lookup skipped", { reason: "wrong-key", why: "no data key" });
       return "wrong-key";
     }
-    const meta = this.store.findLongestPrefix(key, rendered.text, { minTokens: keep + 1 });
+    const meta = found ? found.meta : this.store.findLongestPrefix(key, rendered.text, { minTokens: keep + 1 });
     if (!meta) return undefined;
     const rest = segmentsFrom(rendered.segments, meta.textLength);
     if (!rest || rest.length === 0) return undefined;

@@ -227,6 +227,35 @@ export class SessionTable {
     this.#scheduler?.schedule(session);
   }
 
+  /**
+   * Let `read` use the sequence of `tenant`'s resident idle session (a shared-prefix copy reads it)
+   * while the session is held as a checkpoint dump holds it (`saving`): a lease of it waits, parking
+   * and eviction pass it by. "busy" (nothing run) while a request holds it or a write reads it;
+   * "gone" when it is not resident.
+   */
+  async readIdle<T>(
+    tenant: string,
+    sessionId: string,
+    read: (sequence: EngineSequence) => Promise<T>,
+  ): Promise<{ read: T } | "busy" | "gone"> {
+    const session = this.#sessions.get(sessionKey(tenant, sessionId));
+    const sequence = session?.sequence;
+    if (!session || !sequence) return "gone";
+    if (session.busy || session.saving) return "busy";
+    const reading = read(sequence);
+    const held = reading.then(
+      () => undefined,
+      () => undefined,
+    );
+    session.saving = held;
+    try {
+      return { read: await reading };
+    } finally {
+      if (session.saving === held) session.saving = undefined;
+      this.#dispatcher.pump();
+    }
+  }
+
   /** Forget a session and free its sequence. False when it is unknown or busy. */
   drop(tenant: string, sessionId: string): boolean {
     const key = sessionKey(tenant, sessionId);

@@ -12,6 +12,7 @@ import { record } from "./record.ts";
 import { handOff, respond } from "./respond.ts";
 import { sample } from "./sample.ts";
 import { continueWithServerTools } from "./server-tool-steps/server-tool-loop.ts";
+import { holdTurnKv } from "./shared-prefix/hold.ts";
 import type { Turn, TurnDeps } from "./turn.ts";
 
 /**
@@ -32,6 +33,7 @@ export async function* runTurn(
     let step = 0;
     while (yield* runStep(turn, step)) step++;
     trace.sampled();
+    holdTurnKv(turn);
     savingInBackground = handOff(turn);
     yield respond(turn);
   } finally {
