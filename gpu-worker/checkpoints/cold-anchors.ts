@@ -7,7 +7,7 @@
  * turn that finds the same anchor still being written does not write it again.
  */
 import type { EngineSequence, Token } from "../../native/engine-types.ts";
-import { segmentsFrom } from "../chat/engine/prompt-builder.ts";
+import { segmentsFrom, segmentsUpTo } from "../chat/engine/prompt-builder.ts";
 import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { log } from "../log.ts";
 import type { KeyedOwner } from "./checkpointed-session.ts";
@@ -41,7 +41,7 @@ export class ColdAnchors {
     const rest = segmentsFrom(rendered.segments, offset);
     if (!rest) return undefined;
     if (this.#inFlight.has(inFlightKey(owner.tenant, text))) return undefined;
-    const tokens = (await tokenize(segmentsUpTo(rendered.segments, offset))).length;
+    const tokens = (await tokenize(segmentsUpTo(rendered.segments, offset) ?? [])).length;
     if (tokens < this.minTokens) return undefined;
     const existing = this.store.findLongestPrefix(key, text, { minTokens: tokens });
     return existing ? undefined : { tokens, text };
@@ -99,16 +99,4 @@ export class ColdAnchors {
 
 function inFlightKey(tenant: string, text: string): string {
   return `${tenant}\u0000${text}`;
-}
-
-function segmentsUpTo(segments: readonly PromptSegment[], offset: number): PromptSegment[] {
-  const out: PromptSegment[] = [];
-  let at = 0;
-  for (const segment of segments) {
-    if (at >= offset) break;
-    const end = at + segment.text.length;
-    out.push(end <= offset ? segment : { text: segment.text.slice(0, offset - at), special: segment.special });
-    at = end;
-  }
-  return out;
 }

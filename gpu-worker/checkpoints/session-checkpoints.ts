@@ -1,5 +1,5 @@
 import type { EngineSequence, Token } from "../../native/engine-types.ts";
-import { segmentsFrom, segmentsUpTo } from "../chat/engine/prompt-builder.ts";
+import { segmentsFrom } from "../chat/engine/prompt-builder.ts";
 import type { PromptSegment, RenderedPrompt } from "../chat/types.ts";
 import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord } from "../continuation/frontier.ts";
 import type { TurnMemory } from "../continuation/turn-memory.ts";

@@ -1,4 +1,4 @@
-import type { Engine } from "../../native/engine-types.ts";
+import type { Engine, EngineSequence } from "../../native/engine-types.ts";
 import { CheckpointScheduler } from "../checkpoints/checkpoint-scheduler.ts";
 import type { SessionCheckpoints } from "../checkpoints/session-checkpoints.ts";
 import { DATA_KEY_BYTES, type TenantDataKey } from "../checkpoints/state/sealed-file.ts";

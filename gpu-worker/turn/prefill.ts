@@ -56,7 +56,10 @@ async function savePoints(turn: Turn, plan: ContinuationPlan): Promise<SavePoint
       ? await checkpoints.anchors.anchorFor(session, plan.rendered, turn.tokenize)
       : undefined;
   if (anchor && checkpoints && anchor.tokens <= plan.append.length) {
-    points.push({ at: anchor.tokens, save: () => checkpoints.anchors.saveAnchor(session, anchor.text, session.sequence) });
+    points.push({
+      at: anchor.tokens,
+      save: () => checkpoints.anchors.saveAnchor(session, anchor.text, session.sequence),
+    });
   }
   const requestTokens = [...session.sequence.tokens.slice(0, plan.keep), ...plan.append];
   const publicPoint = deps.shared ? await publicSavePoint(deps.shared, plan, requestTokens, turn.tokenize) : undefined;

@@ -11,6 +11,8 @@ import type {
   EngineSequence,
   EngineStats,
   ModelInfo,
+  PrefixCopyInfo,
+  PrefixCopyMethod,
   Token,
 } from "../../native/engine-types.ts";
 import { DisposedError, NoFreeSequenceError } from "../../native/engine-types.ts";
@@ -83,6 +85,15 @@ export class EngineDouble implements Engine {
   };
   readonly options: Readonly<EngineOptions>;
   readonly maxTokenBytes = 1;
+  readonly prefixCopy: PrefixCopyInfo = {
+    method: "state-restore",
+    sequenceCopyUnavailable: "a double",
+    stateRestoreBelow: 0,
+  };
+
+  async copyPrefix(): Promise<PrefixCopyMethod> {
+    throw new Error("EngineDouble does not copy prefixes");
+  }
 
   constructor(readonly sequences: number) {
     this.options = {
