@@ -18,10 +18,11 @@ export interface FleetTurn {
 }
 
 /**
- * Tokens a follower may prefill beyond its unique suffix: the turn's closing framing (end of the
- * user turn, the assistant header) and a token at the cut where tokenization may merge across it.
+ * Tokens a follower may prefill beyond its unique suffix: the turn's closing framing after the user's
+ * text (end of the user turn, the assistant header: 23 tokens with the chatml family and tools) and a
+ * token at the cut where tokenization may merge across it.
  */
-export const FRAMING_SLACK = 16;
+export const FRAMING_SLACK = 32;
 
 const sum = (turns: readonly FleetTurn[], key: "prompt" | "cached" | "prefilled") =>
   turns.reduce((n, t) => n + t[key], 0);
