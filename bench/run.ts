@@ -49,6 +49,7 @@ import { checkpointRestoreWorkload } from "./workloads/checkpoint-restore.ts";
 import { checkpointWritesWorkload } from "./workloads/checkpoint-writes.ts";
 import { continuationWorkload } from "./workloads/continuation.ts";
 import { fairnessWorkload } from "./workloads/fairness.ts";
+import { fleetWorkload } from "./workloads/fleet/fleet-workload.ts";
 import { loadSettings } from "./workloads/load/load-settings.ts";
 import { loadWorkload } from "./workloads/load/load-workload.ts";
 import { placementWorkload } from "./workloads/placement.ts";
@@ -72,6 +73,7 @@ const WORKLOADS: Workload[] = [
   placementWorkload,
   llamaServerWorkload,
   traceWorkload(() => ({ trace: values.trace, json: values.json })),
+  fleetWorkload,
   simWorkload,
   fairnessWorkload,
   loadWorkload,

@@ -19,7 +19,7 @@ import { type WorkerGauges, WorkerMetrics } from "./metrics/worker-metrics.ts";
 import { loadModel } from "./model-load.ts";
 import { DrainState } from "./pool/drain.ts";
 import { type Heartbeat, startHeartbeat } from "./pool/heartbeat.ts";
-import { PrefixSet } from "./pool/prefix-set.ts";
+import { PrefixAdvert } from "./pool/prefix-advert.ts";
 import { heartbeatReport } from "./pool/report.ts";
 import { drainThroughEdge } from "./pool/self-drain.ts";
 import { startServer } from "./server.ts";
@@ -48,9 +48,18 @@ async function main(): Promise<void> {
     tenantMaxSequences: config.tenantMaxSequences,
     checkpointDelayMs: config.checkpointDelayMs,
   });
-  const shared = sharedPrefixes(config, engine, checkpoints);
+  const shared = sharedPrefixes(config, engine);
+  const prefixes = new PrefixAdvert({
+    isResident: (tenant, sessionId) => sessions.isResident(tenant, sessionId),
+    hasCheckpoint: store && ((id) => store.has(id)),
+  });
+  if (checkpoints) {
+    checkpoints.onStored = (key, meta, tokens, owner) => {
+      shared?.holdCheckpoint(key, meta, tokens);
+      prefixes.holdCheckpoint(meta.id, meta.tenant, meta.sessionId, meta.reason, owner);
+    };
+  }
   const drain = new DrainState();
-  const prefixes = new PrefixSet();
   const deps = { engine, format, sessions, memory, spans, checkpoints, config, drain, prefixes, metrics, shared };
   const service = createWorkerService(deps);
   const server = await startServer(service, config);
@@ -145,16 +154,10 @@ function openCheckpoints(
   return { store, replica, checkpoints };
 }
 
-/** The shared-prefix index (fed by every checkpoint written) and public prefixes, unless turned off. */
-function sharedPrefixes(
-  config: WorkerConfig,
-  engine: Engine,
-  checkpoints: SessionCheckpoints | undefined,
-): SharedPrefixes | undefined {
+/** The shared-prefix index (fed by every checkpoint written, in main) and public prefixes, unless turned off. */
+function sharedPrefixes(config: WorkerConfig, engine: Engine): SharedPrefixes | undefined {
   if (!config.sharedPrefix.enabled) return undefined;
-  const shared = new SharedPrefixes(config.sharedPrefix, engine.model.identity, config.checkpointScratchDir);
-  if (checkpoints) checkpoints.onStored = (key, meta, tokens) => shared.holdCheckpoint(key, meta, tokens);
-  return shared;
+  return new SharedPrefixes(config.sharedPrefix, engine.model.identity, config.checkpointScratchDir);
 }
 
 /** The self-drain's bound: under the deploy files' 600 s stop grace, leaving time for the final save. */

@@ -7,14 +7,14 @@ import {
   type WorkerService,
 } from "../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { NO_SCOPE } from "../shared/capability.ts";
-import { prefixFingerprint } from "../shared/prefix-fingerprint.ts";
+import { prefixChain } from "../shared/prefix-chain.ts";
 import { type CapabilityVerifier, requireCapability } from "./capability-check.ts";
 import { formatCapabilities } from "./chat/format-capabilities.ts";
 import { WorkerFailure } from "./errors.ts";
 import { generateEvent } from "./generate/events.ts";
 import { log } from "./log.ts";
 import type { DrainState } from "./pool/drain.ts";
-import type { PrefixSet } from "./pool/prefix-set.ts";
+import type { PrefixAdvert } from "./pool/prefix-advert.ts";
 import { countPromptTokens } from "./turn/count-tokens.ts";
 import { runTurn } from "./turn/run-turn.ts";
 import { withKeepAlive } from "./turn/stream-keep-alive.ts";
@@ -25,7 +25,7 @@ import { limitTurn, turnLimitsOf, turnTimeLimitEvent } from "./turn/turn-limits.
 export interface WorkerDeps extends TurnDeps {
   drain: DrainState;
   /** Prompt prefixes this worker holds (reported in heartbeats for placement). */
-  prefixes: PrefixSet;
+  prefixes: PrefixAdvert;
 }
 
 /** What this worker checks each call's capability with (its own key and id). */
@@ -44,10 +44,7 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
       yield generateEvent({ case: "keepAlive", value: { prefilledTokens: 0, totalTokens: 0 } });
       try {
         await admit(deps, request.tenantId, request.sessionId, Number(request.epoch));
-        // The edge fingerprints each request's prefix once and sends it; a caller that doesn't (a
-        // direct gRPC client) is fingerprinted here.
-        const prefix = request.prefixFingerprint || (await fingerprintOf(request));
-        if (prefix) deps.prefixes.add(prefix);
+        advertise(deps, request);
         // Never silent past the keep-alive interval (queued, restoring, planning): the edge's idle deadline.
         const turn = limitTurn(
           (signal) => runTurn(deps, request, signal),
@@ -163,6 +160,15 @@ function isClientError(code: WorkerErrorCode): boolean {
   return code === WorkerErrorCode.INVALID_REQUEST || code === WorkerErrorCode.CONTEXT_TOO_LONG;
 }
 
-async function fingerprintOf(request: GenerateRequest): Promise<string | undefined> {
-  return request.conversation ? prefixFingerprint(request.tenantId, request.conversation) : undefined;
+/**
+ * The session now holds this request's prompt: its text-side chain (shared/prefix-chain.ts, as the
+ * edge computes it for placement) goes into the heartbeat's advert, off the turn's path.
+ */
+function advertise(deps: WorkerDeps, request: GenerateRequest): void {
+  const { conversation, tenantId, sessionId } = request;
+  if (!conversation) return;
+  prefixChain(tenantId, conversation).then(
+    (chain) => deps.prefixes.holdSession(tenantId, sessionId, chain),
+    (error: unknown) => log("prefix chain failed", { session: sessionId.slice(0, 8), error: String(error) }),
+  );
 }

@@ -3,7 +3,7 @@
  * records, ranked for parking by `leastValuableIdle` from gpu-worker/session/live-session.ts), the
  * bounded FIFO of requests waiting for a sequence (as SessionTable), its checkpoint index (the real
  * `CheckpointIndex`, SQLite in memory: the store's lookups and its eviction order) under a token
- * budget, and the prefixes it advertises (the worker's `PrefixSet`). No model: a KV state is its
+ * budget, and the prefixes it advertises (`PrefixSet`: system + tools fingerprints, as workers did before issue 45). No model: a KV state is its
  * token count and the prefix keys of the blocks it holds.
  */
 import { randomBytes } from "node:crypto";
@@ -11,9 +11,9 @@ import type { PoolWorker } from "../../edge/pool/placement.ts";
 import { CheckpointIndex } from "../../gpu-worker/checkpoints/store/checkpoint-index.ts";
 import type { CheckpointMeta, CheckpointReason } from "../../gpu-worker/checkpoints/store/types.ts";
 import type { Frontier } from "../../gpu-worker/continuation/frontier.ts";
-import { PrefixSet } from "../../gpu-worker/pool/prefix-set.ts";
 import { type LiveSession, leastValuableIdle } from "../../gpu-worker/session/live-session.ts";
 import type { EngineSequence } from "../../native/engine-types.ts";
+import { PrefixSet } from "./prefix-set.ts";
 
 export const SIM_TENANT = "trace";
 export const SIM_MODEL = "sim-model";

@@ -21,7 +21,12 @@ export interface RunningFrontier {
   stop(): Promise<void>;
 }
 
-export async function startFrontier(workers: number, modelPath: string, contextSize: number): Promise<RunningFrontier> {
+export async function startFrontier(
+  workers: number,
+  modelPath: string,
+  contextSize: number,
+  env: Record<string, string> = {},
+): Promise<RunningFrontier> {
   const dir = mkdtempSync(join(tmpdir(), "frontier-trace-"));
   const stack = await startStack({
     workers,
@@ -32,6 +37,7 @@ export async function startFrontier(workers: number, modelPath: string, contextS
       FRONTIER_SEQUENCES: String(SEQUENCES),
       FRONTIER_METRICS_PORT: "0",
       FRONTIER_METRICS_TOKEN: METRICS_TOKEN,
+      ...env,
     },
     workerEnvFor: (id) => ({ FRONTIER_STATE_DIR: join(dir, id) }),
     verbose: process.env.FRONTIER_BENCH_VERBOSE === "1",

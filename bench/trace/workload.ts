@@ -5,6 +5,7 @@
  * other in the same run. --quick replays a tiny slice on one worker (llama-server only if given).
  */
 import { writeFileSync } from "node:fs";
+import { DEFAULT_BLOCK_TOKENS } from "../../gpu-worker/continuation/shared-prefix/options.ts";
 import { TEST_MODEL_SPECS } from "../../native/model/gguf-writer.ts";
 import type { Workload } from "../workload.ts";
 import { BlockTokens, oneToOneAlphabet, tokensToText } from "./block-tokens.ts";
@@ -46,7 +47,7 @@ export function traceWorkload(args: () => TraceArgs): Workload {
       for (const workers of options.quick ? [1] : [1, 2]) {
         const name = workers === 1 ? "Frontier, 1 worker" : `Frontier, ${workers} workers`;
         progress(`trace: starting ${name}`);
-        const frontier = await startFrontier(workers, options.modelPath, contextSize);
+        const frontier = await startFrontier(workers, options.modelPath, contextSize, sharedPrefixEnv(scaled.factor));
         try {
           const target = frontierTarget(name, frontier.edgeUrl, blocks);
           await target.send(
@@ -127,6 +128,18 @@ export function traceWorkload(args: () => TraceArgs): Workload {
       };
     },
   };
+}
+
+/**
+ * The worker's shared-prefix blocks scaled with the trace, as its lengths are: the production trace's
+ * blocks are 512 tokens and the worker indexes blocks of 256 (FRONTIER_PREFIX_BLOCK_TOKENS), so at
+ * ×1/16 a block is 16 tokens, and a prefix worth copying (FRONTIER_PREFIX_MIN_TOKENS, one block) too.
+ * Unscaled, no first turn of the sample shares a whole 256-token block with another conversation
+ * (they share 32-160 tokens), and the rung would never be tried.
+ */
+function sharedPrefixEnv(factor: number): Record<string, string> {
+  const block = String(Math.max(1, Math.round(DEFAULT_BLOCK_TOKENS * factor)));
+  return { FRONTIER_PREFIX_BLOCK_TOKENS: block, FRONTIER_PREFIX_MIN_TOKENS: block };
 }
 
 /**

@@ -15,6 +15,11 @@ export interface PoolVars extends RegistrationVars {
   HEARTBEAT_TIMEOUT_MS?: string;
   /** How long an edge isolate reuses its view of the pools. */
   POOL_CACHE_MS?: string;
+  /**
+   * Characters of a new conversation's prompt prefix that a worker of another region must hold beyond
+   * what the home region holds before the session is placed there (edge/pool/region-order.ts).
+   */
+  PLACEMENT_REMOTE_PREFIX_CHARS?: string;
 }
 
 /** One region's pool: its static members and where its Durable Objects should live. */
@@ -36,6 +41,8 @@ export interface PoolConfig extends RegistrationConfig {
   adminTokenHash: string | undefined;
   heartbeatTimeoutMs: number;
   poolCacheMs: number;
+  /** PLACEMENT_REMOTE_PREFIX_CHARS (default 65536). */
+  remotePrefixChars: number;
 }
 
 const LOCATION_HINTS = [
@@ -85,6 +92,7 @@ export function parsePoolConfig(vars: PoolVars, workerUrls: string[], dev: boole
     adminTokenHash: sha256Var(vars.ADMIN_TOKEN_SHA256, "ADMIN_TOKEN_SHA256"),
     heartbeatTimeoutMs: positiveInt(vars.HEARTBEAT_TIMEOUT_MS, "HEARTBEAT_TIMEOUT_MS", 6000),
     poolCacheMs: positiveInt(vars.POOL_CACHE_MS, "POOL_CACHE_MS", 1000),
+    remotePrefixChars: positiveInt(vars.PLACEMENT_REMOTE_PREFIX_CHARS, "PLACEMENT_REMOTE_PREFIX_CHARS", 65_536),
   };
 }
 

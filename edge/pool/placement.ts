@@ -1,8 +1,9 @@
 /**
  * Placement of a new session, pure, the same for every client (hinted or not): among the workers
- * that can take one (up, not excluded, queue not full), prefer one that already holds the request's
- * prompt prefix (system + tools) while it can start the session at once and is not much busier than
- * the least loaded worker; otherwise the least loaded. Load counts the sessions a worker holds, the
+ * that can take one (up, not excluded, queue not full), prefer the one that holds the longest prefix
+ * of the request's prompt (system + tools, then whole chunks of its messages: shared/prefix-chain.ts,
+ * as the workers advertise what they hold) while it can start the session at once and is not much
+ * busier than the least loaded worker; otherwise the least loaded. Load counts the sessions a worker holds, the
  * requests waiting for a sequence and the placements made since its last heartbeat, per sequence.
  *
  * Why "start at once" and not "a free sequence": a worker parks an idle resident session to its
@@ -11,6 +12,7 @@
  * residents as "full" sent every new session past the first `sequences` ones away from its prefix
  * (the recorded bench: 20% hits with 24 sessions on 2 × 4 sequences). */
 import type { WorkerReport } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { advertisedDepths, deepestHeld } from "../../shared/prefix-chain.ts";
 import { MAX_PREFIXES } from "./worker-report.ts";
 
 export type WorkerState = "up" | "draining" | "drained" | "down";
@@ -54,12 +56,29 @@ export interface Placement {
   reason: PlacementReason;
   /** Some worker of the pool advertised the prefix (a hit was possible). */
   prefixKnown: boolean;
+  /** With reason "prefix": how deep the chosen worker holds the request's chain (0: system + tools only). */
+  depth?: number;
 }
 
 export interface PlacementRequest {
   prefix?: string | undefined;
+  /**
+   * The request's text-side chain (shared/prefix-chain.ts; `chain[0]` is `prefix`): the worker
+   * holding the deepest entry of it is preferred. Absent: `[prefix]`.
+   */
+  chain?: readonly string[] | undefined;
   /** URLs not to use (the worker that just failed). */
   exclude?: readonly string[];
+}
+
+/** How deep `w` holds `chain` (-1: not even its system + tools). */
+export function heldDepth(w: Pick<PoolWorker, "prefixes">, chain: readonly string[]): number {
+  return chain.length === 0 || w.prefixes.length === 0 ? -1 : deepestHeld(chain, new Set(w.prefixes));
+}
+
+function chainOf(request: PlacementRequest): string[] {
+  if (request.chain && request.chain.length > 0) return [...request.chain];
+  return request.prefix === undefined ? [] : [request.prefix];
 }
 
 /** Sessions per sequence: resident sessions, requests waiting for a sequence and placements not yet reported. */
@@ -98,8 +117,9 @@ export function queueFull(w: PoolWorker): boolean {
 export function placeSession(workers: readonly PoolWorker[], request: PlacementRequest): Placement | undefined {
   const exclude = new Set(request.exclude ?? []);
   const usable = workers.filter((w) => w.state === "up" && !exclude.has(w.url) && !queueFull(w));
-  const prefix = request.prefix;
-  const prefixKnown = prefix !== undefined && workers.some((w) => w.prefixes.includes(prefix));
+  const chain = chainOf(request);
+  const depths = new Map(workers.map((w) => [w, heldDepth(w, chain)]));
+  const prefixKnown = [...depths.values()].some((d) => d >= 0);
   // Equal load (e.g. every sequence holds an idle, parkable session): the worker running fewer turns
   // first, so new sessions do not pile onto the lowest id while others sit idle.
   const byLoad = [...usable].sort(
@@ -110,26 +130,38 @@ export function placeSession(workers: readonly PoolWorker[], request: PlacementR
       a.id.localeCompare(b.id),
   );
   const worker = byLoad[0];
-  if (prefix !== undefined && worker) {
+  if (prefixKnown && worker) {
     // A holder with a free sequence always qualifies; one whose sequences all hold (idle) sessions
-    // only while it is within the margin of the least loaded worker.
+    // only while it is within the margin of the least loaded worker. Of those, the one holding the
+    // longest prefix of the request; equally deep, the less loaded.
     const limit = workerLoad(worker) + PREFIX_LOAD_MARGIN;
-    const holder = byLoad.find(
-      (w) => w.prefixes.includes(prefix) && canStartNow(w) && (workerLoad(w) < 1 || workerLoad(w) <= limit),
-    );
-    if (holder) return { worker: holder, reason: "prefix", prefixKnown };
+    let holder: PoolWorker | undefined;
+    let deepest = -1;
+    for (const w of byLoad) {
+      const depth = depths.get(w) ?? -1;
+      if (depth > deepest && canStartNow(w) && (workerLoad(w) < 1 || workerLoad(w) <= limit)) {
+        holder = w;
+        deepest = depth;
+      }
+    }
+    if (holder) return { worker: holder, reason: "prefix", prefixKnown, depth: deepest };
   }
   return worker && { worker, reason: "load", prefixKnown };
 }
 
 /**
  * Count a placement against its worker until the next heartbeat: one more pending session, and the
- * prefix recorded as held (the worker advertises it only from its next heartbeat; a new session with
- * the same prefix within that interval must still find its holder). True when the prefixes changed.
+ * prefix recorded as held at the depths a worker advertises (the worker advertises it only from its
+ * next heartbeat; a new session with the same prefix within that interval must still find its
+ * holder). True when the prefixes changed.
  */
-export function notePlacement(worker: PoolWorker, prefix: string | undefined): boolean {
+export function notePlacement(worker: PoolWorker, prefix: string | undefined, chain?: readonly string[]): boolean {
   worker.pending += 1;
-  if (prefix === undefined || worker.prefixes.includes(prefix)) return false;
-  worker.prefixes = [prefix, ...worker.prefixes].slice(0, MAX_PREFIXES);
+  const full = chainOf({ prefix, chain });
+  const added = advertisedDepths(full.length)
+    .map((d) => full[d] ?? "")
+    .filter((hash) => hash !== "" && !worker.prefixes.includes(hash));
+  if (added.length === 0) return false;
+  worker.prefixes = [...added, ...worker.prefixes].slice(0, MAX_PREFIXES);
   return true;
 }

@@ -5,7 +5,7 @@
  */
 import type { EdgeConfig } from "../config/config.ts";
 import type { RegionConfig } from "../config/pool-config.ts";
-import { type Placement, type PoolWorker, placeSession } from "./placement.ts";
+import { type Placement, type PlacementRequest, type PoolWorker, placeSession } from "./placement.ts";
 import type { PoolBindings } from "./pool-do.ts";
 
 let cached: { at: number; key: string; workers: PoolWorker[] } | undefined;
@@ -53,13 +53,17 @@ export interface RegionPlacement extends Placement {
   region: RegionConfig;
 }
 
-/** Place a session (new, or `moving` from a failed worker): the home region's pool, then the others in order. */
+/**
+ * Place a session (new, or `moving` from a failed worker): the regions' pools in `order` (default:
+ * the home region's, then the others; region-order.ts puts a region holding a much longer prefix first).
+ */
 export async function placeNewSession(
   env: PoolBindings,
   config: EdgeConfig,
-  request: { prefix?: string | undefined; exclude?: string[]; moving?: boolean },
+  request: PlacementRequest & { moving?: boolean },
+  order: readonly RegionConfig[] = config.regions,
 ): Promise<RegionPlacement | undefined> {
-  for (const region of config.regions) {
+  for (const region of order) {
     const placement = await poolStub(env, region).place({ ...args(config, region), ...request });
     if (placement) return { ...placement, region };
   }
@@ -74,12 +78,12 @@ export async function placeNewSession(
 export function forcedPlacement(
   workers: readonly PoolWorker[],
   config: EdgeConfig,
-  prefix: string | undefined,
+  request: PlacementRequest,
 ): RegionPlacement | undefined {
   const home = workers.filter((w) => w.region === config.homeRegion);
   const region = regionNamed(config, config.homeRegion);
   if (!region || home.filter((w) => w.state === "up").length !== 1) return undefined;
-  const placement = placeSession(home, { prefix });
+  const placement = placeSession(home, request);
   return placement && { ...placement, region };
 }
 
@@ -88,12 +92,13 @@ export function countPlacement(
   env: PoolBindings,
   config: EdgeConfig,
   placement: RegionPlacement,
-  prefix: string | undefined,
+  request: PlacementRequest,
 ): Promise<void> {
   return poolStub(env, placement.region).notePlaced({
     ...args(config, placement.region),
     url: placement.worker.url,
-    prefix,
+    prefix: request.prefix,
+    ...(request.chain && { chain: request.chain }),
   });
 }
 

@@ -15,6 +15,7 @@ import type { EndpointPattern, WorkerBinding } from "../config/registration.ts";
 import { type CredentialInfo, type CredentialLookup, CredentialStore, type IssueArgs } from "./credential-store.ts";
 import { createMembersTable, FOREVER, memberView, type Row, stateOf, toWorker, writeMember } from "./member-row.ts";
 import {
+  heldDepth,
   notePlacement,
   type Placement,
   type PlacementRequest,
@@ -177,7 +178,7 @@ export class PoolDO extends DurableObject<unknown> {
     const workers = await this.view(args);
     const placement = placeSession(workers, args);
     if (!placement) return null;
-    this.#count(placement, args.prefix, args.moving ?? false);
+    this.#count(placement, args, args.moving ?? false);
     return placement;
   }
 
@@ -185,21 +186,21 @@ export class PoolDO extends DurableObject<unknown> {
    * Count a new session the edge placed from its cached view, where the choice was forced (the
    * home region's only worker up): the same bookkeeping as `place`, off the request's path.
    */
-  async notePlaced(args: PoolArgs & { url: string; prefix?: string | undefined }): Promise<void> {
+  async notePlaced(args: PoolArgs & PlacementRequest & { url: string }): Promise<void> {
     const workers = await this.view(args);
     const worker = workers.find((w) => w.url === args.url);
     if (!worker) return;
-    const prefix = args.prefix;
-    const prefixKnown = prefix !== undefined && workers.some((w) => w.prefixes.includes(prefix));
-    const reason = prefix !== undefined && worker.prefixes.includes(prefix) ? "prefix" : "load";
-    this.#count({ worker, reason, prefixKnown }, prefix, false);
+    const chain = args.chain ?? (args.prefix === undefined ? [] : [args.prefix]);
+    const prefixKnown = workers.some((w) => heldDepth(w, chain) >= 0);
+    const reason = heldDepth(worker, chain) >= 0 ? "prefix" : "load";
+    this.#count({ worker, reason, prefixKnown }, args, false);
   }
 
   /** Count a placement against its worker until the next heartbeat (and in the stats, unless `moving`). */
-  #count(placement: Placement, prefix: string | undefined, moving: boolean): void {
+  #count(placement: Placement, request: PlacementRequest, moving: boolean): void {
     this.#sql.exec("UPDATE members SET pending = pending + 1 WHERE id = ?", placement.worker.id);
     // The heartbeat then replaces the prefix list with the worker's own.
-    if (notePlacement(placement.worker, prefix)) {
+    if (notePlacement(placement.worker, request.prefix, request.chain)) {
       this.#sql.exec(
         "UPDATE members SET prefixes = ? WHERE id = ?",
         JSON.stringify(placement.worker.prefixes),

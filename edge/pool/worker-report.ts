@@ -9,8 +9,8 @@ import { asObject, fail } from "../core/check.ts";
 import { isHttpUrl } from "../core/config-values.ts";
 
 const MAX_COUNT = 1_000_000;
-/** Prefix fingerprints the pool keeps per worker. */
-export const MAX_PREFIXES = 64;
+/** Prefix hashes the pool keeps per worker (a worker reports at most as many: gpu-worker/pool/prefix-advert.ts). */
+export const MAX_PREFIXES = 256;
 
 const PATTERNS: Partial<Record<keyof WorkerReport, RegExp>> = {
   id: /^[A-Za-z0-9._:-]{1,64}$/,

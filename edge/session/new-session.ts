@@ -1,14 +1,15 @@
 /**
  * A conversation's first turn gets its worker by one rule, whether or not the client sent a hint
  * (DESIGN.md, "Sessions and affinity"): the pool's placement (edge/pool/placement.ts — the holder of
- * the request's system + tools prefix while it can start the session at once, else the least loaded;
+ * the longest prefix of the request's prompt while it can start the session at once, else the least loaded;
  * never a worker whose queue is full), counted against that worker until its next heartbeat. A hint
  * then binds the conversation's follow-ups to where it was placed; it is not itself a placement.
  */
 import type { EdgeConfig } from "../config/config.ts";
 import { ApiError } from "../core/errors.ts";
-import type { PoolWorker } from "../pool/placement.ts";
+import type { PlacementRequest, PoolWorker } from "../pool/placement.ts";
 import { countPlacement, forcedPlacement, placeNewSession, type RegionPlacement } from "../pool/pool-client.ts";
+import { regionOrder } from "../pool/region-order.ts";
 import { type NewSession, openSession, type ResolvedSession, type RouteBindings } from "./resolved-session.ts";
 import type { RouteSource } from "./routing.ts";
 import type { OpenArgs } from "./session-do.ts";
@@ -19,16 +20,20 @@ export interface NewPlacement {
   forced: boolean;
 }
 
-/** Place a new session (its first turn): the forced choice from the cached view, else the pool's. */
+/**
+ * Place a new session (its first turn): the forced choice from the cached view, else the pool's,
+ * asking the regions in regionOrder's order (another region first only for a much longer prefix).
+ */
 export async function placeNew(
   env: RouteBindings,
   config: EdgeConfig,
   pool: readonly PoolWorker[],
-  prefix: string | undefined,
+  request: PlacementRequest,
 ): Promise<NewPlacement> {
-  const forced = forcedPlacement(pool, config, prefix);
+  const order = regionOrder(pool, config, request.chain ?? []);
+  const forced = order[0]?.name === config.homeRegion ? forcedPlacement(pool, config, request) : undefined;
   if (forced) return { placement: forced, forced: true };
-  const placed = await placeNewSession(env, config, { prefix });
+  const placed = await placeNewSession(env, config, request, order);
   if (!placed) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
   return { placement: placed, forced: false };
 }
@@ -38,10 +43,10 @@ export function countIfForced(
   env: RouteBindings,
   config: EdgeConfig,
   placed: NewPlacement,
-  prefix: string | undefined,
+  request: PlacementRequest,
 ): Promise<void> {
   if (!placed.forced) return Promise.resolve();
-  return countPlacement(env, config, placed.placement, prefix).catch((error: unknown) =>
+  return countPlacement(env, config, placed.placement, request).catch((error: unknown) =>
     console.error("placement count failed", { worker: placed.placement.worker.url, error: String(error) }),
   );
 }
@@ -68,7 +73,9 @@ export function beginCreation(env: RouteBindings, config: EdgeConfig, session: R
       throw new Error(`unexpected open result ${opened.status}`);
     }
   });
-  const counted = create.counted ? countPlacement(env, config, create.counted, create.args.prefix) : undefined;
+  const counted = create.counted
+    ? countPlacement(env, config, create.counted, { prefix: create.args.prefix, chain: create.chain })
+    : undefined;
   const creating = Promise.allSettled([created, counted]).then(([c, p]) => {
     const short = session.sessionId.slice(0, 8);
     if (c.status === "rejected") console.error("session create failed", { session: short, error: String(c.reason) });

@@ -46,6 +46,8 @@ export interface NewSession {
   region?: RegionConfig | undefined;
   /** A placement the edge made from its view (forcedPlacement): the pool counts it alongside. */
   counted?: RegionPlacement;
+  /** The request's prefix chain it was placed by (shared/prefix-chain.ts), recorded with the count. */
+  chain?: readonly string[] | undefined;
 }
 
 /** This request's turn is the session's first: its worker holds nothing of it yet (it may try another). */

@@ -32,6 +32,11 @@ export interface RouteRequest {
   /** Fingerprint of the request's system + tools (shared/prefix-fingerprint.ts): placement prefers its holder. */
   prefix?: string;
   /**
+   * The request's prefix chain (shared/prefix-chain.ts), computed only when a new session is placed:
+   * placement prefers the worker holding the longest prefix of the prompt.
+   */
+  chain?: () => Promise<readonly string[]>;
+  /**
    * The tenant limiter's answer (RequestContext.admitted). Opening the sessions the request's signed
    * IDs name runs alongside it; anything that could create a session or count a placement waits.
    */
@@ -108,12 +113,13 @@ async function resolveRoute(env: RouteBindings, config: EdgeConfig, request: Rou
     if (opened.status === "not_found") {
       // A new conversation: placed like any other (counted), then the hint binds its follow-ups there.
       await request.admitted;
-      const placed = await placeNew(env, config, pool, prefix);
+      const placing = { prefix, chain: await request.chain?.() };
+      const placed = await placeNew(env, config, pool, placing);
       const url = placed.placement.worker.url;
       const args = { ...hinted, workerUrls: withUrl(workerUrls, url), preferredWorker: url };
       [opened] = await Promise.all([
         openSession(env, args, placed.placement.region),
-        countIfForced(env, config, placed, prefix),
+        countIfForced(env, config, placed, placing),
       ]);
       if (opened.status === "ok" && opened.created) {
         return { ...opened, source: "hint", placement: placed.placement.reason };
@@ -143,7 +149,8 @@ async function resolveRoute(env: RouteBindings, config: EdgeConfig, request: Rou
     const args = { ...base, sessionId, mode: "claim" as const, preferredWorker: beside, prefix };
     return newSession(args, beside, "branch", { args, region: home });
   }
-  const placed = await placeNew(env, config, pool, prefix);
+  const chain = await request.chain?.();
+  const placed = await placeNew(env, config, pool, { prefix, chain });
   const { worker, region, reason } = placed.placement;
   const args = {
     ...base,
@@ -153,7 +160,7 @@ async function resolveRoute(env: RouteBindings, config: EdgeConfig, request: Rou
     prefix,
     preferredWorker: worker.url,
   };
-  const counted = placed.forced ? { counted: placed.placement } : {};
+  const counted = placed.forced ? { counted: placed.placement, chain } : {};
   const session = newSession(args, worker.url, sibling ? "branch" : "new", { args, region, ...counted });
   return { ...session, placement: reason };
 }

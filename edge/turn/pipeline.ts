@@ -9,6 +9,7 @@
  * `turnRoute` is the HTTP/SSE transport. The adapters never see which.
  */
 import { LIMITS } from "../../shared/limits.ts";
+import { prefixChain } from "../../shared/prefix-chain.ts";
 import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
 import { log } from "../core/log.ts";
 import { readJsonBody } from "../http/body.ts";
@@ -82,6 +83,11 @@ export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
 ): Promise<Response> {
   const decoded = await adapter.decode(body, { headers, rc, caller });
   const prefix = await prefixFingerprint(caller.tenant, decoded.turn.conversation);
+  let chain: Promise<string[]> | undefined;
+  const prefixChainOnce = () => {
+    chain ??= prefixChain(caller.tenant, decoded.turn.conversation);
+    return chain;
+  };
   const route = (noCache: boolean) =>
     resolveSession(rc.env, rc.config, {
       tenant: caller.tenant,
@@ -90,6 +96,7 @@ export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
       pinned: decoded.pinned,
       hint: decoded.hint,
       prefix,
+      chain: prefixChainOnce,
       admitted: rc.admitted,
       noCache,
       ...(pin && { pin }),

@@ -23,8 +23,16 @@ export class ColdAnchors {
     private readonly store: CheckpointStorage,
     /** Cold prefills whose header (system + tools) is at least this many tokens save an anchor. */
     private readonly minTokens: number,
-    /** Told of each anchor once stored, with its tokens (the shared-prefix index lists it as a holder). */
-    private readonly stored: (key: TenantDataKey, meta: CheckpointMeta, tokens: readonly Token[]) => void = () => {},
+    /**
+     * Told of each anchor once stored, with its tokens (the shared-prefix index lists it as a holder)
+     * and the session whose cold prefill wrote it (placement's advert, gpu-worker/pool/prefix-advert.ts).
+     */
+    private readonly stored: (
+      key: TenantDataKey,
+      meta: CheckpointMeta,
+      tokens: readonly Token[],
+      owner: string | undefined,
+    ) => void = () => {},
   ) {}
 
   /** Where a cold prefill should save an anchor (tokens of system + tools), if anywhere (never without a key). */
@@ -52,7 +60,11 @@ export class ColdAnchors {
    * saved). Resolves once the engine has dumped the sequence's KV (the caller may extend it then);
    * the write goes on in the background and a failure is logged, never the turn's.
    */
-  async saveAnchor(owner: KeyedOwner, text: string, sequence: EngineSequence): Promise<void> {
+  async saveAnchor(
+    owner: KeyedOwner & { readonly sessionId?: string },
+    text: string,
+    sequence: EngineSequence,
+  ): Promise<void> {
     const key = owner.dataKey;
     const id = inFlightKey(owner.tenant, text);
     if (!key || this.#inFlight.has(id)) return;
@@ -82,7 +94,7 @@ export class ColdAnchors {
         },
       )
       .then((meta) => {
-        this.stored(key, meta, tokens);
+        this.stored(key, meta, tokens, owner.sessionId);
         log("checkpoint saved", { reason: "cold-anchor", tokens: meta.tokenCount, bytes: meta.bytes });
       })
       .catch((error: unknown) => log("checkpoint write failed", { reason: "cold-anchor", error: String(error) }))

@@ -71,8 +71,8 @@ export class SessionCheckpoints {
     private readonly rememberTurn: (tenant: string, turn: SampledTurnRecord) => void,
     private readonly memory?: TurnMemory,
   ) {
-    this.anchors = new ColdAnchors(store, policy.anchorMinTokens, (key, meta, tokens) =>
-      this.onStored?.(key, meta, tokens),
+    this.anchors = new ColdAnchors(store, policy.anchorMinTokens, (key, meta, tokens, owner) =>
+      this.onStored?.(key, meta, tokens, owner),
     );
   }
 
@@ -81,9 +81,12 @@ export class SessionCheckpoints {
 
   /**
    * Told of every checkpoint written here, with its tokens and the data key it was sealed under
-   * (the shared-prefix index lists it as a holder of those tokens' blocks).
+   * (the shared-prefix index lists it as a holder of those tokens' blocks), and for a cold anchor the
+   * session whose prefill wrote it (placement's advert).
    */
-  onStored: ((key: TenantDataKey, meta: CheckpointMeta, tokens: readonly Token[]) => void) | undefined;
+  onStored:
+    | ((key: TenantDataKey, meta: CheckpointMeta, tokens: readonly Token[], owner?: string | undefined) => void)
+    | undefined;
 
   readonly #refreshed = new Map<string, number>();
   readonly #skippedWithoutKey: Record<SessionSaveReason, number> = { parked: 0, "tool-frontier": 0, shutdown: 0 };

@@ -100,6 +100,10 @@ export class MeteredCheckpointStorage implements CheckpointStorage {
     return this.inner.remove(id);
   }
 
+  has(id: string): boolean {
+    return this.inner.has(id);
+  }
+
   refresh(tenant: string, sessionId?: string): Promise<number> {
     return this.inner.refresh(tenant, sessionId);
   }

@@ -1,4 +1,4 @@
-/** The heartbeat report: this worker's identity, capacity and the prefixes it holds. */
+/** The heartbeat report: this worker's identity, capacity and the prefixes it holds (prefix-advert.ts). */
 import { create } from "@bufbuild/protobuf";
 import type { Engine } from "../../native/engine-types.ts";
 import { type WorkerReport, WorkerReportSchema } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
@@ -6,17 +6,14 @@ import type { WorkerConfig } from "../config.ts";
 import type { SessionTable } from "../session/session-table.ts";
 import type { DrainState } from "./drain.ts";
 import { BOOT_ID } from "./heartbeat.ts";
-import type { PrefixSet } from "./prefix-set.ts";
-
-/** Prefix fingerprints per report (the edge keeps at most this many per worker). */
-const MAX_REPORTED_PREFIXES = 64;
+import type { PrefixAdvert } from "./prefix-advert.ts";
 
 /** What a report reads (the service's dependencies hold all of it). */
 export interface ReportSources {
   engine: Pick<Engine, "stats" | "model">;
   sessions: Pick<SessionTable, "stats">;
   config: Pick<WorkerConfig, "workerId" | "region" | "maxQueue">;
-  prefixes: PrefixSet;
+  prefixes: Pick<PrefixAdvert, "list">;
   drain: DrainState;
 }
 
@@ -35,7 +32,7 @@ export function heartbeatReport(deps: ReportSources, url: string): WorkerReport 
     queueCapacity: deps.config.maxQueue,
     activeRequests: sessions.active,
     residentSessions: sessions.resident,
-    prefixes: deps.prefixes.list(MAX_REPORTED_PREFIXES),
+    prefixes: deps.prefixes.list(),
     draining: deps.drain.draining,
     leaving: false,
   });

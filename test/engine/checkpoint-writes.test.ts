@@ -83,6 +83,7 @@ function gated(store: CheckpointStore) {
     load: (...args) => store.load(...args),
     localPayload: (...args) => store.localPayload(...args),
     remove: (id) => store.remove(id),
+    has: (id) => store.has(id),
     refresh: (...args) => store.refresh(...args),
     stats: () => store.stats(),
     close: () => store.close(),

@@ -42,6 +42,8 @@ export interface CheckpointStorage {
   /** The payload of a checkpoint stored on local disk, opened with `key`, else undefined. */
   localPayload(meta: CheckpointMeta, key: TenantDataKey): Promise<CheckpointPayload | undefined>;
   remove(id: string): boolean;
+  /** The checkpoint `id` is in this store's index (not evicted, not replaced). */
+  has(id: string): boolean;
   /**
    * Pull remote metadata (with a replica) of `tenant`'s shared-prefix checkpoints and, with
    * `sessionId`, that session's into the local index; resolves to the rows imported (0 without one).

@@ -208,6 +208,10 @@ export class CheckpointStore implements CheckpointStorage {
     return this.#budget.evictedSession(tenant, sessionId);
   }
 
+  has(id: string): boolean {
+    return this.#index.get(id) !== undefined;
+  }
+
   /** The newest tool-frontier, parked or shutdown checkpoint of this session. */
   findBySession(tenant: string, sessionId: string): CheckpointMeta | undefined {
     if (sessionId === "") return undefined;

@@ -654,7 +654,8 @@ export type GenerateRequest = Message$1<"frontier.worker.v1.GenerateRequest"> & 
 
   /**
    * The edge's fingerprint of tenant + system + tools (shared/prefix-fingerprint.ts), computed once
-   * per request there; the worker reports the prefixes it holds in heartbeats for placement.
+   * per request there. Workers advertise the prefixes they hold from the request's conversation
+   * (shared/prefix-chain.ts, whose first hash is this fingerprint) and no longer read it.
    *
    * @generated from field: string prefix_fingerprint = 10;
    */
@@ -1668,7 +1669,8 @@ export type WorkerReport = Message$1<"frontier.worker.v1.WorkerReport"> & {
   residentSessions: number;
 
   /**
-   * Fingerprints of the system + tools prefixes it holds (shared/prefix-fingerprint.ts).
+   * Hashes of the prompt prefixes whose KV it still holds (shared/prefix-chain.ts: the system + tools
+   * fingerprint, then chunks of the messages; gpu-worker/pool/prefix-advert.ts), at most 256.
    *
    * @generated from field: repeated string prefixes = 11;
    */

@@ -1,7 +1,8 @@
 /**
- * The prompt prefixes (system + tools fingerprints, see shared/prefix-fingerprint.ts) this worker
- * holds KV for: an anchor checkpoint it wrote or loaded, or a session it served. Bounded, most
- * recent first; reported in every heartbeat so the edge can place a new session next to its prefix.
+ * The simulated worker's advertised prefixes: the system + tools fingerprints (shared/prefix-fingerprint.ts)
+ * of the sessions it served, bounded, most recent first — what GPU workers advertised before issue 45
+ * item 2. Real workers now advertise the text-side chains of the KV they still hold
+ * (gpu-worker/pool/prefix-advert.ts); the simulation keeps the fingerprint (its trace has no text).
  */
 export class PrefixSet {
   readonly #items = new Map<string, number>();
