@@ -11,7 +11,7 @@ import type { PoolWorker } from "../pool/placement.ts";
 import { countPlacement, forcedPlacement, placeNewSession, type RegionPlacement } from "../pool/pool-client.ts";
 import { type NewSession, openSession, type ResolvedSession, type RouteBindings } from "./resolved-session.ts";
 import type { RouteSource } from "./routing.ts";
-import type { OpenArgs } from "./session-do.ts";
+import type { OpenArgs } from "./session-args.ts";
 
 export interface NewPlacement {
   placement: RegionPlacement;
