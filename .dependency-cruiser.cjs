@@ -32,7 +32,7 @@ const WORKER_LAYERS = [
   ["session", "^gpu-worker/session/"],
   ["server-tools", "^gpu-worker/server-tools/"],
   ["generate", "^gpu-worker/generate/"],
-  ["config", "^gpu-worker/config\\.ts$"],
+  ["config", "^gpu-worker/config(\\.ts$|/)"],
   ["metrics", "^gpu-worker/metrics/"],
   ["pool", "^gpu-worker/pool/"],
   ["turn", "^gpu-worker/turn/"],

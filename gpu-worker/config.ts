@@ -1,22 +1,27 @@
-/** The GPU worker's configuration, read once from the environment at start-up. */
-import { createHmac } from "node:crypto";
+/**
+ * The GPU worker's configuration, read once from the environment at start-up. The readers are in
+ * config/env-values.ts, the secrets and their guards in config/secrets.ts, the optional sections
+ * (TLS, ops listener, S3 replication) in config/sections.ts.
+ */
 import {
   type EngineOptions,
   KV_CACHE_TYPES,
   PREFIX_COPY_METHODS,
   type PrefixCopyMethod,
 } from "../native/engine-types.ts";
-import { WORKER_KEY_LABEL } from "../shared/capability.ts";
-import {
-  DEV_ID_SECRET,
-  DEV_MODE_FLAG,
-  DEV_POOL_TOKEN,
-  DEV_WORKER_TOKEN,
-  isLoopbackHost,
-  secretProblem,
-} from "../shared/dev-secrets.ts";
+import { DEV_MODE_FLAG, DEV_POOL_TOKEN, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
 import { LIMITS } from "../shared/limits.ts";
 import { CHAT_FORMAT_NAMES, type ChatFormatName } from "./chat/family-names.ts";
+import { httpUrl, intFrom, isDev, msFromSeconds, oneOf } from "./config/env-values.ts";
+import { capabilityKey, refuseDevOffLoopback, refusePlaintextOffLoopback, secret } from "./config/secrets.ts";
+import {
+  type CheckpointS3Config,
+  checkpointS3,
+  type OpsListenerConfig,
+  opsListener,
+  type TlsFiles,
+  tlsFiles,
+} from "./config/sections.ts";
 import { loadSharedPrefixOptions, type SharedPrefixOptions } from "./continuation/shared-prefix/options.ts";
 import type { TestPolicyName } from "./generate/sampling-policy.ts";
 import { loadServerToolsConfig, type ServerToolsConfig } from "./server-tools/config.ts";
@@ -46,7 +51,7 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
    */
   capabilityKey: Uint8Array;
   /** FRONTIER_TLS_CERT_FILE + FRONTIER_TLS_KEY_FILE (PEM): the RPC listeners serve TLS; undefined: plaintext. */
-  tls: { certFile: string; keyFile: string } | undefined;
+  tls: TlsFiles | undefined;
   /** Bearer token every RPC must carry (shared with the edge), checked from the headers before any body is read. */
   workerToken: string;
   /** Largest request message the worker reads (FRONTIER_MAX_MESSAGE_MB); larger: RESOURCE_EXHAUSTED. */
@@ -110,98 +115,7 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   sharedPrefix: SharedPrefixOptions;
 }
 
-export interface OpsListenerConfig {
-  host: string;
-  /** 0 picks a free port (tests). */
-  port: number;
-  /** Bearer token `/metrics` requires (never logged). */
-  metricsToken: string;
-}
-
-export interface CheckpointS3Config {
-  /** Endpoint plus bucket, path-style (`https://s3.eu-west-1.amazonaws.com/my-bucket`). */
-  url: string;
-  region: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-  /** Key prefix inside the bucket. */
-  prefix: string;
-  /** Replicated checkpoints older than this are deleted. */
-  maxAgeMs: number;
-}
-
 export { DEV_ID_SECRET, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
-
-/**
- * FRONTIER_CAPABILITY_KEY: base64url (or hex) of the 32 bytes the edge derives for this worker
- * (`npm run worker-key -- <worker id>` on the edge's side). Local development derives it from the
- * public development secret; outside it that derived key is refused like any development default.
- */
-function capabilityKey(env: NodeJS.ProcessEnv, workerId: string): Uint8Array {
-  const raw = (env.FRONTIER_CAPABILITY_KEY ?? "").trim();
-  const dev = env[DEV_MODE_FLAG] === "1";
-  const devKey = createHmac("sha256", DEV_ID_SECRET).update(`${WORKER_KEY_LABEL}${workerId}`).digest();
-  if (raw === "") {
-    if (dev) return new Uint8Array(devKey);
-    throw new Error(
-      `FRONTIER_CAPABILITY_KEY must be set (this worker's key from the edge); ${DEV_MODE_FLAG}=1 derives the development one`,
-    );
-  }
-  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64url");
-  if (key.length !== 32 || (!/^[0-9a-fA-F]{64}$/.test(raw) && key.toString("base64url") !== raw)) {
-    throw new Error("FRONTIER_CAPABILITY_KEY must be 32 bytes, base64url (43 characters) or hex (64)");
-  }
-  if (key.equals(devKey) && !dev) {
-    throw new Error(`FRONTIER_CAPABILITY_KEY is derived from the public development secret; ${DEV_MODE_FLAG}=1 only`);
-  }
-  return new Uint8Array(key);
-}
-
-/**
- * A secret from the environment. Outside local development (FRONTIER_DEV=1) a missing or short value,
- * a development default in any spelling, a placeholder or a value with whitespace at either end stops
- * the worker at start-up (shared/dev-secrets.ts `secretProblem`); in it, the development default fills in.
- */
-function secret(env: NodeJS.ProcessEnv, name: string, devDefault: string): string {
-  const raw = env[name] ?? "";
-  const dev = isDev(env);
-  if (raw === "") {
-    if (dev) return devDefault;
-    throw new Error(
-      `${name} must be set (at least 16 characters); ${DEV_MODE_FLAG}=1 uses the local development default`,
-    );
-  }
-  if (raw.length < 16) throw new Error(`${name} must be at least 16 characters`);
-  const problem = dev ? undefined : secretProblem(raw);
-  if (problem !== undefined) {
-    throw new Error(`${name} ${problem}; set a secret of your own (or ${DEV_MODE_FLAG}=1 locally)`);
-  }
-  return raw;
-}
-
-/** FRONTIER_DEV: "1" is local development; anything but "1", "0" or unset is refused. */
-function isDev(env: NodeJS.ProcessEnv): boolean {
-  const flag = env[DEV_MODE_FLAG];
-  if (flag !== undefined && flag !== "" && flag !== "1" && flag !== "0") {
-    throw new Error(`${DEV_MODE_FLAG} must be "1" (local development) or unset, got "${flag}"`);
-  }
-  return flag === "1";
-}
-
-/**
- * Local development is loopback only: its secrets are public, so a worker with FRONTIER_DEV=1 that
- * listens on another interface (or 0.0.0.0 / ::) would serve anyone who can reach it.
- */
-function refuseDevOffLoopback(env: NodeJS.ProcessEnv, binds: readonly [string, string][]): void {
-  if (!isDev(env)) return;
-  for (const [name, host] of binds) {
-    if (!isLoopbackHost(host)) {
-      throw new Error(
-        `${DEV_MODE_FLAG}=1 (public development secrets) listens on loopback only, but ${name} is "${host}"; bind 127.0.0.1, or unset ${DEV_MODE_FLAG} and configure real secrets`,
-      );
-    }
-  }
-}
 
 /** What the environment says: the context size is only the flag until the model file is read. */
 export type WorkerEnvConfig = Omit<WorkerConfig, "contextSize"> & {
@@ -323,115 +237,9 @@ function kvCacheType(env: NodeJS.ProcessEnv): WorkerConfig["kvCacheType"] {
   return type;
 }
 
-/** FRONTIER_TLS_CERT_FILE and FRONTIER_TLS_KEY_FILE, both or neither (the files are read when the listeners start). */
-function tlsFiles(env: NodeJS.ProcessEnv): WorkerConfig["tls"] {
-  const certFile = env.FRONTIER_TLS_CERT_FILE ?? "";
-  const keyFile = env.FRONTIER_TLS_KEY_FILE ?? "";
-  if (certFile === "" && keyFile === "") return undefined;
-  if (certFile === "" || keyFile === "") {
-    throw new Error("FRONTIER_TLS_CERT_FILE and FRONTIER_TLS_KEY_FILE go together: set both (PEM files) or neither");
-  }
-  return { certFile, keyFile };
-}
-
-/**
- * Prompts, KV-derived tokens and the per-request keys travel on the RPC listener: outside local
- * development it listens in plaintext on loopback only (a TLS sidecar in front), unless TLS is
- * configured or the operator states that the network is private (FRONTIER_ALLOW_PLAINTEXT=1).
- */
-function refusePlaintextOffLoopback(env: NodeJS.ProcessEnv, host: string, tls: WorkerConfig["tls"]): void {
-  const allow = env.FRONTIER_ALLOW_PLAINTEXT ?? "";
-  if (allow !== "" && allow !== "1" && allow !== "0") {
-    throw new Error(`FRONTIER_ALLOW_PLAINTEXT must be "1" or unset, got "${allow}"`);
-  }
-  if (tls || isLoopbackHost(host) || isDev(env) || allow === "1") return;
-  throw new Error(
-    `FRONTIER_WORKER_HOST is "${host}" without TLS: set FRONTIER_TLS_CERT_FILE and FRONTIER_TLS_KEY_FILE, bind 127.0.0.1 behind a TLS-terminating proxy, or set FRONTIER_ALLOW_PLAINTEXT=1 if this network is private and encrypted (docs/deployment.md, "TLS to the workers")`,
-  );
-}
-
 /** By default twice the edge's largest request body (shared/limits.ts), far above any request the edge sends. */
 function maxMessageMb(env: NodeJS.ProcessEnv): number {
   const mb = intFrom(env, "FRONTIER_MAX_MESSAGE_MB", (2 * LIMITS.maxBodyBytes) / (1024 * 1024));
   if (mb < 1) throw new Error("FRONTIER_MAX_MESSAGE_MB must be at least 1");
   return mb;
-}
-
-/** FRONTIER_METRICS_PORT turns the listener on; it then needs FRONTIER_METRICS_TOKEN. */
-function opsListener(env: NodeJS.ProcessEnv): OpsListenerConfig | undefined {
-  if (env.FRONTIER_METRICS_PORT === undefined || env.FRONTIER_METRICS_PORT === "") return undefined;
-  const metricsToken = env.FRONTIER_METRICS_TOKEN ?? "";
-  if (metricsToken.length < 16) {
-    throw new Error("FRONTIER_METRICS_PORT needs FRONTIER_METRICS_TOKEN (at least 16 characters)");
-  }
-  const problem = isDev(env) ? undefined : secretProblem(metricsToken);
-  if (problem !== undefined) throw new Error(`FRONTIER_METRICS_TOKEN ${problem}; set a token of your own`);
-  return {
-    host: env.FRONTIER_METRICS_HOST || env.FRONTIER_WORKER_HOST || "127.0.0.1",
-    port: intFrom(env, "FRONTIER_METRICS_PORT", 0),
-    metricsToken,
-  };
-}
-
-function checkpointS3(env: NodeJS.ProcessEnv): CheckpointS3Config | undefined {
-  const url = httpUrl(env, "FRONTIER_CHECKPOINT_S3_URL");
-  if (!url) return undefined;
-  const accessKeyId = env.FRONTIER_CHECKPOINT_S3_ACCESS_KEY_ID ?? "";
-  const secretAccessKey = env.FRONTIER_CHECKPOINT_S3_SECRET_ACCESS_KEY ?? "";
-  if (!accessKeyId || !secretAccessKey) {
-    throw new Error(
-      "FRONTIER_CHECKPOINT_S3_URL needs FRONTIER_CHECKPOINT_S3_ACCESS_KEY_ID and FRONTIER_CHECKPOINT_S3_SECRET_ACCESS_KEY",
-    );
-  }
-  if (new URL(url).pathname.replace(/\/+$/, "") === "") {
-    throw new Error("FRONTIER_CHECKPOINT_S3_URL must name the bucket: http(s)://<endpoint>/<bucket>");
-  }
-  return {
-    url,
-    region: env.FRONTIER_CHECKPOINT_S3_REGION || "us-east-1",
-    accessKeyId,
-    secretAccessKey,
-    prefix: env.FRONTIER_CHECKPOINT_S3_PREFIX ?? "",
-    maxAgeMs: (intFrom(env, "FRONTIER_CHECKPOINT_S3_MAX_AGE_H", 168) || 168) * 3_600_000,
-  };
-}
-
-function httpUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error(`${name} must be an http(s) URL, got "${raw}"`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`${name} must be an http(s) URL`);
-  return raw.replace(/\/+$/, "");
-}
-
-/** Seconds (fractions allowed) as whole milliseconds. */
-function msFromSeconds(env: NodeJS.ProcessEnv, name: string, fallbackSeconds: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallbackSeconds * 1000;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0)
-    throw new Error(`${name} must be a non-negative number of seconds, got "${raw}"`);
-  return Math.round(value * 1000);
-}
-
-function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
-  return value;
-}
-
-function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw new Error(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
-  }
-  return raw as T;
 }

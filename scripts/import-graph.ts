@@ -1,8 +1,11 @@
 /**
- * `npx tsx scripts/import-graph.ts [DIR…]`: the shape of the source import graph, from
- * dependency-cruiser's JSON (tests and generated code excluded): files, import edges, the longest
- * import chain (levels), cycles, and the most files any folder holds flat. `npm run check` enforces
- * the rules (.dependency-cruiser.cjs); this prints the numbers a review or a closing note quotes.
+ * `npx tsx scripts/import-graph.ts [--max-floors N] [DIR…]`: the shape of the source import graph,
+ * from dependency-cruiser's JSON (tests and generated code excluded): files, import edges, the
+ * longest import chain between files (levels), the longest chain between floors (floors: each
+ * top-level folder of DIR is one node, as dependency-cruiser's `--collapse "^DIR/[^/]+/"` draws it,
+ * and each file directly in DIR its own), cycles, and the most files any folder holds flat.
+ * `npm run check` enforces the layer rules (.dependency-cruiser.cjs) and, through `--max-floors`,
+ * the edge's depth: it exits 1 when a DIR's floors exceed N.
  */
 import { execFileSync } from "node:child_process";
 import { dirname } from "node:path";
@@ -12,10 +15,22 @@ interface Module {
   dependencies: { resolved: string; coreModule: boolean; couldNotResolve: boolean }[];
 }
 
-const dirs = process.argv.slice(2);
-for (const dir of dirs.length > 0 ? dirs : ["edge", "gpu-worker"]) report(dir);
+const args = process.argv.slice(2);
+const maxAt = args.indexOf("--max-floors");
+const maxFloors = maxAt >= 0 ? Number(args.splice(maxAt, 2)[1]) : undefined;
+if (maxFloors !== undefined && !Number.isInteger(maxFloors)) throw new Error("--max-floors takes a whole number");
+let tooDeep = false;
+for (const dir of args.length > 0 ? args : ["edge", "gpu-worker"]) {
+  const floors = report(dir);
+  if (maxFloors !== undefined && floors > maxFloors) {
+    process.stderr.write(`${dir}: ${floors} floors, more than the ${maxFloors} allowed (docs/architecture.md)\n`);
+    tooDeep = true;
+  }
+}
+if (tooDeep) process.exit(1);
 
-function report(dir: string): void {
+/** Prints the graph's shape; returns its floors. */
+function report(dir: string): number {
   const json = execFileSync(
     "npx",
     [
@@ -57,11 +72,47 @@ function report(dir: string): void {
   for (const file of inside) perFolder.set(dirname(file), (perFolder.get(dirname(file)) ?? 0) + 1);
   const [widest, flat] = [...perFolder].sort((a, b) => b[1] - a[1])[0] ?? ["", 0];
   const edgeCount = [...edges.values()].reduce((n, list) => n + list.length, 0);
+  const floors = longestFloorChain(dir, edges);
   process.stdout.write(
     `${dir}: ${inside.size} files in ${perFolder.size} folders, ${edgeCount} import edges, ${levels} levels, ` +
+      `${floors.length} floors (${floors.join(" → ")}), ` +
       `${cycles.length} files on import cycles, widest folder ${widest} (${flat} files flat)\n`,
   );
   if (cycles.length > 0) process.stdout.write(`  on cycles: ${cycles.join(", ")}\n`);
+  return floors.length;
+}
+
+/** The longest import chain between floors (a top-level folder of `dir`, or a file directly in it). */
+function longestFloorChain(dir: string, edges: Map<string, string[]>): string[] {
+  const floorOf = (file: string): string => file.slice(dir.length + 1).split("/")[0] ?? file;
+  const floorEdges = new Map<string, Set<string>>();
+  for (const [from, list] of edges) {
+    const a = floorOf(from);
+    const out = floorEdges.get(a) ?? new Set<string>();
+    floorEdges.set(a, out);
+    for (const to of list) if (floorOf(to) !== a) out.add(floorOf(to));
+  }
+  const chain = new Map<string, string[]>();
+  const longest = (floor: string, stack: Set<string>): string[] => {
+    const known = chain.get(floor);
+    if (known) return known;
+    if (stack.has(floor)) return []; // floors on a cycle: the layer rules refuse it
+    stack.add(floor);
+    let best: string[] = [floor];
+    for (const next of floorEdges.get(floor) ?? []) {
+      const rest = longest(next, stack);
+      if (rest.length + 1 > best.length) best = [floor, ...rest];
+    }
+    stack.delete(floor);
+    chain.set(floor, best);
+    return best;
+  };
+  let best: string[] = [];
+  for (const floor of floorEdges.keys()) {
+    const candidate = longest(floor, new Set());
+    if (candidate.length > best.length) best = candidate;
+  }
+  return best;
 }
 
 /** Files that lie on some cycle (strongly connected components of more than one file). */

@@ -12,7 +12,7 @@ import { countPlacement, forcedPlacement, placeNewSession, type RegionPlacement 
 import { regionOrder } from "../pool/region-order.ts";
 import { type NewSession, openSession, type ResolvedSession, type RouteBindings } from "./resolved-session.ts";
 import type { RouteSource } from "./routing.ts";
-import type { OpenArgs } from "./session-do.ts";
+import type { OpenArgs } from "./session-args.ts";
 
 export interface NewPlacement {
   placement: RegionPlacement;

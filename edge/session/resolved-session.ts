@@ -10,7 +10,8 @@ import type { RegionPlacement } from "../pool/pool-client.ts";
 import type { PoolBindings } from "../pool/pool-do.ts";
 import type { RouteCache } from "./route-cache.ts";
 import type { RouteSource } from "./routing.ts";
-import type { OpenArgs, SessionBindings } from "./session-do.ts";
+import type { OpenArgs } from "./session-args.ts";
+import type { SessionBindings } from "./session-do.ts";
 
 /** What finding a session reaches: the SessionDOs and the pools. */
 export type RouteBindings = SessionBindings & PoolBindings;

@@ -12,118 +12,23 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { WriteBehind } from "../core/write-behind.ts";
-import { type HintState, hintDecision, pickWorker, type RunningTurn } from "./routing.ts";
+import { type HintState, hintDecision, pickWorker } from "./routing.ts";
+import type { OpenArgs, OpenResult, ReassignArgs, RecordTurnArgs, SessionInfo } from "./session-args.ts";
+import { LEASE_MS, LeaseWaiters, leaseHeld, runningTurn } from "./session-lease.ts";
+import {
+  createSessionSchema,
+  insertSession,
+  readFrontier,
+  readPrefix,
+  type SessionRow,
+  type SoftColumns,
+  writePrefix,
+  writeSoftColumns,
+  writeTurn,
+} from "./session-row.ts";
 
-/** A lease older than this is stale (its edge request died without releasing it). */
-const LEASE_MS = 10 * 60_000;
 /** Idle sessions are deleted after this long. */
 const IDLE_TTL_MS = 7 * 24 * 3600_000;
-/**
- * How long a hinted open that finds the session busy waits for its lease to come back before it
- * branches. The edge records a turn (which releases the lease) after the client has the response,
- * so a client's immediate next request can arrive first; this wait lets it find the session's new
- * frontier. A request that really runs beside another turn of the same conversation (same hint
- * and prefix) branches this much later.
- */
-export const HINT_LEASE_WAIT_MS = 250;
-/**
- * How long a hinted open waits for a running turn it follows (it replays that turn's answer: one
- * assistant turn more than the lease holder) before it branches. The client has that answer, so only
- * the edge's record is pending; waiting this long is still cheaper than re-prefilling an agent's
- * context (tens of thousands of tokens) on a branch (routing.ts hintDecision).
- */
-export const HINT_FOLLOW_WAIT_MS = 2_000;
-
-export interface OpenArgs {
-  sessionId: string;
-  tenant: string;
-  requestId: string;
-  workerUrls: string[];
-  /** existing: only an existing session of this tenant; claim: create it when absent; hint: claim unless the request is another branch. */
-  mode: "existing" | "claim" | "hint";
-  /** With mode hint: answer not_found for an absent session instead of creating it. */
-  noCreate?: boolean;
-  /** With mode hint: the request replays no assistant turn. */
-  firstTurn?: boolean;
-  /** Assistant turns the request replays (RoutingIds.assistantTurns): tells a follow-up of the running turn from a sibling. */
-  assistantTurns?: number;
-  /** Place a new session on this worker (a branch of a hinted session). */
-  preferredWorker?: string;
-  /**
-   * Fingerprint of the request's system + tools. Recorded with the session; with mode hint, or
-   * with `branchOnPrefix`, a request whose fingerprint differs from the session's is another
-   * conversation (a title request, a memory subagent) and gets `branch` instead of the session.
-   */
-  prefix?: string;
-  /** With mode existing: branch (rather than continue) when `prefix` differs from the session's. */
-  branchOnPrefix?: boolean;
-  /**
-   * Workers known to be down or drained: a session on one of them moves (epoch + 1) to one of
-   * `workerUrls`. Without it, a session moves when its worker is not in `workerUrls`.
-   */
-  unroutable?: string[];
-}
-
-export type OpenResult =
-  | { status: "ok"; sessionId: string; workerUrl: string; epoch: number; created: boolean; turns: number }
-  | { status: "not_found" }
-  /** Another conversation uses this session's key (`prefix`: its system + tools differ; `busy`: a concurrent one). */
-  | { status: "branch"; workerUrl: string; reason: "prefix" | "busy" };
-
-export interface RecordTurnArgs {
-  tenant: string;
-  requestId: string;
-  messageId: string;
-  toolUseIds: string[];
-  /** The epoch the turn ran under; a turn from an older epoch (a worker the session left) is ignored. */
-  epoch?: number;
-  /**
-   * A session this turn's request created (its creation ran alongside the turn): when that creation
-   * failed, the session is created here, on this worker at epoch 1, instead of losing the turn.
-   */
-  create?: { sessionId: string; workerUrl: string; prefix?: string | undefined };
-}
-
-export interface ReassignArgs {
-  tenant: string;
-  requestId: string;
-  /** The epoch the caller saw fail; when the session already moved past it, the move is not repeated. */
-  fromEpoch: number;
-  workerUrl: string;
-}
-
-export interface SessionInfo {
-  sessionId: string;
-  workerUrl: string;
-  epoch: number;
-  createdAt: number;
-  lastUsedAt: number;
-  turns: number;
-  lastMessageId: string | null;
-  frontierToolUseIds: string[];
-  busy: boolean;
-}
-
-/** The columns a continuing `open` changes: soft state, written behind (write-behind.ts). */
-type SoftColumns = Pick<SessionRow, "last_used_at" | "lease_request_id" | "lease_until">;
-
-type SessionRow = {
-  session_id: string;
-  tenant: string;
-  worker_url: string;
-  epoch: number;
-  created_at: number;
-  last_used_at: number;
-  turns: number;
-  last_message_id: string | null;
-  lease_request_id: string | null;
-  lease_until: number | null;
-};
-
-/** A request holds the session's lease (a stale one, past `lease_until`, does not count). */
-function leaseHeld(row: SessionRow, now: number): boolean {
-  return row.lease_until !== null && row.lease_until > now;
-}
 
 /** The binding this object is reached through (wrangler.toml); code that calls it takes this, not the whole Env. */
 export interface SessionBindings {
@@ -133,8 +38,8 @@ export interface SessionBindings {
 
 export class SessionDO extends DurableObject<unknown> {
   readonly #sql: SqlStorage;
-  /** Hinted opens waiting for the lease (HINT_LEASE_WAIT_MS); called when a lease is released. */
-  readonly #leaseWaiters = new Set<() => void>();
+  /** Hinted opens waiting for the lease (HINT_LEASE_WAIT_MS); woken when a lease is released. */
+  readonly #leaseWaiters = new LeaseWaiters();
   /** Assistant turns the lease holder's request replayed (memory only: unknown after an eviction). */
   #leaseTurns: { requestId: string; assistantTurns: number } | undefined;
   /** Soft columns newer than the SQLite row (undefined: the row is current). */
@@ -144,15 +49,7 @@ export class SessionDO extends DurableObject<unknown> {
   constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS session (
-      singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
-      session_id TEXT NOT NULL, tenant TEXT NOT NULL, worker_url TEXT NOT NULL, epoch INTEGER NOT NULL,
-      created_at INTEGER NOT NULL, last_used_at INTEGER NOT NULL, turns INTEGER NOT NULL DEFAULT 0,
-      last_message_id TEXT, lease_request_id TEXT, lease_until INTEGER)`);
-    this.#sql.exec("CREATE TABLE IF NOT EXISTS frontier (position INTEGER PRIMARY KEY, tool_use_id TEXT NOT NULL)");
-    this.#sql.exec(
-      "CREATE TABLE IF NOT EXISTS prefix (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), fingerprint TEXT NOT NULL)",
-    );
+    createSessionSchema(this.#sql);
   }
 
   async open(args: OpenArgs): Promise<OpenResult> {
@@ -174,7 +71,7 @@ export class SessionDO extends DurableObject<unknown> {
       return { status: "branch", workerUrl: workerUrlOfBranch, reason: "prefix" };
     }
     if (args.mode === "hint") {
-      const running = busy ? this.#runningTurn(row, args, now - asked) : undefined;
+      const running = busy ? runningTurn(this.#leaseTurns, row, args, now - asked) : undefined;
       if (hintDecision(this.#hintState(row, now), args.firstTurn ?? false, running) !== "claim") {
         return { status: "branch", workerUrl: workerUrlOfBranch, reason: "busy" };
       }
@@ -255,21 +152,10 @@ export class SessionDO extends DurableObject<unknown> {
     const now = Date.now();
     const released = row.lease_request_id === args.requestId;
     // The soft columns go with it: a lease another request holds stays, written now.
-    this.ctx.storage.transactionSync(() => {
-      this.#sql.exec(
-        "UPDATE session SET turns = turns + 1, last_message_id = ?, last_used_at = ?, lease_request_id = ?, lease_until = ?",
-        args.messageId,
-        now,
-        released ? null : row.lease_request_id,
-        released ? null : row.lease_until,
-      );
-      this.#sql.exec("DELETE FROM frontier");
-      args.toolUseIds.forEach((id, position) => {
-        this.#sql.exec("INSERT INTO frontier (position, tool_use_id) VALUES (?, ?)", position, id);
-      });
-    });
+    const lease = released ? { id: null, until: null } : { id: row.lease_request_id, until: row.lease_until };
+    this.ctx.storage.transactionSync(() => writeTurn(this.#sql, args.messageId, args.toolUseIds, now, lease));
     this.#written();
-    if (released) this.#wakeLeaseWaiters();
+    if (released) this.#leaseWaiters.wake();
     return true;
   }
 
@@ -278,7 +164,7 @@ export class SessionDO extends DurableObject<unknown> {
     const row = this.#row();
     if (!row || row.tenant !== args.tenant || row.lease_request_id !== args.requestId) return;
     this.#setSoft({ last_used_at: row.last_used_at, lease_request_id: null, lease_until: null });
-    this.#wakeLeaseWaiters();
+    this.#leaseWaiters.wake();
   }
 
   async get(tenant: string): Promise<SessionInfo | null> {
@@ -292,7 +178,7 @@ export class SessionDO extends DurableObject<unknown> {
       lastUsedAt: row.last_used_at,
       turns: row.turns,
       lastMessageId: row.last_message_id,
-      frontierToolUseIds: this.#frontier(),
+      frontierToolUseIds: readFrontier(this.#sql),
       busy: leaseHeld(row, Date.now()),
     };
   }
@@ -316,27 +202,19 @@ export class SessionDO extends DurableObject<unknown> {
       const row = this.#row();
       if (!row || !this.#heldForSameConversation(args)) return;
       const now = Date.now();
-      const running = this.#runningTurn(row, args, now - asked);
+      const running = runningTurn(this.#leaseTurns, row, args, now - asked);
       if (hintDecision(this.#hintState(row, now), args.firstTurn ?? false, running) !== "wait") return;
-      await this.#leaseReleased(running.reprefillMs - running.remainingMs);
+      await this.#leaseWaiters.released(running.reprefillMs - running.remainingMs);
     }
-  }
-
-  /**
-   * The turn holding the lease, as a hinted request sees it. The client has the answer of a turn it
-   * follows, so what remains is the record: the time already waited counts against the budget.
-   */
-  #runningTurn(row: SessionRow, args: OpenArgs, waitedMs: number): RunningTurn {
-    const holder = this.#leaseTurns;
-    if (holder === undefined || holder.requestId !== row.lease_request_id || args.assistantTurns === undefined) {
-      return { follows: true, remainingMs: waitedMs, reprefillMs: HINT_LEASE_WAIT_MS };
-    }
-    const follows = args.assistantTurns === holder.assistantTurns + 1;
-    return { follows, remainingMs: waitedMs, reprefillMs: HINT_FOLLOW_WAIT_MS };
   }
 
   #hintState(row: SessionRow, now: number): HintState {
-    return { exists: true, busy: leaseHeld(row, now), pendingToolUseIds: this.#frontier().length, turns: row.turns };
+    return {
+      exists: true,
+      busy: leaseHeld(row, now),
+      pendingToolUseIds: readFrontier(this.#sql).length,
+      turns: row.turns,
+    };
   }
 
   #noteLeaseTurns(requestId: string, assistantTurns: number | undefined): void {
@@ -353,25 +231,8 @@ export class SessionDO extends DurableObject<unknown> {
 
   /** The request's system + tools fingerprint differs from the one the session recorded. */
   #otherPrefix(fingerprint: string | undefined): boolean {
-    const recorded = this.#prefix();
+    const recorded = readPrefix(this.#sql);
     return fingerprint !== undefined && recorded !== undefined && recorded !== fingerprint;
-  }
-
-  /** Resolves when a lease is released (recordTurn, release) or after `ms`, whichever is first. */
-  #leaseReleased(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#leaseWaiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#leaseWaiters.add(done);
-    });
-  }
-
-  #wakeLeaseWaiters(): void {
-    for (const wake of [...this.#leaseWaiters]) wake();
   }
 
   /** A new session at epoch 1 on `workerUrl`, its lease held by `requestId`. */
@@ -380,17 +241,7 @@ export class SessionDO extends DurableObject<unknown> {
     now: number,
     requestId: string,
   ): Promise<void> {
-    this.#sql.exec(
-      `INSERT INTO session (singleton, session_id, tenant, worker_url, epoch, created_at, last_used_at, lease_request_id, lease_until)
-       VALUES (1, ?, ?, ?, 1, ?, ?, ?, ?)`,
-      session.sessionId,
-      session.tenant,
-      session.workerUrl,
-      now,
-      now,
-      requestId,
-      now + LEASE_MS,
-    );
+    insertSession(this.#sql, session, now, requestId, now + LEASE_MS);
     this.#written();
     this.#setPrefix(session.prefix);
     await this.#scheduleExpiry(now);
@@ -426,12 +277,7 @@ export class SessionDO extends DurableObject<unknown> {
   #writeSoft(): void {
     const soft = this.#soft;
     if (!soft) return;
-    this.#sql.exec(
-      "UPDATE session SET last_used_at = ?, lease_request_id = ?, lease_until = ?",
-      soft.last_used_at,
-      soft.lease_request_id,
-      soft.lease_until,
-    );
+    writeSoftColumns(this.#sql, soft);
     this.#soft = undefined;
   }
 
@@ -441,27 +287,16 @@ export class SessionDO extends DurableObject<unknown> {
     this.#softWrite.written();
   }
 
-  #prefix(): string | undefined {
-    return this.#sql.exec<{ fingerprint: string }>("SELECT fingerprint FROM prefix").toArray()[0]?.fingerprint;
-  }
-
   #setPrefix(fingerprint: string | undefined): void {
     // Unchanged on nearly every turn: not rewriting it keeps a continuing open to the lease's write.
-    if (fingerprint === undefined || fingerprint === this.#prefix()) return;
-    this.#sql.exec("INSERT OR REPLACE INTO prefix (singleton, fingerprint) VALUES (1, ?)", fingerprint);
+    if (fingerprint === undefined || fingerprint === readPrefix(this.#sql)) return;
+    writePrefix(this.#sql, fingerprint);
   }
 
   /** The session as this object knows it: the SQLite row with the soft columns not yet written. */
   #row(): SessionRow | undefined {
     const row = this.#sql.exec<SessionRow>("SELECT * FROM session WHERE singleton = 1").toArray()[0];
     return row && this.#soft ? { ...row, ...this.#soft } : row;
-  }
-
-  #frontier(): string[] {
-    return this.#sql
-      .exec<{ tool_use_id: string }>("SELECT tool_use_id FROM frontier ORDER BY position")
-      .toArray()
-      .map((r) => r.tool_use_id);
   }
 
   async #scheduleExpiry(now: number): Promise<void> {

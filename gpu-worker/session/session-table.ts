@@ -6,6 +6,7 @@ import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
 import type { LeasedSession, LiveSession } from "./live-session.ts";
 import { type QueueStats, SequenceDispatcher } from "./sequence-dispatcher.ts";
+import { SessionEpochs } from "./session-epochs.ts";
 import { SessionParking } from "./session-parking.ts";
 import { TenantShare } from "./tenant-share.ts";
 
@@ -40,8 +41,7 @@ export class SessionTable {
   readonly #sessions = new Map<string, LiveSession>();
   readonly #share = new TenantShare();
   readonly #dispatcher: SequenceDispatcher;
-  /** The newest epoch seen per session (kept after parking, bounded). */
-  readonly #epochs = new Map<string, number>();
+  readonly #epochs = new SessionEpochs();
   readonly #scheduler: CheckpointScheduler | undefined;
   readonly #parking: SessionParking;
 
@@ -91,25 +91,18 @@ export class SessionTable {
    * (a caller without a SessionDO) is always admitted.
    */
   admitEpoch(tenant: string, sessionId: string, epoch: number): "ok" | "stale" {
-    if (epoch <= 0) return "ok";
     const key = sessionKey(tenant, sessionId);
-    const known = this.#epochs.get(key) ?? 0;
-    if (epoch < known) return "stale";
-    if (epoch > known) {
-      this.#epochs.delete(key);
-      this.#epochs.set(key, epoch);
-      if (this.#epochs.size > MAX_EPOCHS) this.#epochs.delete(this.#epochs.keys().next().value ?? "");
-      const session = this.#sessions.get(key);
-      if (known > 0 && session && !session.busy && !session.saving) {
-        this.#scheduler?.cancel(session);
-        this.#sessions.delete(key);
-        session.sequence?.dispose();
-        session.dataKey = undefined;
-        log("session state superseded", { session: sessionId.slice(0, 8), epoch, was: known });
-        this.#changed();
-      }
+    const { verdict, superseded } = this.#epochs.admit(key, epoch);
+    const session = this.#sessions.get(key);
+    if (superseded !== undefined && session && !session.busy && !session.saving) {
+      this.#scheduler?.cancel(session);
+      this.#sessions.delete(key);
+      session.sequence?.dispose();
+      session.dataKey = undefined;
+      log("session state superseded", { session: sessionId.slice(0, 8), epoch, was: superseded });
+      this.#changed();
     }
-    return "ok";
+    return verdict;
   }
 
   /** Resident sessions (tenant, id), for drain. */
@@ -308,8 +301,6 @@ export class SessionTable {
     this.#dispatcher.pump();
   }
 }
-
-const MAX_EPOCHS = 100_000;
 
 /** The request's data key for `tenant` (undefined when it sent none); a malformed one is a 400. */
 function tenantDataKey(tenant: string, bytes: Uint8Array | undefined): TenantDataKey | undefined {

@@ -2,7 +2,9 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SOFT_STATE_WRITE_MS } from "../../edge/core/write-behind.ts";
-import { HINT_FOLLOW_WAIT_MS, HINT_LEASE_WAIT_MS, type OpenArgs, SessionDO } from "../../edge/session/session-do.ts";
+import type { OpenArgs } from "../../edge/session/session-args.ts";
+import { SessionDO } from "../../edge/session/session-do.ts";
+import { HINT_FOLLOW_WAIT_MS, HINT_LEASE_WAIT_MS } from "../../edge/session/session-lease.ts";
 import { newSessionId } from "../../shared/ids.ts";
 
 const URLS = ["http://w1:1", "http://w2:1"];

@@ -9,8 +9,8 @@ import { rm } from "node:fs/promises";
 import type { ChunkedState } from "../state/chunked-state.ts";
 import { ChunkChecksumError, UnsupportedStateError } from "../state/kv-state-chunks.ts";
 import type { TenantDataKey } from "../state/sealed-file.ts";
+import { stateCheck } from "./checkpoint-file-format.ts";
 import type { CheckpointFiles, WrittenCheckpoint } from "./checkpoint-files.ts";
-import { stateCheck } from "./checkpoint-files.ts";
 import type { CheckpointIndex } from "./checkpoint-index.ts";
 import type { CheckpointPins } from "./checkpoint-pins.ts";
 import {

@@ -1,17 +1,17 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { link, mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { link, mkdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import {
   checkSealedKey,
   openBuffer,
   openFile,
-  SealedFileDamagedError,
   sealBuffer,
   sealFile,
   type TenantDataKey,
-  WrongDataKeyError,
 } from "../state/sealed-file.ts";
+import { decodePayload, encodePayload, formatChecksum, parseChecksum } from "./checkpoint-file-format.ts";
+import { fsyncDirectory, fsyncFile, missingOr, sealError, writeFileSynced } from "./checkpoint-file-io.ts";
 import type { PlainStateCache } from "./plain-state-cache.ts";
 import { CheckpointKeyError, type CheckpointPayload, CorruptCheckpointError } from "./types.ts";
 
@@ -262,101 +262,4 @@ export class CheckpointFiles {
     }
     return new Set([...seen].filter(([, files]) => files === 2).map(([id]) => id));
   }
-}
-
-function encodePayload(payload: CheckpointPayload): Buffer {
-  const { text, tokens, extra } = payload;
-  return Buffer.from(JSON.stringify({ text, tokens, extra }), "utf8");
-}
-
-function decodePayload(bytes: Buffer): CheckpointPayload | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString("utf8"));
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null) return undefined;
-  const { text, tokens, extra } = value as Record<string, unknown>;
-  if (typeof text !== "string" || !Array.isArray(tokens) || !tokens.every(Number.isInteger)) return undefined;
-  return { text, tokens: tokens as number[], extra };
-}
-
-export interface FileCrc {
-  readonly crc: number;
-  readonly bytes: number;
-}
-
-/** The CRC-32 and size a checksum string records for a state file (undefined: unknown format). */
-export function stateCheck(checksum: string): FileCrc | undefined {
-  return parseChecksum(checksum)?.state;
-}
-
-const CHECKSUM = /^crc32:([0-9a-f]{8}):(\d+):([0-9a-f]{8}):(\d+)$/;
-
-function formatChecksum(state: FileCrc, payload: FileCrc): string {
-  const hex = (crc: number) => crc.toString(16).padStart(8, "0");
-  return `crc32:${hex(state.crc)}:${state.bytes}:${hex(payload.crc)}:${payload.bytes}`;
-}
-
-/** Undefined for any other format (a store written before this one): such an entry is unusable. */
-function parseChecksum(checksum: string): { state: FileCrc; payload: FileCrc } | undefined {
-  const match = CHECKSUM.exec(checksum);
-  if (!match) return undefined;
-  const [, stateCrc, stateBytes, payloadCrc, payloadBytes] = match;
-  return {
-    state: { crc: Number.parseInt(stateCrc ?? "", 16), bytes: Number(stateBytes) },
-    payload: { crc: Number.parseInt(payloadCrc ?? "", 16), bytes: Number(payloadBytes) },
-  };
-}
-
-/** A seal that does not open: the wrong key keeps the entry, a damaged file is corrupt. */
-function sealError(error: unknown, id: string): unknown {
-  if (error instanceof WrongDataKeyError) return new CheckpointKeyError(id);
-  if (error instanceof SealedFileDamagedError) {
-    return new CorruptCheckpointError(`checkpoint ${id}: ${error.message}`, { checkpointId: id, kind: "checksum" });
-  }
-  return error;
-}
-
-function missingOr(error: unknown, id: string): unknown {
-  return isNotFound(error)
-    ? new CorruptCheckpointError(`checkpoint ${id}: a file is missing`, { checkpointId: id, kind: "missing" })
-    : error;
-}
-
-async function fsyncFile(path: string): Promise<void> {
-  const handle = await open(path, "r+");
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-async function writeFileSynced(path: string, bytes: Buffer): Promise<void> {
-  const handle = await open(path, "w");
-  try {
-    await handle.writeFile(bytes);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-async function fsyncDirectory(path: string): Promise<void> {
-  const handle = await open(path, "r");
-  try {
-    await handle.sync();
-  } catch (error) {
-    // Some platforms cannot fsync a directory; the renames are still atomic there.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EISDIR" && code !== "EINVAL" && code !== "EPERM") throw error;
-  } finally {
-    await handle.close();
-  }
-}
-
-function isNotFound(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
 }

@@ -6,12 +6,13 @@ import { log } from "../../log.ts";
 import { CheckpointReplication } from "../replica/checkpoint-replication.ts";
 import { ChunkedState, defaultScratchDir } from "../state/chunked-state.ts";
 import type { TenantDataKey } from "../state/sealed-file.ts";
-import { keyedPrefixHashes, keyedTextHash, textHashKey } from "../state/text-hash.ts";
+import { keyedTextHash, textHashKey } from "../state/text-hash.ts";
 import { CheckpointBudget } from "./budget/checkpoint-budget.ts";
 import type { EvictionReason } from "./budget/checkpoint-tenant-share.ts";
 import { CheckpointChains } from "./checkpoint-chains.ts";
 import { CheckpointFiles } from "./checkpoint-files.ts";
-import { CheckpointIndex, toolUseKey } from "./checkpoint-index.ts";
+import { CheckpointIndex } from "./checkpoint-index.ts";
+import { CheckpointLookups } from "./checkpoint-lookups.ts";
 import { CheckpointPins } from "./checkpoint-pins.ts";
 import type { CheckpointStorage } from "./checkpoint-storage.ts";
 import { PlainStateCache } from "./plain-state-cache.ts";
@@ -24,6 +25,7 @@ import {
   type CheckpointStats,
   type CheckpointWriteInput,
   CorruptCheckpointError,
+  newCheckpointMeta,
   SESSION_REASONS,
 } from "./types.ts";
 
@@ -48,13 +50,11 @@ export class CheckpointStore implements CheckpointStorage {
   readonly #budget: CheckpointBudget;
   readonly #modelIdentity: string;
   readonly #now: () => number;
-  readonly #maxPrefixCandidates: number;
+  readonly #lookups: CheckpointLookups;
   readonly #shared: boolean;
   readonly #pins = new CheckpointPins();
   readonly #replica: CheckpointReplication | undefined;
   readonly #chains: CheckpointChains;
-  #hits = 0;
-  #misses = 0;
 
   private constructor(
     index: CheckpointIndex,
@@ -66,7 +66,7 @@ export class CheckpointStore implements CheckpointStorage {
     this.#files = files;
     this.#modelIdentity = options.modelIdentity;
     this.#now = options.now ?? Date.now;
-    this.#maxPrefixCandidates = options.maxPrefixCandidates ?? 64;
+    this.#lookups = new CheckpointLookups(index, this.#modelIdentity, options.maxPrefixCandidates ?? 64);
     this.#shared = options.shared ?? false;
     this.#chains = new CheckpointChains(index, files, this.#pins, scratch, this.#modelIdentity);
     this.#replica =
@@ -121,8 +121,7 @@ export class CheckpointStore implements CheckpointStorage {
   async write(input: CheckpointWriteInput, writeState: (tempPath: string) => Promise<void>): Promise<CheckpointMeta> {
     assert(input.tenant !== "" && input.key.tenant === input.tenant, "a checkpoint needs its tenant's data key");
     const id = randomBytes(16).toString("hex");
-    const { text, tokens } = input.payload;
-    const textHash = keyedTextHash(textHashKey(input.key), text);
+    const textHash = keyedTextHash(textHashKey(input.key), input.payload.text);
     const writeChained = () => this.#chains.write(id, input, writeState);
     let result: Awaited<ReturnType<typeof writeChained>>;
     try {
@@ -133,23 +132,13 @@ export class CheckpointStore implements CheckpointStorage {
       result = await writeChained();
     }
     const { written, chain } = result;
-    const now = this.#now();
-    const meta: CheckpointMeta = {
+    const meta = newCheckpointMeta(
       id,
-      tenant: input.tenant,
-      sessionId: input.sessionId,
-      reason: input.reason,
-      textHash,
-      textLength: text.length,
-      tokenCount: tokens.length,
-      toolUseIds: [...input.toolUseIds],
-      bytes: written.bytes,
-      chain,
-      modelIdentity: this.#modelIdentity,
-      createdAt: now,
-      lastUsedAt: now,
-      hits: 0,
-    };
+      input,
+      { textHash, bytes: written.bytes, chain },
+      this.#modelIdentity,
+      this.#now(),
+    );
     const replace = input.sessionId !== "" && SESSION_REASONS.includes(input.reason);
     let replaced: CheckpointMeta[];
     try {
@@ -169,39 +158,17 @@ export class CheckpointStore implements CheckpointStorage {
     return meta;
   }
 
-  /**
-   * The longest checkpoint of `key.tenant` (this model) whose covered text is a prefix of `text`:
-   * tries the longest distinct stored lengths (at most `maxPrefixCandidates`), comparing keyed
-   * hashes of `text.slice(0, length)` under `key` (another tenant's or a rotated key matches
-   * nothing). Pass `prefixOf: text` to {@link load} to verify the bytes before use. Counts a hit or
-   * a miss. `minTokens` (default 1) skips checkpoints holding fewer tokens.
-   */
+  /** See {@link CheckpointLookups.findLongestPrefix}; counts a hit or a miss. */
   findLongestPrefix(
     key: TenantDataKey,
     text: string,
     options: { minTokens?: number } = {},
   ): CheckpointMeta | undefined {
-    const minTokens = options.minTokens ?? 1;
-    const model = this.#modelIdentity;
-    const tenant = key.tenant;
-    const lengths = this.#index.prefixLengths(tenant, model, text.length, minTokens, this.#maxPrefixCandidates);
-    const hashes = keyedPrefixHashes(textHashKey(key), text, lengths);
-    for (const length of lengths) {
-      const hash = hashes.get(length);
-      const meta = hash === undefined ? undefined : this.#index.findByPrefix(tenant, model, length, hash, minTokens);
-      if (meta) {
-        this.#hits++;
-        return meta;
-      }
-    }
-    this.#misses++;
-    return undefined;
+    return this.#lookups.findLongestPrefix(key, text, options);
   }
 
-  /** The newest tool-frontier, parked or shutdown checkpoint of `tenant` keyed by exactly the set `ids`. */
   findByToolUseIds(tenant: string, ids: readonly string[]): CheckpointMeta | undefined {
-    if (ids.length === 0) return undefined;
-    return this.#index.findByToolUseKey(tenant, this.#modelIdentity, toolUseKey(ids));
+    return this.#lookups.findByToolUseIds(tenant, ids);
   }
 
   evictedSession(tenant: string, sessionId: string): EvictionReason | undefined {
@@ -214,8 +181,7 @@ export class CheckpointStore implements CheckpointStorage {
 
   /** The newest tool-frontier, parked or shutdown checkpoint of this session. */
   findBySession(tenant: string, sessionId: string): CheckpointMeta | undefined {
-    if (sessionId === "") return undefined;
-    return this.#index.findBySession(tenant, this.#modelIdentity, sessionId);
+    return this.#lookups.findBySession(tenant, sessionId);
   }
 
   /**
@@ -321,7 +287,7 @@ export class CheckpointStore implements CheckpointStorage {
     const count = Object.values(byReason).reduce((a, b) => a + b, 0);
     const bytes = this.#index.totalBytes();
     const { budgetBytes, evictions } = this.#budget;
-    return { count, bytes, budgetBytes, hits: this.#hits, misses: this.#misses, byReason, evictions };
+    return { count, bytes, budgetBytes, hits: this.#lookups.hits, misses: this.#lookups.misses, byReason, evictions };
   }
 
   /** Close the index. Call after in-flight writes and loads have settled. */
@@ -332,24 +298,7 @@ export class CheckpointStore implements CheckpointStorage {
 
   async #readPayload(id: string, key: TenantDataKey): Promise<{ payload: CheckpointPayload }> {
     try {
-      const row = this.#index.get(id);
-      if (!row) {
-        throw new CorruptCheckpointError(`checkpoint ${id} is no longer stored`, { checkpointId: id, kind: "missing" });
-      }
-      assert(
-        row.meta.tenant === key.tenant && row.meta.modelIdentity === this.#modelIdentity,
-        "checkpoint not loadable",
-      );
-      if (!row.local) await this.#download(row.meta);
-      const payload = await this.#files.readPayload(id, row.checksum, key);
-      const textHash = keyedTextHash(textHashKey(key), payload.text);
-      if (payload.text.length !== row.meta.textLength || textHash !== row.meta.textHash) {
-        throw new CorruptCheckpointError(`checkpoint ${id}: payload text does not match its index row`, {
-          checkpointId: id,
-          kind: "payload",
-        });
-      }
-      return { payload };
+      return { payload: await this.#lookups.readVerifiedPayload(this.#files, id, key, (meta) => this.#download(meta)) };
     } catch (error) {
       this.#corrupt(id, error);
     }

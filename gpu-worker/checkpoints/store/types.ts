@@ -175,3 +175,29 @@ export class CheckpointMismatchError extends Error {
 export function isCheckpointReason(value: string): value is CheckpointReason {
   return (CHECKPOINT_REASONS as readonly string[]).includes(value);
 }
+
+/** The index row of a checkpoint just written: used now, no hits yet. */
+export function newCheckpointMeta(
+  id: string,
+  input: CheckpointWriteInput,
+  stored: { textHash: string; bytes: number; chain: CheckpointMeta["chain"] },
+  modelIdentity: string,
+  now: number,
+): CheckpointMeta {
+  return {
+    id,
+    tenant: input.tenant,
+    sessionId: input.sessionId,
+    reason: input.reason,
+    textHash: stored.textHash,
+    textLength: input.payload.text.length,
+    tokenCount: input.payload.tokens.length,
+    toolUseIds: [...input.toolUseIds],
+    bytes: stored.bytes,
+    chain: stored.chain,
+    modelIdentity,
+    createdAt: now,
+    lastUsedAt: now,
+    hits: 0,
+  };
+}

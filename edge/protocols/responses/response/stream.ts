@@ -18,13 +18,9 @@ import {
 import { type IdKind, mintId } from "../../../../shared/ids.ts";
 import { encodeSseJson } from "../../../../shared/sse.ts";
 import { ApiError } from "../../../core/errors.ts";
-import { sealCallResult } from "../../../server-tools/sealed-hit.ts";
 import type { RenderedEvent, TurnRenderer } from "../../../turn/turn-driver.ts";
 import { workerErrorToApiError } from "../../../worker/worker-errors.ts";
 import { encodeOpenAiStreamError, openAiErrorBody } from "../../openai/errors.ts";
-import { compactionItemId, sealCompaction, summaryOf } from "../request/compaction-items.ts";
-import { sealReasoning } from "../request/encrypted-reasoning.ts";
-import { customInput } from "../request/tools.ts";
 import type {
   FunctionTool,
   OutputItem,
@@ -35,6 +31,21 @@ import type {
 } from "../request/types.ts";
 import { CustomInputStream } from "./custom-input-stream.ts";
 import { newResponseObject } from "./response-object.ts";
+import {
+  type CallItem,
+  callItem,
+  closingEvents,
+  compactionItem,
+  completeSearch,
+  type Open,
+  openingItem,
+  outputText,
+  protocolError,
+  responseUsage,
+  searchItem,
+  toolOrigins,
+  unknownCallId,
+} from "./stream-items.ts";
 
 export interface ResponsesTurnContext {
   idSecret: string;
@@ -44,13 +55,6 @@ export interface ResponsesTurnContext {
   /** Tools the conversation's `additional_tools` items declare (callable besides `tools`). */
   additionalTools?: readonly FunctionTool[];
 }
-
-type Open =
-  | { kind: "message" | "reasoning"; index: number; text: string }
-  /** A call; a custom tool's raw `input` is decoded from the wrapper's arguments as they stream. */
-  | { kind: "function_call"; index: number; toolIndex: number; arguments: string; input: CustomInputStream };
-
-type CallItem = Extract<OutputItem, { type: "function_call" | "custom_tool_call" }>;
 
 export class ResponsesTurn implements TurnRenderer {
   prompt: PromptProcessed | undefined;
@@ -72,10 +76,7 @@ export class ResponsesTurn implements TurnRenderer {
     readonly context: ResponsesTurnContext,
   ) {
     this.response = newResponseObject(request, "", context.createdAt);
-    this.#origins = new Map();
-    // A name declared again keeps its first definition (request/additional-tools.ts).
-    for (const tool of [...request.tools, ...(context.additionalTools ?? [])])
-      if (!this.#origins.has(tool.name)) this.#origins.set(tool.name, tool.origin);
+    this.#origins = toolOrigins([...request.tools, ...(context.additionalTools ?? [])]);
   }
 
   get stopped(): boolean {
@@ -179,7 +180,7 @@ export class ResponsesTurn implements TurnRenderer {
   async #callStart(callId: string, name: string, toolIndex: number): Promise<RenderedEvent[]> {
     this.#requirePrompt();
     const out = await this.#close("completed");
-    const item = this.#callItem(await this.#mint("fc"), callId, name);
+    const item = callItem(this.#origins.get(name), await this.#mint("fc"), callId, name);
     this.callIds.push(callId);
     out.push(this.#add(item));
     const index = this.response.output.length - 1;
@@ -203,15 +204,7 @@ export class ResponsesTurn implements TurnRenderer {
   async #serverCall(id: string, inputJson: string): Promise<RenderedEvent[]> {
     this.#requirePrompt();
     const out = await this.#close("completed");
-    const query = searchQuery(inputJson);
-    out.push(
-      this.#add({
-        type: "web_search_call",
-        id,
-        status: "in_progress",
-        action: { type: "search", query, queries: [query] },
-      }),
-    );
+    out.push(this.#add(searchItem(id, inputJson)));
     const at = this.#at(this.response.output.length - 1);
     out.push(this.#event("response.web_search_call.in_progress", at));
     out.push(this.#event("response.web_search_call.searching", at));
@@ -225,17 +218,8 @@ export class ResponsesTurn implements TurnRenderer {
     const index = this.response.output.findIndex((i) => i.type === "web_search_call" && i.id === outcome.toolUseId);
     const item = this.response.output[index];
     if (item?.type !== "web_search_call") throw protocolError("a hosted tool result without its call");
-    item.status = outcome.errorCode === "" ? "completed" : "failed";
-    item.action.sources = outcome.hits.map((hit) => ({ type: "url", url: hit.url }));
     const { idSecret, tenant } = this.context;
-    item.encrypted_content = await sealCallResult(
-      { secret: idSecret, tenant },
-      {
-        hits: outcome.hits.map((h) => ({ url: h.url, title: h.title, pageAge: h.pageAge, text: h.text })),
-        errorCode: outcome.errorCode,
-        sameStep: this.#sameStep.get(outcome.toolUseId) ?? false,
-      },
-    );
+    await completeSearch(item, outcome, { idSecret, tenant }, this.#sameStep.get(outcome.toolUseId) ?? false);
     const at = this.#at(index);
     return [
       this.#event("response.web_search_call.completed", at),
@@ -252,16 +236,7 @@ export class ResponsesTurn implements TurnRenderer {
     const out = this.response.output.length === 0 ? await this.#ensure("message") : [];
     out.push(...(await this.#close(incomplete ? "incomplete" : "completed")));
     if (this.request.compaction_trigger) out.push(...(await this.#compaction()));
-    const cached = stop.usage?.cachedTokens ?? this.prompt?.cachedTokens ?? 0;
-    const input = (stop.usage?.inputTokens ?? 0) + cached;
-    const output = stop.usage?.outputTokens ?? 0;
-    this.response.usage = {
-      input_tokens: input,
-      input_tokens_details: { cached_tokens: cached },
-      output_tokens: output,
-      output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: input + output,
-    };
+    this.response.usage = responseUsage(stop, this.prompt);
     this.response.status = incomplete ? "incomplete" : "completed";
     if (incomplete) this.response.incomplete_details = { reason: "max_output_tokens" };
     this.#stopped = true;
@@ -272,14 +247,7 @@ export class ResponsesTurn implements TurnRenderer {
 
   /** Remote compaction v2: the summary this turn wrote, sealed for the tenant, as one `compaction` item. */
   async #compaction(): Promise<RenderedEvent[]> {
-    const { idSecret, tenant } = this.context;
-    const summary = summaryOf(this.response.output);
-    const item: OutputItem = {
-      type: "compaction",
-      id: compactionItemId(),
-      status: "completed",
-      encrypted_content: await sealCompaction(idSecret, tenant, summary),
-    };
+    const item = await compactionItem(this.context.idSecret, this.context.tenant, this.response.output);
     const added = this.#add(item);
     return [added, this.#event("response.output_item.done", { output_index: this.response.output.length - 1, item })];
   }
@@ -288,11 +256,7 @@ export class ResponsesTurn implements TurnRenderer {
     this.#requirePrompt();
     if (this.#open?.kind === kind) return [];
     const out = await this.#close("completed");
-    const item: OutputItem =
-      kind === "message"
-        ? { type: "message", id: await this.#mint("msg"), status: "in_progress", role: "assistant", content: [] }
-        : { type: "reasoning", id: await this.#mint("rs"), status: "in_progress", summary: [], content: [] };
-    out.push(this.#add(item));
+    out.push(this.#add(openingItem(kind, await this.#mint(kind === "message" ? "msg" : "rs"))));
     const index = this.response.output.length - 1;
     this.#open = { kind, index, text: "" };
     const part = kind === "message" ? outputText("") : { type: "reasoning_text" as const, text: "" };
@@ -306,65 +270,14 @@ export class ResponsesTurn implements TurnRenderer {
     this.#open = undefined;
     const item = this.response.output[open.index];
     if (!item) throw protocolError("closing a missing output item");
-    const out: RenderedEvent[] = [];
-    const at = this.#at(open.index);
-    if (open.kind === "function_call" && item.type === "function_call") {
-      out.push(
-        this.#event("response.function_call_arguments.done", { ...at, name: item.name, arguments: item.arguments }),
-      );
-    } else if (open.kind === "function_call" && item.type === "custom_tool_call") {
-      item.input = customInput(open.arguments);
-      const rest = open.input.rest(item.input);
-      if (rest !== "") out.push(this.#event("response.custom_tool_call_input.delta", { ...at, delta: rest }));
-      out.push(this.#event("response.custom_tool_call_input.done", { ...at, input: item.input }));
-    } else if (open.kind !== "function_call" && (item.type === "message" || item.type === "reasoning")) {
-      const done = open.kind === "message" ? "response.output_text.done" : "response.reasoning_text.done";
-      const part =
-        open.kind === "message" ? outputText(open.text) : { type: "reasoning_text" as const, text: open.text };
-      out.push(
-        this.#event(done, {
-          ...at,
-          content_index: 0,
-          text: open.text,
-          ...(open.kind === "message" ? { logprobs: [] } : {}),
-        }),
-      );
-      out.push(this.#event("response.content_part.done", { ...at, content_index: 0, part }));
-      if (item.type === "message") item.content = [outputText(open.text)];
-      else {
-        item.content = [{ type: "reasoning_text", text: open.text }];
-        if (this.request.include_encrypted_reasoning) {
-          const { idSecret, tenant } = this.context;
-          item.encrypted_content = await sealReasoning(idSecret, tenant, open.text);
-        }
-      }
-    }
+    const { idSecret, tenant } = this.context;
+    const seal = { idSecret, tenant, encryptedReasoning: this.request.include_encrypted_reasoning };
+    const out = await closingEvents(open, item, this.#at(open.index), seal, (type, fields) =>
+      this.#event(type, fields),
+    );
     item.status = status;
     out.push(this.#event("response.output_item.done", { output_index: open.index, item }));
     return out;
-  }
-
-  /** The output item for a call of the offered tool `name`, in the shape its declaration asks for. */
-  #callItem(id: string, callId: string, name: string): CallItem {
-    const origin = this.#origins.get(name);
-    const base = { id, status: "in_progress" as const, call_id: callId };
-    switch (origin?.kind) {
-      case "custom":
-        return origin.within === undefined
-          ? { type: "custom_tool_call", ...base, name, input: "" }
-          : {
-              type: "custom_tool_call",
-              ...base,
-              name: origin.within.name,
-              namespace: origin.within.namespace,
-              input: "",
-            };
-      case "namespace":
-        return { type: "function_call", ...base, name: origin.name, namespace: origin.namespace, arguments: "" };
-      case "function":
-      case undefined:
-        return { type: "function_call", ...base, name, arguments: "" };
-    }
   }
 
   #add(item: OutputItem): RenderedEvent {
@@ -399,33 +312,4 @@ export class ResponsesTurn implements TurnRenderer {
   #requirePrompt(): void {
     if (!this.prompt) throw protocolError("content before the prompt event");
   }
-}
-
-function searchQuery(inputJson: string): string {
-  try {
-    const parsed: unknown = JSON.parse(inputJson);
-    if (typeof parsed === "object" && parsed !== null && "query" in parsed && typeof parsed.query === "string") {
-      return parsed.query;
-    }
-  } catch {
-    // a call whose input did not parse: no query to show
-  }
-  return "";
-}
-
-function outputText(text: string) {
-  return { type: "output_text" as const, text, annotations: [] as [], logprobs: [] as [] };
-}
-
-/** A function_call_output whose call has no live or saved state, and no replayed function_call. */
-function unknownCallId(callId: string): ApiError {
-  return new ApiError(
-    "invalid_request_error",
-    `No function call found for function_call_output with call_id '${callId}': it has no live or saved state on the server (it may have expired, or the instructions or tools changed). Send the full input, including the function_call item with this call_id, or continue with previous_response_id.`,
-    { param: "input", code: "unknown_call_id" },
-  );
-}
-
-function protocolError(what: string): ApiError {
-  return ApiError.internal(`GPU worker protocol error: ${what}`);
 }
