@@ -4,18 +4,20 @@
  */
 import { loadConfig } from "./config/config.ts";
 import { toApiError } from "./core/errors.ts";
+import type { RateLimitSlot } from "./core/rate-limits.ts";
 import { ResponseSent } from "./core/response-sent.ts";
 import { EdgeTiming } from "./core/timing.ts";
 import type { Env } from "./env.ts";
 import { newRequestId } from "./http/body.ts";
 import { recordRequest } from "./metrics/record.ts";
-import { renderError, router } from "./router.ts";
+import { rateLimitHeaders, renderError, router } from "./router.ts";
 
 export { EdgeMetricsDO } from "./metrics/edge-metrics-do.ts";
 export { PoolDO } from "./pool/pool-do.ts";
 export { ResponseStoreDO } from "./protocols/responses/response-store-do.ts";
 export { SessionDO } from "./session/session-do.ts";
-export { TenantLimiterDO } from "./tenancy/tenant-limiter-do.ts";
+export { TenantAuthorityDO } from "./tenancy/authority/tenant-authority-do.ts";
+export { RegistryDO } from "./tenancy/registry/registry-do.ts";
 export { UsageDO } from "./tenancy/usage-do.ts";
 
 export default {
@@ -23,6 +25,7 @@ export default {
     const requestId = newRequestId();
     const started = Date.now();
     const sent = new ResponseSent((p) => ctx.waitUntil(p));
+    const rateLimits: RateLimitSlot = {};
     let response: Response;
     try {
       const config = loadConfig(env);
@@ -33,6 +36,7 @@ export default {
         waitUntil: (p: Promise<unknown>) => ctx.waitUntil(p),
         timing: new EdgeTiming(started),
         sent,
+        rateLimits,
       });
     } catch (error) {
       response = renderError(toApiError(error, { requestId, path: new URL(request.url).pathname }), request, requestId);
@@ -41,17 +45,19 @@ export default {
     const { status } = response;
     const seconds = (Date.now() - started) / 1000;
     recordRequest(env, sent, request, status, seconds);
-    return withRequestId(response, requestId);
+    const headers: Record<string, string> = { "request-id": requestId };
+    if (rateLimits.snapshot) Object.assign(headers, rateLimitHeaders(request, rateLimits.snapshot, Date.now()));
+    return withHeaders(response, headers);
   },
 } satisfies ExportedHandler<Env>;
 
-function withRequestId(response: Response, requestId: string): Response {
+function withHeaders(response: Response, headers: Record<string, string>): Response {
   try {
-    response.headers.set("request-id", requestId);
+    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
     return response;
   } catch {
     const copy = new Response(response.body, response);
-    copy.headers.set("request-id", requestId);
+    for (const [name, value] of Object.entries(headers)) copy.headers.set(name, value);
     return copy;
   }
 }

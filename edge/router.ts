@@ -8,23 +8,43 @@ import { handleHealth } from "./admin/health.ts";
 import { handleMetrics } from "./admin/metrics.ts";
 import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat, handlePoolSelfDrain } from "./admin/pool-routes.ts";
 import { handleStatusData, handleStatusPage } from "./admin/status.ts";
+import { handleCreateAdminKey, handleListAdminKeys, handleRevokeAdminKey } from "./admin/tenants/admin-key-routes.ts";
+import { handleListAudit, handleVerifyAudit } from "./admin/tenants/audit-routes.ts";
+import {
+  handleCreateKey,
+  handleGetKey,
+  handleListKeys,
+  handleRevokeKey,
+  handleRotateKey,
+  handleUpdateKey,
+} from "./admin/tenants/key-routes.ts";
+import { handleGetPrices, handlePriceVersions, handleSetPrices } from "./admin/tenants/price-routes.ts";
+import {
+  handleArchiveTenant,
+  handleCreateTenant,
+  handleGetTenant,
+  handleListTenants,
+  handleUpdateTenant,
+} from "./admin/tenants/tenant-routes.ts";
 import { handleUsage } from "./admin/usage.ts";
 import { handleIssueCredential, handleListCredentials, handleRevokeCredential } from "./admin/worker-credentials.ts";
 import { refuseDevOffLoopback } from "./config/dev-loopback.ts";
 import { ApiError, toApiError } from "./core/errors.ts";
+import type { RateLimitSnapshot } from "./core/rate-limits.ts";
 import type { Env } from "./env.ts";
 import type { RequestContext } from "./http/context.ts";
 import { chatAdapter } from "./protocols/chat/adapter.ts";
 import { messagesAdapter } from "./protocols/messages/adapter.ts";
 import { handleCountTokens } from "./protocols/messages/count-tokens.ts";
 import { anthropicErrorResponse } from "./protocols/messages/errors.ts";
+import { anthropicRateLimitHeaders } from "./protocols/messages/rate-limit-headers.ts";
 import { handleGetModel, handleListModels } from "./protocols/models.ts";
 import { openAiErrorResponse } from "./protocols/openai/errors.ts";
+import { openAiRateLimitHeaders } from "./protocols/openai/rate-limit-headers.ts";
 import { responsesAdapter } from "./protocols/responses/adapter.ts";
 import { handleCompact } from "./protocols/responses/compact/handler.ts";
 import { handleDeleteResponse, handleGetResponse } from "./protocols/responses/records.ts";
 import { handleResponsesSocket } from "./protocols/responses/socket/websocket.ts";
-import { tenantLimited } from "./tenancy/tenant-admission.ts";
 import { turnRoute } from "./turn/pipeline.ts";
 
 type Args = [RequestContext<Env>];
@@ -42,6 +62,13 @@ export const router = Router<IRequest, Args>({
       rc.requestId,
     ),
 });
+
+/** The caller's rate-limit state as the headers of the protocol the path belongs to. */
+export function rateLimitHeaders(request: Request, snapshot: RateLimitSnapshot, now: number): Record<string, string> {
+  return errorProtocol(request) === "openai"
+    ? openAiRateLimitHeaders(snapshot, now)
+    : anthropicRateLimitHeaders(snapshot);
+}
 
 /** The error response in the shape of the protocol the path belongs to. */
 export function renderError(error: ApiError, request: Request, requestId: string): Response {
@@ -79,7 +106,7 @@ router
   .all("/healthz", notAllowed("GET"))
   .post("/v1/messages", turnRoute(messagesAdapter))
   .all("/v1/messages", notAllowed("POST"))
-  .post("/v1/messages/count_tokens", tenantLimited<Env>(handleCountTokens))
+  .post("/v1/messages/count_tokens", (request, rc) => handleCountTokens(request, rc))
   .all("/v1/messages/count_tokens", notAllowed("POST"))
   .get("/v1/models", (request, rc) => handleListModels(request, rc))
   .all("/v1/models", notAllowed("GET"))
@@ -100,6 +127,45 @@ router
     handleRevokeCredential(request, rc, request.params.id ?? ""),
   )
   .all("/admin/worker-credentials/:id", notAllowed("DELETE"))
+  .get("/admin/tenants", (request, rc) => handleListTenants(request, rc))
+  .post("/admin/tenants", (request, rc) => handleCreateTenant(request, rc))
+  .all("/admin/tenants", notAllowed("GET, POST"))
+  .post("/admin/tenants/:t/archive", (request, rc) => handleArchiveTenant(request, rc, request.params.t ?? ""))
+  .all("/admin/tenants/:t/archive", notAllowed("POST"))
+  .get("/admin/tenants/:t/keys", (request, rc) => handleListKeys(request, rc, request.params.t ?? ""))
+  .post("/admin/tenants/:t/keys", (request, rc) => handleCreateKey(request, rc, request.params.t ?? ""))
+  .all("/admin/tenants/:t/keys", notAllowed("GET, POST"))
+  .post("/admin/tenants/:t/keys/:k/rotate", (request, rc) =>
+    handleRotateKey(request, rc, request.params.t ?? "", request.params.k ?? ""),
+  )
+  .all("/admin/tenants/:t/keys/:k/rotate", notAllowed("POST"))
+  .get("/admin/tenants/:t/keys/:k", (request, rc) =>
+    handleGetKey(request, rc, request.params.t ?? "", request.params.k ?? ""),
+  )
+  .post("/admin/tenants/:t/keys/:k", (request, rc) =>
+    handleUpdateKey(request, rc, request.params.t ?? "", request.params.k ?? ""),
+  )
+  .delete("/admin/tenants/:t/keys/:k", (request, rc) =>
+    handleRevokeKey(request, rc, request.params.t ?? "", request.params.k ?? ""),
+  )
+  .all("/admin/tenants/:t/keys/:k", notAllowed("GET, POST, DELETE"))
+  .get("/admin/tenants/:t", (request, rc) => handleGetTenant(request, rc, request.params.t ?? ""))
+  .post("/admin/tenants/:t", (request, rc) => handleUpdateTenant(request, rc, request.params.t ?? ""))
+  .all("/admin/tenants/:t", notAllowed("GET, POST"))
+  .get("/admin/prices", (request, rc) => handleGetPrices(request, rc))
+  .post("/admin/prices", (request, rc) => handleSetPrices(request, rc))
+  .all("/admin/prices", notAllowed("GET, POST"))
+  .get("/admin/prices/versions", (request, rc) => handlePriceVersions(request, rc))
+  .all("/admin/prices/versions", notAllowed("GET"))
+  .get("/admin/admin-keys", (request, rc) => handleListAdminKeys(request, rc))
+  .post("/admin/admin-keys", (request, rc) => handleCreateAdminKey(request, rc))
+  .all("/admin/admin-keys", notAllowed("GET, POST"))
+  .delete("/admin/admin-keys/:id", (request, rc) => handleRevokeAdminKey(request, rc, request.params.id ?? ""))
+  .all("/admin/admin-keys/:id", notAllowed("DELETE"))
+  .get("/admin/audit", (request, rc) => handleListAudit(request, rc))
+  .all("/admin/audit", notAllowed("GET"))
+  .get("/admin/audit/verify", (request, rc) => handleVerifyAudit(request, rc))
+  .all("/admin/audit/verify", notAllowed("GET"))
   .get("/admin/usage", (request, rc) => handleUsage(request, rc))
   .all("/admin/usage", notAllowed("GET"))
   .get("/admin/metrics", (request, rc) => handleMetrics(request, rc))

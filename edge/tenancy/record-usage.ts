@@ -1,33 +1,21 @@
-/** Reporting a finished turn's token usage to the tenant's UsageDO, off the response's path. */
+/** A turn's usage for its settlement with the tenant's authority, from the worker's prompt and stop events. */
 import type { PromptProcessed, Stop } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { log } from "../core/log.ts";
-import type { TurnUsage, UsageBindings } from "./usage-do.ts";
+import type { SettledUsage } from "./authority/authority-api.ts";
 
-/** The usage of a finished turn from the worker's prompt and stop events. */
-export function turnUsage(
-  requestId: string,
-  keyId: string,
+/**
+ * A turn that stopped reports its exact usage in its stop event. One cut short (the client went away,
+ * the worker failed after its prompt) is charged its prompt as the worker processed it and one token
+ * per output event the edge received (each carries at least one sampled token).
+ */
+export function settledUsage(
+  model: string,
   prompt: PromptProcessed,
   stop: Stop | undefined,
-): TurnUsage {
-  const cachedTokens = stop?.usage?.cachedTokens ?? prompt.cachedTokens;
-  const prefilledTokens = stop?.usage?.inputTokens ?? Math.max(0, prompt.promptTokens - prompt.cachedTokens);
-  return {
-    requestId,
-    keyId,
-    inputTokens: cachedTokens + prefilledTokens,
-    cachedTokens,
-    prefilledTokens,
-    outputTokens: stop?.usage?.outputTokens ?? 0,
-    at: Date.now(),
-  };
-}
-
-/** Count the turn in its tenant's UsageDO; a failure is logged, never the client's problem. */
-export async function recordUsage(env: UsageBindings, tenant: string, usage: TurnUsage): Promise<void> {
-  try {
-    await env.USAGE.getByName(tenant).record(usage);
-  } catch (error) {
-    log("usage record failed", { request: usage.requestId, error: String(error) });
-  }
+  stopped: boolean,
+  outputEvents: number,
+): SettledUsage {
+  const cached = stop?.usage?.cachedTokens ?? prompt.cachedTokens;
+  const prefilled = stop?.usage?.inputTokens ?? Math.max(0, prompt.promptTokens - prompt.cachedTokens);
+  const output = stop?.usage ? stop.usage.outputTokens : outputEvents;
+  return { model, prefilled, cached, output, partial: !stopped || !stop?.usage };
 }

@@ -9,7 +9,9 @@ import type { RequestContext } from "../../http/context.ts";
 import { poolView, routableUrls } from "../../pool/pool-client.ts";
 import type { PoolBindings } from "../../pool/pool-do.ts";
 import { pickWorker } from "../../session/routing.ts";
-import type { Caller } from "../../tenancy/auth.ts";
+import { admissionGate, admitTurn } from "../../tenancy/admission.ts";
+import { identifyCaller } from "../../tenancy/auth.ts";
+import type { TenantAuthorityBindings } from "../../tenancy/authority/tenant-authority-do.ts";
 import { workerCallHeaders } from "../../turn/worker-identity.ts";
 import { ownServerCalls } from "../../worker/generate-request.ts";
 import { workerClient } from "../../worker/worker-client.ts";
@@ -20,13 +22,21 @@ import { validateMessagesRequest } from "./request/validate.ts";
 
 const COUNT_TIMEOUT_MS = 30_000;
 
-/** Behind `tenantLimited`, which authenticated the caller from headers before the body is read. */
+/**
+ * The caller is identified from the headers before the body is read; once the body is parsed, its
+ * tenant's authority admits the request (rates, concurrency, the model's allow-list; it reserves no
+ * tokens and is settled with no usage: counting is not billed).
+ */
 export async function handleCountTokens(
   request: Request,
-  rc: RequestContext<PoolBindings>,
-  { tenant }: Caller,
+  rc: RequestContext<PoolBindings & TenantAuthorityBindings>,
 ): Promise<Response> {
-  const parsed = validateMessagesRequest(await readJsonBody(request, LIMITS.maxBodyBytes), { requireMaxTokens: false });
+  const caller = await identifyCaller(request.headers, rc.config);
+  const { tenant } = caller;
+  const json = await readJsonBody(request, LIMITS.maxBodyBytes, admissionGate(rc, caller));
+  const parsed = validateMessagesRequest(json, { requireMaxTokens: false });
+  const admitted = admitTurn(rc, caller, { model: parsed.model, inputTokens: 0, outputTokens: 0 }, {});
+  admitted.catch(() => undefined); // awaited before the worker call
   const own = ownBlobsFor(rc.config.idSecret, tenant);
   const body = { ...parsed, messages: await resolveOwnBlocks(parsed.messages, own) };
   const conversation = toConversation(body);
@@ -36,7 +46,7 @@ export async function handleCountTokens(
     conversation,
     ownServerCallIds: await ownServerCalls(rc.config.idSecret, tenant, conversation),
   });
-  await rc.admitted;
+  await admitted;
   const urls = routableUrls(await poolView(rc.env, rc.config), rc.config);
   if (urls.length === 0) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
   const url = pickWorker(tenant, urls);

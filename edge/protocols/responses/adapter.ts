@@ -80,6 +80,7 @@ export function responsesAdapterWith(memory?: SocketMemory): ProtocolAdapter<Res
       const { body, input, items, pinned, previousFrom } = await decodeConversation(json, rc, tenant, memory);
       if (body.store) await refuseOverRecordQuota(rc, tenant, input);
       return {
+        model: body.model,
         turn: toWorkerTurn(body, items),
         ids: collectResponsesRoutingIds(items),
         pinned,
