@@ -3,6 +3,7 @@
  * workers over gRPC-Web. Every response carries a `request-id`.
  */
 import { loadConfig } from "./config/config.ts";
+import { clock } from "./core/clock.ts";
 import { toApiError } from "./core/errors.ts";
 import type { RateLimitSlot } from "./core/rate-limits.ts";
 import { ResponseSent } from "./core/response-sent.ts";
@@ -46,7 +47,7 @@ export default {
     const seconds = (Date.now() - started) / 1000;
     recordRequest(env, sent, request, status, seconds);
     const headers: Record<string, string> = { "request-id": requestId };
-    if (rateLimits.snapshot) Object.assign(headers, rateLimitHeaders(request, rateLimits.snapshot, Date.now()));
+    if (rateLimits.snapshot) Object.assign(headers, rateLimitHeaders(request, rateLimits.snapshot, clock.now()));
     return withHeaders(response, headers);
   },
 } satisfies ExportedHandler<Env>;

@@ -1,6 +1,8 @@
 /** Helpers of the tenancy tests: the admin API as root (or an admin key), tenants and keys made through it. */
+import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { type IdKind, mintId } from "../../shared/ids.ts";
 import { event, type FakeWorker, installFakeWorker } from "./fake-worker.ts";
 import { call } from "./helpers.ts";
 
@@ -49,13 +51,13 @@ export async function newKey(
   return { id: created.body.id, value: created.body.value ?? "" };
 }
 
-/** A worker that answers every turn with one word and the usage it is given. */
+/** A worker that answers every turn with one word and the usage it is given (its message id minted for the protocol). */
 export function wordWorker(usage = { inputTokens: 3, cachedTokens: 0, outputTokens: 1 }): FakeWorker {
-  return installFakeWorker(async function* () {
-    yield event({
-      case: "prompt",
-      value: { promptTokens: usage.inputTokens + usage.cachedTokens, cachedTokens: usage.cachedTokens },
-    });
+  return installFakeWorker(async function* ({ request }) {
+    const kind = (request.idKinds?.message ?? "msg") as IdKind;
+    const messageId = await mintId(env.ID_SECRET ?? "", kind, request.tenantId, request.sessionId);
+    const promptTokens = usage.inputTokens + usage.cachedTokens;
+    yield event({ case: "prompt", value: { promptTokens, cachedTokens: usage.cachedTokens, messageId } });
     yield event({ case: "textDelta", value: { text: "ok" } });
     yield event({ case: "stop", value: { reason: StopReason.END_TURN, usage } });
   });
