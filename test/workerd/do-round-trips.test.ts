@@ -146,6 +146,9 @@ describe("Durable Object round trips per turn", () => {
     expect(beforeFinal.sort()).toEqual(["POOLS.notePlaced", "SESSIONS.open"]);
     expect(afterFinal).toContain("SESSIONS.recordTurn");
     expect(issued.filter((n) => n.startsWith("SESSIONS."))).toEqual(["SESSIONS.open", "SESSIONS.recordTurn"]);
+    // The tenant's authority: one admission before the worker, one settlement after the response.
+    expect(issued.filter((n) => n.startsWith("TENANTS."))).toEqual(["TENANTS.admit", "TENANTS.settle"]);
+    expect(afterFinal).toContain("TENANTS.settle");
     const session = await env.SESSIONS.getByName(fake.requests[0]?.sessionId ?? "").get("local");
     expect(session).toMatchObject({ turns: 1, epoch: 1, busy: false });
     expect(session?.frontierToolUseIds).toHaveLength(1);

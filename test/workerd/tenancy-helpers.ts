@@ -20,7 +20,8 @@ export async function admin<T = Record<string, unknown>>(
     ...(options.body !== undefined && { body: options.body }),
   });
   const text = await response.text();
-  return { status: response.status, body: (text === "" ? {} : JSON.parse(text)) as T, headers: response.headers };
+  const json = response.headers.get("content-type")?.startsWith("application/json") && text !== "";
+  return { status: response.status, body: (json ? JSON.parse(text) : {}) as T, headers: response.headers };
 }
 
 export interface KeyBody {

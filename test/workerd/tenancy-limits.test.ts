@@ -6,11 +6,13 @@
  * `/v1/models` lists only what the key may use. The clock is frozen (core/clock.ts): buckets refill
  * only when the test moves it.
  */
+import { waitForGlobalWaitUntil } from "cloudflare:test-internal";
 import { afterEach, describe, expect, it } from "vitest";
 import { clock } from "../../edge/core/clock.ts";
+import { parsePromText, sampleSum } from "../support/prom-text.ts";
 import type { FakeWorker } from "./fake-worker.ts";
-import { call, messagesBody } from "./helpers.ts";
-import { admin, newKey, newTenant, wordWorker } from "./tenancy-helpers.ts";
+import { call, messagesBody, OTHER_KEY } from "./helpers.ts";
+import { admin, newKey, newTenant, ROOT_TOKEN, wordWorker } from "./tenancy-helpers.ts";
 
 let fake: FakeWorker | undefined;
 const realNow = clock.now;
@@ -92,6 +94,20 @@ describe("limits at admission", () => {
     expect((await requests.chat(key.value)).status).toBe(429);
     // The tenant's other keys have their own buckets.
     expect((await requests.messages((await newKey(tenant)).value)).status).toBe(200);
+    // Refusals are counted per tenant and reason (a fixed set of reasons: bounded labels).
+    const samples = parsePromText(await (await call("/admin/metrics", { key: ROOT_TOKEN, bearer: true })).text());
+    expect(sampleSum(samples, "frontier:tenant_limit_refusals_total", { tenant, reason: "requests" })).toBe(4);
+    const reasons = samples.filter(
+      (s) => s.name === "frontier:tenant_limit_refusals_total" && s.labels.tenant === tenant,
+    );
+    expect(reasons.map((s) => s.labels.reason).sort()).toEqual([
+      "budget",
+      "concurrency",
+      "key",
+      "model",
+      "requests",
+      "tokens",
+    ]);
   });
 
   it("tokens per minute: a turn reserves its bound (prompt + max_tokens) and settles what it used", async () => {
@@ -146,6 +162,21 @@ describe("limits at admission", () => {
     expect(await errorOf(anthropic)).toMatchObject({ type: "error", error: { type: "rate_limit_error" } });
     await admin(`/admin/tenants/${tenant}`, { method: "POST", body: { budget: { amount: 1, period: "day" } } });
     expect((await requests.messages(key.value)).status).toBe(200);
+    await waitForGlobalWaitUntil();
+    // What it cost (3 prefilled + 1 output at 10 per million) is the tenant's spend.
+    const samples = parsePromText(await (await call("/admin/metrics", { key: ROOT_TOKEN, bearer: true })).text());
+    expect(sampleSum(samples, "frontier:tenant_spend_total", { tenant })).toBeCloseTo(0.00004, 9);
+    expect(sampleSum(samples, "frontier:tenant_limit_refusals_total", { tenant, reason: "budget" })).toBe(2);
+  });
+
+  it("an API_KEYS tenant's policy is set at run time; its env key keeps working within it", async () => {
+    fake = wordWorker();
+    expect((await requests.messages(OTHER_KEY)).status).toBe(200);
+    await admin("/admin/tenants/other", { method: "POST", body: { models: ["frontier-large"] } });
+    const refused = await requests.messages(OTHER_KEY);
+    expect(refused.status).toBe(404);
+    await admin("/admin/tenants/other", { method: "POST", body: { models: null } });
+    expect((await requests.messages(OTHER_KEY)).status).toBe(200);
   });
 });
 
