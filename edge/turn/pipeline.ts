@@ -57,6 +57,11 @@ export interface DecodedTurn<R extends TurnRenderer> {
   headers?: Record<string, string>;
   /** The renderer of one attempt on `session` (a failover renders afresh). */
   renderer: (session: ResolvedSession) => R;
+  /**
+   * A protocol's own check that must pass before the worker is called (a stored-record quota): it
+   * runs alongside admission and routing and fails the turn like a refusal.
+   */
+  checks?: Promise<void> | undefined;
   /** What must land before the client's final event when the turn stopped. */
   beforeFinal?: (session: ResolvedSession, renderer: R) => Promise<void>;
 }
@@ -87,7 +92,9 @@ export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
 ): Promise<Response> {
   const decoded = await adapter.decode(body, { headers, rc: plain, caller });
   const account: TurnAccount = {};
-  const admitted = admitTurn(plain, caller, turnDemand(decoded.model, decoded.turn), account);
+  decoded.checks?.catch(() => undefined); // awaited below, after admission
+  const admission = admitTurn(plain, caller, turnDemand(decoded.model, decoded.turn), account);
+  const admitted = decoded.checks ? admission.then(() => decoded.checks) : admission;
   admitted.catch(() => undefined); // awaited before the worker call; this only keeps it from counting as unhandled
   const rc = { ...plain, admitted };
   try {

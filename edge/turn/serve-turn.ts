@@ -23,7 +23,7 @@ import {
 } from "../session/session-route.ts";
 import type { TurnAccount } from "../tenancy/admission.ts";
 import type { Caller } from "../tenancy/auth.ts";
-import { settledUsage } from "../tenancy/record-usage.ts";
+import { settledUsage } from "../tenancy/settled-usage.ts";
 import { GenerateCall } from "../worker/generate-call.ts";
 import { generateRequestFor, type WorkerTurn, withIdKeys } from "../worker/generate-request.ts";
 import type { FailoverReason } from "../worker/worker-errors.ts";

@@ -254,7 +254,7 @@ describe("limits under concurrency (fuzzed)", () => {
     { timeout: 120_000 },
     async (round) => {
       await admin("/admin/prices", { method: "POST", body: { prices: [{ model: "frontier-test", ...PRICE }] } });
-      const { outcomes, live, ledger, reported, keyCost } = await runRound(round);
+      const { tenant, outcomes, live, ledger, reported, keyCost } = await runRound(round);
       const admitted = outcomes.filter((o) => o.status === 200);
       const refused = outcomes.filter((o) => o.status === 429);
       expect(admitted.length + refused.length).toBe(round.requests);
@@ -278,6 +278,9 @@ describe("limits under concurrency (fuzzed)", () => {
       expect(ledger.cost).toBeLessThanOrEqual(nano(round.tenant.budget));
       for (const cost of keyCost.values()) expect(cost).toBeLessThanOrEqual(nano(round.key.budget));
       expect(ledger).toEqual(reported);
+      // The admin API shows the same spend for the budget's period.
+      const shown = await admin<{ spend: { amount: number } | null }>(`/admin/tenants/${tenant}`);
+      if (round.tenant.budget !== undefined) expect(shown.body.spend?.amount).toBeCloseTo(ledger.cost / 1e9, 9);
       console.log(
         `fuzz round ${round.seed}: ${round.requests} requests, ${admitted.length} admitted, ${refused.length} refused (429), ` +
           `${ledger.turns} turns billed; max in flight ${live.maxTenant} (tenant limit ${round.tenant.concurrent_requests ?? "-"}), ` +

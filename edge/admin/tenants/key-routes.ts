@@ -34,7 +34,7 @@ import {
   unknownCursor,
 } from "./admin-input.ts";
 import { envKeyIds, keyPage } from "./key-pages.ts";
-import { envKeyJson, keyJson, policyJson, time } from "./render.ts";
+import { envKeyJson, keyJson, policyJson, spendJson, time } from "./render.ts";
 import { changedFields, conflict, knownTenant } from "./tenant-routes.ts";
 
 const READ = ["read", "keys", "billing"] as const;
@@ -84,7 +84,9 @@ export async function handleGetKey(request: Request, rc: AdminContext, tenant: s
   await requireAdmin(request, rc, { scope: READ, tenant });
   await knownTenant(rc, tenant);
   if (envKeyIds(rc, tenant).includes(id)) return jsonResponse(envKeyJson(tenant, id));
-  return jsonResponse(keyJson(tenant, found(await authorityOf(rc.env, tenant).key(id), id)));
+  const authority = authorityOf(rc.env, tenant);
+  const [key, spend] = await Promise.all([authority.key(id), authority.spend(id)]);
+  return jsonResponse({ ...keyJson(tenant, found(key, id)), spend: spendJson(spend.key) });
 }
 
 export async function handleUpdateKey(

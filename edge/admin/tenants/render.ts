@@ -4,6 +4,7 @@
  * last_id}`. A secret appears once, as `value` in the answer that issued it.
  */
 
+import type { BudgetSpend } from "../../tenancy/authority/authority-gate.ts";
 import type { KeyInfo } from "../../tenancy/authority/key-store.ts";
 import type { Budget, Limits, Policy } from "../../tenancy/authority/policy.ts";
 import type { TenantSettings } from "../../tenancy/authority/tenant-settings.ts";
@@ -31,6 +32,18 @@ export function budgetJson(budget: Budget | null) {
 
 export function policyJson(policy: Policy) {
   return { limits: limitsJson(policy.limits), budget: budgetJson(policy.budget), models: policy.models };
+}
+
+/** What a budget's current period has spent (null without a budget). */
+export function spendJson(spend: BudgetSpend | null) {
+  return (
+    spend && {
+      amount: units(spend.spentNano),
+      remaining: units(Math.max(0, spend.budgetNano - spend.spentNano)),
+      period_start: time(spend.periodStart),
+      period_end: time(spend.periodEnd),
+    }
+  );
 }
 
 export function tenantJson(tenant: DirectoryTenant, settings: TenantSettings) {

@@ -19,7 +19,7 @@ import type { DirectoryTenant } from "../../tenancy/registry/tenant-directory.ts
 import { auditContext, requireAdmin } from "../admin-access.ts";
 import type { AdminContext } from "../bindings.ts";
 import { bodyObject, nameField, pageRequest, policyFields, unknownCursor } from "./admin-input.ts";
-import { policyJson, tenantJson, tenantListItem } from "./render.ts";
+import { policyJson, spendJson, tenantJson, tenantListItem } from "./render.ts";
 
 export async function handleListTenants(request: Request, rc: AdminContext): Promise<Response> {
   const admin = await requireAdmin(request, rc, { scope: ["read", "keys", "billing"], tenant: "listing" });
@@ -55,7 +55,9 @@ export async function handleCreateTenant(request: Request, rc: AdminContext): Pr
 export async function handleGetTenant(request: Request, rc: AdminContext, id: string): Promise<Response> {
   await requireAdmin(request, rc, { scope: ["read", "keys", "billing"], tenant: id });
   const tenant = await knownTenant(rc, id);
-  return jsonResponse(tenantJson(tenant, await authorityOf(rc.env, id).settings()));
+  const authority = authorityOf(rc.env, id);
+  const [settings, spend] = await Promise.all([authority.settings(), authority.spend()]);
+  return jsonResponse({ ...tenantJson(tenant, settings), spend: spendJson(spend.tenant) });
 }
 
 export async function handleUpdateTenant(request: Request, rc: AdminContext, id: string): Promise<Response> {

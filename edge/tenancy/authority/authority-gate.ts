@@ -11,11 +11,29 @@ import { boundNano, costNano, priceFor } from "../pricing.ts";
 import type { AdmissionBook, AdmissionScope, Demand, Refusal } from "./admission-book.ts";
 import type { AdmitRequest, AuthorityAnswer, AuthorityRefusal, Presented, SettleRequest } from "./authority-api.ts";
 import type { KeyStore } from "./key-store.ts";
-import { allowedModels, keyScopeLimits, modelAllowed, OPEN_POLICY, type Policy, tenantScopeLimits } from "./policy.ts";
+import {
+  allowedModels,
+  type Budget,
+  keyScopeLimits,
+  modelAllowed,
+  OPEN_POLICY,
+  type Policy,
+  periodEnd,
+  periodStart,
+  tenantScopeLimits,
+} from "./policy.ts";
 import type { PriceCache } from "./price-cache.ts";
 import type { SpendBook } from "./spend.ts";
 import type { TenantSettingsStore } from "./tenant-settings.ts";
 import type { UsageLedger } from "./usage-ledger.ts";
+
+/** A budget's current period and what was charged in it. */
+export interface BudgetSpend {
+  spentNano: number;
+  budgetNano: number;
+  periodStart: number;
+  periodEnd: number;
+}
 
 type Who = { refusal: AuthorityRefusal } | { scopes: AdmissionScope[]; models: string[] | null };
 
@@ -108,6 +126,22 @@ export class AuthorityGate {
     const counted = this.parts.transaction(() => this.parts.ledger.record(turn));
     if (counted) this.parts.spend.charge(request.keyId, turn.at, cost);
     return { counted };
+  }
+
+  spend(keyId?: string): { tenant: BudgetSpend | null; key: BudgetSpend | null } {
+    const now = clock.now();
+    const of = (budget: Budget | null, key: string | undefined): BudgetSpend | null =>
+      budget && {
+        spentNano: this.parts.spend.spent(budget, key, now),
+        budgetNano: budget.amountNano,
+        periodStart: periodStart(budget.period, now),
+        periodEnd: periodEnd(budget.period, now),
+      };
+    const keyPolicy = keyId === undefined ? undefined : this.parts.keys.get(keyId, now)?.policy;
+    return {
+      tenant: of(this.parts.settings.get().policy.budget, undefined),
+      key: keyPolicy ? of(keyPolicy.budget, keyId) : null,
+    };
   }
 
   /** The scopes of a presented key, or why it is refused. */

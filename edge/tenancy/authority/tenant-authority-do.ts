@@ -17,13 +17,13 @@ import { WriteBehind } from "../../core/write-behind.ts";
 import { type RegistryBindings, registryStub } from "../registry/registry-do.ts";
 import { AdmissionBook, type BookState, type Reservation } from "./admission-book.ts";
 import type { AdmitRequest, AuthorityAnswer, Presented, SettleRequest } from "./authority-api.ts";
-import { AuthorityGate } from "./authority-gate.ts";
+import { AuthorityGate, type BudgetSpend } from "./authority-gate.ts";
 import { type KeyInfo, type KeyPatch, KeyStore, type NewKey } from "./key-store.ts";
 import type { Policy } from "./policy.ts";
 import { PriceCache } from "./price-cache.ts";
 import { SpendBook } from "./spend.ts";
 import { type TenantSettings, TenantSettingsStore } from "./tenant-settings.ts";
-import { type UsageHour, UsageLedger, type UsageReport } from "./usage-ledger.ts";
+import { type TurnRecord, type UsageHour, UsageLedger, type UsageReport } from "./usage-ledger.ts";
 
 /** The binding this object is reached through (wrangler.toml); code that calls it takes this, not the whole Env. */
 export interface TenantAuthorityBindings {
@@ -140,6 +140,16 @@ export class TenantAuthorityDO extends DurableObject<RegistryBindings> {
   /** Hourly buckets by key and model in [from, to) (epoch ms): what every report sums. */
   async usageHours(from: number, to: number): Promise<UsageHour[]> {
     return this.#ledger.hours(from, to);
+  }
+
+  /** The recorded turns in [from, to) (epoch ms), kept 35 days: what hourly buckets sum. */
+  async usageTurns(from: number, to: number): Promise<TurnRecord[]> {
+    return this.#ledger.turns(from, to);
+  }
+
+  /** What the tenant (and, with `keyId`, that key) spent in its budget's current period. */
+  async spend(keyId?: string): Promise<{ tenant: BudgetSpend | null; key: BudgetSpend | null }> {
+    return this.#gate.spend(keyId);
   }
 
   async metrics(): Promise<AuthorityMetrics> {
