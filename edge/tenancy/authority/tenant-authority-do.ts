@@ -44,7 +44,8 @@ export class TenantAuthorityDO extends DurableObject<RegistryBindings> {
   readonly #ledger: UsageLedger;
   readonly #book: AdmissionBook;
   readonly #gate: AuthorityGate;
-  readonly #write = new WriteBehind(() => this.#writeSoftState());
+  /** Soft state's delayed write (public so an in-workerd test can flush it; fields are not reachable over RPC). */
+  readonly softState = new WriteBehind(() => this.#writeSoftState());
   /** Reservations SQLite holds (a subset of the book's once written). */
   #reservationsWritten = new Set<string>();
 
@@ -68,7 +69,7 @@ export class TenantAuthorityDO extends DurableObject<RegistryBindings> {
       spend: new SpendBook(this.#ledger),
       prices: new PriceCache(() => registryStub(env).prices()),
       transaction: (work) => ctx.storage.transactionSync(work),
-      changed: () => this.#write.changed(),
+      changed: () => this.softState.changed(),
     });
   }
 
