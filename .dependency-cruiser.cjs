@@ -63,10 +63,11 @@ const EDGE_LAYER_PATTERNS = [...EDGE_LAYERS.map((layer) => [layer, `^edge/${laye
 
 /** The protocol adapters do not know each other; OpenAI's shared pieces (errors, response_format) are the exception. */
 const PROTOCOL_RULES = [
-  ["messages", "responses|chat|openai"],
-  ["responses", "messages|chat"],
-  ["chat", "messages|responses"],
-  ["openai", "messages|responses|chat"],
+  ["messages", "responses|chat|openai|gemini"],
+  ["responses", "messages|chat|gemini"],
+  ["chat", "messages|responses|gemini"],
+  ["openai", "messages|responses|chat|gemini"],
+  ["gemini", "messages|responses|chat|openai"],
 ].map(([from, to]) => ({
   name: `edge-protocols-${from}-alone`,
   severity: "error",

@@ -41,6 +41,10 @@ export default defineConfig({
           }),
           KEEPALIVE_MS: "100",
           HEADER_WAIT_MS: "300",
+          // Short Generate deadlines: test/workerd/worker-failures.test.ts freezes fake workers (no fake pauses longer).
+          WORKER_CONNECT_TIMEOUT_MS: "2500",
+          WORKER_FIRST_EVENT_TIMEOUT_MS: "2500",
+          WORKER_IDLE_TIMEOUT_MS: "2500",
         },
       },
     }),

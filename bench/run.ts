@@ -24,10 +24,12 @@
  *   --json OUT            the trace workload's machine-readable report
  *   --workers 1,4,16,64   the pool simulation's worker counts (`--only sim`, bench/sim/; it reads --trace, --json too)
  *   --rates prefill=n,decode=n,restore=n   the simulation's costs in tokens/s (default: bench/sim/cost-model.ts)
+ *   --agents n            the load workload's concurrent agents (default 64; `--only load`, bench/workloads/load/)
+ *   --load k=v,…          its other settings (waves, turns, workers, tenants, contend, deadline, …: load-settings.ts)
  *   --no-record           do not update docs/benchmarks.md (otherwise a run without --quick or --out
  *                         rewrites the rows it measured in its current table, bench/current-table.ts)
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
@@ -37,6 +39,7 @@ import { ensureTestModel, TEST_MODEL_SPECS, type TestModelSize } from "../native
 import { REPO_ROOT, type Stack, startStack } from "../scripts/stack.ts";
 import { workerEngineBuild } from "./engine-build.ts";
 import { llamaServerWorkload } from "./peer/peer-llama-server.ts";
+import { reapWorkers } from "./reap-workers.ts";
 import { currentRows, machineDescription, type ReportInput, recordInBenchmarksDoc, renderReport } from "./report.ts";
 import { simWorkload } from "./sim/sim-workload.ts";
 import { traceWorkload } from "./trace/workload.ts";
@@ -46,7 +49,10 @@ import { checkpointRestoreWorkload } from "./workloads/checkpoint-restore.ts";
 import { checkpointWritesWorkload } from "./workloads/checkpoint-writes.ts";
 import { continuationWorkload } from "./workloads/continuation.ts";
 import { fairnessWorkload } from "./workloads/fairness.ts";
+import { loadSettings } from "./workloads/load/load-settings.ts";
+import { loadWorkload } from "./workloads/load/load-workload.ts";
 import { placementWorkload } from "./workloads/placement.ts";
+import { prefixCopyWorkload } from "./workloads/prefix-copy.ts";
 import { responsesLoopWorkload } from "./workloads/responses-loop.ts";
 import { responsesWsWorkload } from "./workloads/responses-ws-loop.ts";
 import { routingOverheadWorkload } from "./workloads/routing-overhead.ts";
@@ -60,6 +66,7 @@ const WORKLOADS: Workload[] = [
   responsesWsWorkload,
   checkpointWritesWorkload,
   checkpointRestoreWorkload,
+  prefixCopyWorkload,
   continuationWorkload,
   routingOverheadWorkload,
   placementWorkload,
@@ -67,6 +74,7 @@ const WORKLOADS: Workload[] = [
   traceWorkload(() => ({ trace: values.trace, json: values.json })),
   simWorkload,
   fairnessWorkload,
+  loadWorkload,
 ];
 
 const { values } = parseArgs({
@@ -90,6 +98,8 @@ const { values } = parseArgs({
     json: { type: "string" },
     workers: { type: "string" },
     rates: { type: "string" },
+    agents: { type: "string" },
+    load: { type: "string" },
   },
 });
 
@@ -101,7 +111,9 @@ function numberList(text: string): number[] {
 
 async function resolveOptions(): Promise<BenchOptions> {
   const quick = values.quick ?? false;
-  const size = (values.size ?? (quick ? "tiny" : "mid")) as TestModelSize;
+  // The load workload alone runs `npm start`'s model (tiny) unless --size says otherwise.
+  const onlyLoad = values.only === "load";
+  const size = (values.size ?? (quick || onlyLoad ? "tiny" : "mid")) as TestModelSize;
   if (!Object.hasOwn(TEST_MODEL_SPECS, size)) throw new Error(`--size must be one of ${Object.keys(TEST_MODEL_SPECS)}`);
   const family = values.family;
   if (family !== undefined && !isFamilyName(family)) throw new Error(`--family must be one of ${FAMILY_NAMES}`);
@@ -131,6 +143,9 @@ async function resolveOptions(): Promise<BenchOptions> {
     sequences: 2,
     gpu,
     edge,
+    load: loadSettings(quick, values.agents, values.load),
+    loadRequested:
+      values.agents !== undefined || values.load !== undefined || (values.only?.split(",").includes("load") ?? false),
   };
 }
 
@@ -197,7 +212,7 @@ async function main(): Promise<void> {
   } finally {
     workerLogs = [...(benchStack?.workerLogs ?? [])];
     await (stack as Stack | undefined)?.stop();
-    await reapWorkers(stateDir);
+    await reapWorkers(join(stateDir, "worker"));
     rmSync(stateDir, { recursive: true, force: true });
   }
 
@@ -300,39 +315,6 @@ async function openStack(
     engineBuild: await workerEngineBuild(worker.grpcUrl),
     workerPid: () => worker.process.pid,
   };
-}
-
-/**
- * Worker processes of this run still alive after the stack stopped. The launcher runs a worker under
- * tsx, and stops it with SIGTERM then SIGKILL of the tsx process after 5 s; a worker still saving big
- * sessions on SIGTERM outlives that as an orphan. Found by this run's own state directory in the
- * process environment (Linux /proc), given 30 s to finish, then killed.
- */
-async function reapWorkers(stateDir: string): Promise<void> {
-  const marker = `FRONTIER_STATE_DIR=${join(stateDir, "worker")}`;
-  const mine = (): number[] => {
-    let pids: string[] = [];
-    try {
-      pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-    } catch {
-      return [];
-    }
-    return pids.flatMap((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(marker) ? [Number(pid)] : [];
-      } catch {
-        return [];
-      }
-    });
-  };
-  for (let i = 0; i < 60 && mine().length > 0; i++) await new Promise((r) => setTimeout(r, 500));
-  for (const pid of mine()) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
 }
 
 // Exit explicitly either way: idle HTTP/2 sessions of the direct gRPC client (and the engine's

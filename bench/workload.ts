@@ -7,6 +7,7 @@
 import type { FamilyName } from "../native/model/families.ts";
 import type { TestModelSize } from "../native/model/gguf-writer.ts";
 import type { EdgeDirect } from "../scripts/stack.ts";
+import type { LoadSettings } from "./workloads/load/load-settings.ts";
 
 export interface BenchOptions {
   /** Tiny model, small prompts, one repetition: proves every workload still runs. */
@@ -39,6 +40,10 @@ export interface BenchOptions {
   gpu: "auto" | "off";
   /** The edge the workloads call: `wrangler dev`, or the same edge in workerd without wrangler. */
   edge: "wrangler" | "workerd";
+  /** The load workload's settings (`--agents`, `--load`). */
+  load: LoadSettings;
+  /** `--only` names the load workload, or `--agents`/`--load` were given (it is off in a plain full run). */
+  loadRequested: boolean;
 }
 
 export interface BenchStack {

@@ -1,7 +1,9 @@
 /**
  * The route table. Errors are rendered here in the shape of the route's protocol (itty's `error()`
- * puts the status in the body): OpenAI's on OpenAI's paths (404s included), on `/v1/models` by the
- * caller (Anthropic clients send `anthropic-version` or `x-api-key`), Anthropic's elsewhere.
+ * puts the status in the body): OpenAI's on OpenAI's paths (404s included), Google's on the Gemini
+ * API's (`/v1beta/…`, `/v1/models/{model}:{method}`), on `/v1/models` by the caller (Gemini clients
+ * send `x-goog-api-key` or `?key=`, Anthropic clients `anthropic-version` or `x-api-key`),
+ * Anthropic's elsewhere.
  */
 import { type IRequest, Router } from "itty-router";
 import { handleHealth } from "./admin/health.ts";
@@ -34,6 +36,9 @@ import type { RateLimitSnapshot } from "./core/rate-limits.ts";
 import type { Env } from "./env.ts";
 import type { RequestContext } from "./http/context.ts";
 import { chatAdapter } from "./protocols/chat/adapter.ts";
+import { googleErrorResponse } from "./protocols/gemini/errors.ts";
+import { handleGeminiGetModel, handleGeminiListModels } from "./protocols/gemini/models.ts";
+import { handleGeminiModelAction } from "./protocols/gemini/routes.ts";
 import { messagesAdapter } from "./protocols/messages/adapter.ts";
 import { handleCountTokens } from "./protocols/messages/count-tokens.ts";
 import { anthropicErrorResponse } from "./protocols/messages/errors.ts";
@@ -43,6 +48,7 @@ import { openAiErrorResponse } from "./protocols/openai/errors.ts";
 import { openAiRateLimitHeaders } from "./protocols/openai/rate-limit-headers.ts";
 import { responsesAdapter } from "./protocols/responses/adapter.ts";
 import { handleCompact } from "./protocols/responses/compact/handler.ts";
+import { handleInputTokens } from "./protocols/responses/input-tokens.ts";
 import { handleDeleteResponse, handleGetResponse } from "./protocols/responses/records.ts";
 import { handleResponsesSocket } from "./protocols/responses/socket/websocket.ts";
 import { turnRoute } from "./turn/pipeline.ts";
@@ -72,18 +78,24 @@ export function rateLimitHeaders(request: Request, snapshot: RateLimitSnapshot, 
 
 /** The error response in the shape of the protocol the path belongs to. */
 export function renderError(error: ApiError, request: Request, requestId: string): Response {
-  return errorProtocol(request) === "openai"
-    ? openAiErrorResponse(error, requestId)
-    : anthropicErrorResponse(error, requestId);
+  switch (errorProtocol(request)) {
+    case "openai":
+      return openAiErrorResponse(error, requestId);
+    case "gemini":
+      return googleErrorResponse(error, requestId);
+    case "anthropic":
+      return anthropicErrorResponse(error, requestId);
+  }
 }
 
 /** OpenAI's API paths (Frontier serves chat/completions and responses; the others answer in its shape). */
 const OPENAI_PATHS =
   /^\/v1\/(chat|completions|responses|embeddings|moderations|images|audio|assistants|threads|vector_stores|batches|fine_tuning|uploads|realtime|conversations)(\/|$)/;
 
-function errorProtocol(request: Request): "openai" | "anthropic" {
+function errorProtocol(request: Request): "openai" | "gemini" | "anthropic" {
   const path = new URL(request.url).pathname;
   if (OPENAI_PATHS.test(path)) return "openai";
+  if (isGeminiPath(path) || (/^\/v1\/models(\/|$)/.test(path) && isGeminiCaller(request))) return "gemini";
   // Both protocols list models: Anthropic clients send `anthropic-version` or `x-api-key`.
   if (/^\/v1\/models(\/|$)/.test(path)) {
     const anthropic = request.headers.has("anthropic-version") || request.headers.has("x-api-key");
@@ -92,12 +104,25 @@ function errorProtocol(request: Request): "openai" | "anthropic" {
   return "anthropic";
 }
 
+/**
+ * The Gemini API's paths: everything under `/v1beta`, and its model methods under `/v1`
+ * (`/v1/models/{model}:generateContent`, where @google/genai 2.x and later send them).
+ */
+function isGeminiPath(path: string): boolean {
+  return /^\/v1beta(\/|$)/.test(path) || /^\/v1\/models\/[^/]+(:|%3A)[A-Za-z]+$/i.test(path);
+}
+
+/** A Gemini API client: it sends its key as `x-goog-api-key` or `?key=` (the model list is shared with the others). */
+function isGeminiCaller(request: Request): boolean {
+  return request.headers.has("x-goog-api-key") || new URL(request.url).searchParams.has("key");
+}
+
 router
   .head("/", () => new Response(null, { status: 200 }))
   .get(
     "/",
     () =>
-      new Response("Frontier: Anthropic Messages API, OpenAI Responses and Chat Completions APIs\n", {
+      new Response("Frontier: Anthropic Messages API, OpenAI Responses and Chat Completions APIs, Gemini API\n", {
         headers: { "content-type": "text/plain" },
       }),
   )
@@ -108,9 +133,16 @@ router
   .all("/v1/messages", notAllowed("POST"))
   .post("/v1/messages/count_tokens", (request, rc) => handleCountTokens(request, rc))
   .all("/v1/messages/count_tokens", notAllowed("POST"))
-  .get("/v1/models", (request, rc) => handleListModels(request, rc))
+  .get("/v1/models", (request, rc) =>
+    isGeminiCaller(request) ? handleGeminiListModels(request, rc) : handleListModels(request, rc),
+  )
   .all("/v1/models", notAllowed("GET"))
-  .get("/v1/models/:id", (request, rc) => handleGetModel(request, rc, request.params.id ?? ""))
+  .get("/v1/models/:id", (request, rc) =>
+    isGeminiCaller(request)
+      ? handleGeminiGetModel(request, rc, request.params.id ?? "")
+      : handleGetModel(request, rc, request.params.id ?? ""),
+  )
+  .post("/v1/models/:action", (request, rc) => handleGeminiModelAction(request, rc, request.params.action ?? ""))
   .all("/v1/models/:id", notAllowed("GET"))
   .post("/internal/pool/heartbeat", (request, rc) => handlePoolHeartbeat(request, rc))
   .all("/internal/pool/heartbeat", notAllowed("POST"))
@@ -179,10 +211,17 @@ router
   .post("/v1/responses", turnRoute(responsesAdapter))
   .get("/v1/responses", (request, rc) => handleResponsesSocket(request, rc))
   .post("/v1/responses/compact", (request, rc) => handleCompact(request, rc))
+  .post("/v1/responses/input_tokens", (request, rc) => handleInputTokens(request, rc))
+  .all("/v1/responses/input_tokens", notAllowed("POST"))
   .all("/v1/responses", notAllowed("GET (WebSocket), POST"))
   .get("/v1/responses/:id", (request, rc) => handleGetResponse(request, rc, request.params.id ?? ""))
   .delete("/v1/responses/:id", (request, rc) => handleDeleteResponse(request, rc, request.params.id ?? ""))
   .all("/v1/responses/:id", notAllowed("GET, DELETE"))
+  .get("/v1beta/models", (request, rc) => handleGeminiListModels(request, rc))
+  .all("/v1beta/models", notAllowed("GET"))
+  .post("/v1beta/models/:action", (request, rc) => handleGeminiModelAction(request, rc, request.params.action ?? ""))
+  .get("/v1beta/models/:id", (request, rc) => handleGeminiGetModel(request, rc, request.params.id ?? ""))
+  .all("/v1beta/models/:id", notAllowed("GET, POST"))
   .all("*", (request) => {
     throw ApiError.notFound(`Not found: ${request.method} ${new URL(request.url).pathname}`);
   });

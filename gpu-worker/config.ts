@@ -1,6 +1,11 @@
 /** The GPU worker's configuration, read once from the environment at start-up. */
 import { createHmac } from "node:crypto";
-import { type EngineOptions, KV_CACHE_TYPES } from "../native/engine-types.ts";
+import {
+  type EngineOptions,
+  KV_CACHE_TYPES,
+  PREFIX_COPY_METHODS,
+  type PrefixCopyMethod,
+} from "../native/engine-types.ts";
 import { WORKER_KEY_LABEL } from "../shared/capability.ts";
 import {
   DEV_ID_SECRET,
@@ -12,6 +17,7 @@ import {
 } from "../shared/dev-secrets.ts";
 import { LIMITS } from "../shared/limits.ts";
 import { CHAT_FORMAT_NAMES, type ChatFormatName } from "./chat/family-names.ts";
+import { loadSharedPrefixOptions, type SharedPrefixOptions } from "./continuation/shared-prefix/options.ts";
 import type { TestPolicyName } from "./generate/sampling-policy.ts";
 import { loadServerToolsConfig, type ServerToolsConfig } from "./server-tools/config.ts";
 
@@ -47,7 +53,10 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   maxMessageBytes: number;
   /** Test-only sampling policy. Never settable from a request. */
   testPolicy: TestPolicyName | undefined;
-  /** Interval of keep-alive events during long prefills. */
+  /**
+   * Interval of keep-alive events during long prefills, and the longest a Generate stream stays
+   * silent (queued, restoring, planning): the edge's idle deadline must sit well above it.
+   */
   keepAliveMs: number;
   /** Checkpoints, parked sessions and their index live here. */
   stateDir: string;
@@ -97,6 +106,8 @@ export interface WorkerConfig extends Omit<EngineOptions, "modelPath"> {
   ops: OpsListenerConfig | undefined;
   /** Hosted web_search / web_fetch providers and limits; undefined: none offered. */
   serverTools?: ServerToolsConfig | undefined;
+  /** The ladder's shared-prefix rungs (FRONTIER_SHARED_PREFIX, FRONTIER_PREFIX_*, FRONTIER_PUBLIC_PREFIXES). */
+  sharedPrefix: SharedPrefixOptions;
 }
 
 export interface OpsListenerConfig {
@@ -242,6 +253,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerEnvConfi
     flashAttention: oneOf(env, "FRONTIER_FLASH_ATTENTION", ["on", "off"], "off") === "on",
     kvCacheType: kvCacheType(env),
     batchSize: intFrom(env, "FRONTIER_BATCH_SIZE", 512),
+    prefixCopy: oneOf<"auto" | PrefixCopyMethod>(env, "FRONTIER_PREFIX_COPY", ["auto", ...PREFIX_COPY_METHODS], "auto"),
     chatFormat: oneOf(env, "FRONTIER_CHAT_FORMAT", CHAT_FORMAT_NAMES, "auto"),
     harmonyDate: env.FRONTIER_HARMONY_DATE || undefined,
     capabilityKey: capabilityKey(env, workerId),
@@ -287,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerEnvConfi
     heartbeatMs: intFrom(env, "FRONTIER_HEARTBEAT_MS", 2000) || 2000,
     ops,
     serverTools: loadServerToolsConfig(env),
+    sharedPrefix: loadSharedPrefixOptions(env),
   };
 }
 

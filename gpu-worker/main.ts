@@ -26,6 +26,7 @@ import { startServer } from "./server.ts";
 import { createWorkerService, workerHealth } from "./service.ts";
 import { SessionTable } from "./session/session-table.ts";
 import { rememberTurn } from "./turn/record.ts";
+import { SharedPrefixes } from "./turn/shared-prefix/shared-prefixes.ts";
 
 async function main(): Promise<void> {
   const envConfig = loadConfig();
@@ -47,9 +48,10 @@ async function main(): Promise<void> {
     tenantMaxSequences: config.tenantMaxSequences,
     checkpointDelayMs: config.checkpointDelayMs,
   });
+  const shared = sharedPrefixes(config, engine, checkpoints);
   const drain = new DrainState();
   const prefixes = new PrefixSet();
-  const deps = { engine, format, sessions, memory, spans, checkpoints, config, drain, prefixes, metrics };
+  const deps = { engine, format, sessions, memory, spans, checkpoints, config, drain, prefixes, metrics, shared };
   const service = createWorkerService(deps);
   const server = await startServer(service, config);
   const ops: OpsServer | undefined =
@@ -62,6 +64,7 @@ async function main(): Promise<void> {
     : undefined;
   log("worker ready", {
     worker: config.workerId,
+    node: process.version,
     model: engine.model.name,
     engine: describeEngineBuild(engine.model.build),
     format: format.name,
@@ -72,6 +75,11 @@ async function main(): Promise<void> {
     context: config.contextSize,
     kv: config.kvCacheType,
     threads: config.threads,
+    prefixCopy: engine.prefixCopy.method,
+    prefixCopyStateBelow: engine.prefixCopy.stateRestoreBelow || undefined,
+    sequenceCopyUnavailable: engine.prefixCopy.sequenceCopyUnavailable,
+    sharedPrefix: shared ? `blocks of ${config.sharedPrefix.blockTokens}` : "off",
+    publicPrefixes: shared ? shared.publicPrefixes.size : undefined,
     checkpoints: store ? `${store.stats().count} in ${config.checkpointDir}` : "off",
     checkpointReplica: store ? replica?.description : undefined,
     pool: config.edgeUrl ? `${config.region} via ${config.edgeUrl} as ${advertiseUrl}` : "static",
@@ -92,7 +100,9 @@ async function main(): Promise<void> {
     await ops?.close();
     const saved = await sessions.saveAll();
     log("sessions saved", { count: saved });
+    await sessions.settled();
     sessions.close();
+    shared?.dispose();
     store?.close();
     await engine.dispose();
   });
@@ -133,6 +143,18 @@ function openCheckpoints(
       )
     : undefined;
   return { store, replica, checkpoints };
+}
+
+/** The shared-prefix index (fed by every checkpoint written) and public prefixes, unless turned off. */
+function sharedPrefixes(
+  config: WorkerConfig,
+  engine: Engine,
+  checkpoints: SessionCheckpoints | undefined,
+): SharedPrefixes | undefined {
+  if (!config.sharedPrefix.enabled) return undefined;
+  const shared = new SharedPrefixes(config.sharedPrefix, engine.model.identity, config.checkpointScratchDir);
+  if (checkpoints) checkpoints.onStored = (key, meta, tokens) => shared.holdCheckpoint(key, meta, tokens);
+  return shared;
 }
 
 /** The self-drain's bound: under the deploy files' 600 s stop grace, leaving time for the final save. */

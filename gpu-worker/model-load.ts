@@ -40,7 +40,7 @@ export async function loadModel(config: WorkerEnvConfig): Promise<LoadedWorkerMo
     contextFrom: describeContextSource(context, fileContextLength),
     kv: kvCacheType,
   });
-  const { sequences, threads, gpu, flashAttention, batchSize } = config;
+  const { sequences, threads, gpu, flashAttention, batchSize, prefixCopy } = config;
   const engine = await createEngine({
     modelPath,
     contextSize: context.size,
@@ -51,6 +51,7 @@ export async function loadModel(config: WorkerEnvConfig): Promise<LoadedWorkerMo
     batchSize,
     kvCacheType,
     endOfGenerationTexts: format.endOfGenerationTexts,
+    ...(prefixCopy === undefined ? {} : { prefixCopy }),
   });
   return { engine, format, contextSize: context.size };
 }

@@ -17,6 +17,7 @@ import type { DrainState } from "./pool/drain.ts";
 import type { PrefixSet } from "./pool/prefix-set.ts";
 import { countPromptTokens } from "./turn/count-tokens.ts";
 import { runTurn } from "./turn/run-turn.ts";
+import { withKeepAlive } from "./turn/stream-keep-alive.ts";
 import type { TurnDeps } from "./turn/turn.ts";
 import { limitTurn, turnLimitsOf, turnTimeLimitEvent } from "./turn/turn-limits.ts";
 
@@ -47,13 +48,15 @@ export function createWorkerService(deps: WorkerDeps): ServiceImpl<typeof Worker
         // direct gRPC client) is fingerprinted here.
         const prefix = request.prefixFingerprint || (await fingerprintOf(request));
         if (prefix) deps.prefixes.add(prefix);
-        yield* limitTurn(
+        // Never silent past the keep-alive interval (queued, restoring, planning): the edge's idle deadline.
+        const turn = limitTurn(
           (signal) => runTurn(deps, request, signal),
           context.signal,
           turnLimitsOf(deps.config),
           () => turnTimeLimitEvent(deps.config.turnWallClockMs, request.requestId),
           request.requestId,
         );
+        yield* withKeepAlive(turn, deps.config.keepAliveMs);
       } catch (error) {
         if (context.signal.aborted) {
           log("request cancelled", { request: request.requestId });

@@ -261,6 +261,14 @@ export class EngineSequenceImpl implements EngineSequence {
     }
   }
 
+  /**
+   * Run `body` on the native sequence as one operation of this sequence, with the decode gate held
+   * (whole-context work, e.g. a sequence copy); `tokens` mirrors the native sequence afterwards.
+   */
+  async withNative<T>(op: string, body: (inner: LlamaContextSequence) => Promise<T>): Promise<T> {
+    return this.run(op, () => this.host.decodeGate.hold(() => this.native(() => body(this.inner))));
+  }
+
   get isDisposed(): boolean {
     return this.disposed;
   }

@@ -36,6 +36,32 @@ export interface EngineOptions {
    * never stall the event loop (default true; false: on the main thread).
    */
   tokenizerThread?: boolean;
+  /**
+   * How `Engine.copyPrefix` moves KV between sequences (default "auto": llama.cpp's sequence copy
+   * when its binding works here, else a state restore).
+   */
+  prefixCopy?: "auto" | PrefixCopyMethod;
+}
+
+/**
+ * How one sequence takes another's KV prefix: llama.cpp's sequence copy (`llama_memory_seq_cp`,
+ * native/sequence-copy/) or a restore of the source's saved state, cut to the prefix.
+ */
+export const PREFIX_COPY_METHODS = ["sequence-copy", "state-restore"] as const;
+export type PrefixCopyMethod = (typeof PREFIX_COPY_METHODS)[number];
+
+/**
+ * The engine's prefix copy. `method` is the way `copyPrefix` prefers: "sequence-copy" when llama.cpp's
+ * sequence copy works here, else "state-restore". With "auto" on a CPU build the copy still restores a
+ * state when the source holds fewer than `stateRestoreBelow` tokens: the sequence copy moves every cell
+ * of the source's sequence, used or not, so for a short source the state is the smaller copy.
+ */
+export interface PrefixCopyInfo {
+  method: PrefixCopyMethod;
+  /** Undefined when llama.cpp's sequence copy works here; else why not. */
+  sequenceCopyUnavailable: string | undefined;
+  /** Sources shorter than this are copied by a state restore (0: never). */
+  stateRestoreBelow: number;
 }
 
 /** KV cache element types a worker may be configured with (FRONTIER_KV_TYPE). */
@@ -130,6 +156,19 @@ export interface Engine {
   isEndOfGeneration(token: Token): boolean;
   /** Take a free sequence; throws NoFreeSequenceError when none is free. */
   acquireSequence(): Promise<EngineSequence>;
+  readonly prefixCopy: PrefixCopyInfo;
+  /**
+   * Make `target` hold exactly the first `length` tokens of `source`'s KV (`source` is unchanged),
+   * at a small fraction of the cost of prefilling them; returns the method used (default: as
+   * `prefixCopy` says). Both sequences must be idle: an operation in flight on either makes it
+   * throw. On failure `target` holds nothing.
+   */
+  copyPrefix(
+    source: EngineSequence,
+    target: EngineSequence,
+    length: number,
+    method?: PrefixCopyMethod,
+  ): Promise<PrefixCopyMethod>;
   stats(): EngineStats;
   dispose(): Promise<void>;
 }

@@ -15,11 +15,15 @@ import {
   type EngineStats,
   type ModelInfo,
   NoFreeSequenceError,
+  type PrefixCopyInfo,
+  type PrefixCopyMethod,
   type Token,
 } from "./engine-types.ts";
 import { GrammarCache } from "./grammar-cache.ts";
 import { type GgufSummary, validateGguf } from "./model/gguf-validate.ts";
 import { guardSampling, type SamplingFailures } from "./sampling-guard.ts";
+import { copyPrefixBetween, prefixCopyOf } from "./sequence-copy/prefix-copy.ts";
+import type { SequenceCopier } from "./sequence-copy/sequence-copier.ts";
 import { TextTokenizer } from "./tokenizer/text-tokenizer.ts";
 import { TokenBytes } from "./tokenizer/token-bytes.ts";
 import { TokenizerWorker } from "./tokenizer/tokenizer-worker.ts";
@@ -92,6 +96,8 @@ class EngineImpl implements Engine, SequenceHost {
     private readonly context: LlamaContext,
     summary: GgufSummary,
     private readonly thread: TokenizerWorker | undefined,
+    readonly prefixCopy: PrefixCopyInfo,
+    private readonly copier: SequenceCopier | undefined,
   ) {
     this.capacity = context.contextSize - 1;
     this.batchSize = context.batchSize;
@@ -156,6 +162,20 @@ class EngineImpl implements Engine, SequenceHost {
     return seq;
   }
 
+  async copyPrefix(
+    source: EngineSequence,
+    target: EngineSequence,
+    length: number,
+    method?: PrefixCopyMethod,
+  ): Promise<PrefixCopyMethod> {
+    this.ensureAlive();
+    const [from, to] = [this.own(source), this.own(target)];
+    const { method: preferred, stateRestoreBelow } = this.prefixCopy;
+    if (method === undefined) method = from.tokens.length < stateRestoreBelow ? "state-restore" : preferred;
+    await copyPrefixBetween(from, to, length, method, this.copier);
+    return method;
+  }
+
   stats(): EngineStats {
     return {
       sequencesTotal: this.options.sequences,
@@ -215,12 +235,17 @@ class EngineImpl implements Engine, SequenceHost {
     return i;
   }
 
+  private own(sequence: EngineSequence): EngineSequenceImpl {
+    if (!(sequence instanceof EngineSequenceImpl) || !this.live.has(sequence))
+      throw new DisposedError(`sequence ${sequence.index} is not a live sequence of this engine`);
+    return sequence;
+  }
+
   private ensureAlive(): void {
     if (this.disposed) throw new DisposedError("engine is disposed");
   }
 }
 
-/** What the worker needs to know of a model before loading it (to pick its chat format). */
 /** The GGUF's metadata that tells its chat format, read without loading the weights. */
 export interface ModelFormatInfo
   extends Pick<ModelInfo, "name" | "architecture" | "chatTemplate" | "trainContextSize"> {
@@ -267,12 +292,14 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       endOfGenerationTokens: Object.freeze(endOfGenerationTokens(model, summary, options.endOfGenerationTexts ?? [])),
       build,
     };
+    const { prefixCopy, copier } = await prefixCopyOf(options, context, model, build.backend);
     if (options.tokenizerThread !== false) {
       const { tokens, tokenTypes, tokenizerPre } = summary;
       thread = new TokenizerWorker(options.modelPath, { tokens, tokenTypes, tokenizerPre });
       await thread.ready();
     }
-    return new EngineImpl(Object.freeze(info), Object.freeze({ ...options }), llama, model, context, summary, thread);
+    const frozen = Object.freeze({ ...options });
+    return new EngineImpl(Object.freeze(info), frozen, llama, model, context, summary, thread, prefixCopy, copier);
   } catch (err) {
     await thread?.dispose();
     await context.dispose();

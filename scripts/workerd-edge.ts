@@ -12,7 +12,6 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { convertV4MiniflareOptions, type Json, Miniflare, type V4WorkerdStructuredLog } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
-import { node22Path } from "./node22.ts";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -81,13 +80,12 @@ export function warningsAndErrorsToStderr(log: V4WorkerdStructuredLog): void {
 
 /**
  * `wrangler deploy --dry-run --outdir`: wrangler's own bundle of the Worker `config` names (by
- * default wrangler.toml's, edge/index.ts) into `outDir/<entry name>.js`, nothing uploaded. The CLI
- * runs on Node 22 (scripts/node22.ts); Miniflare and wrangler's config reader above run in this process.
+ * default wrangler.toml's, edge/index.ts) into `outDir/<entry name>.js`, nothing uploaded.
  */
 export function bundle(outDir: string, config = join(REPO_ROOT, "wrangler.toml")): Promise<void> {
   const wrangler = join(REPO_ROOT, "node_modules/wrangler/bin/wrangler.js");
   const args = [wrangler, "deploy", "--dry-run", "--outdir", outDir, "--config", config];
-  const child = spawn(node22Path(), args, {
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
     stdio: ["ignore", "pipe", "pipe"],

@@ -12,6 +12,8 @@ const DECISION_WORDS = {
   [CacheDecision.LIVE_TOKEN_PREFIX]: "live-token-prefix",
   [CacheDecision.CHECKPOINT]: "checkpoint",
   [CacheDecision.COLD]: "cold",
+  [CacheDecision.SHARED_PREFIX]: "shared-prefix",
+  [CacheDecision.PUBLIC_PREFIX]: "public-prefix",
 } as const satisfies Record<CacheDecision, string>;
 
 const MISS_WORDS = {
@@ -25,6 +27,8 @@ const MISS_WORDS = {
   [MissReason.CHECKPOINT_CORRUPT]: "checkpoint-corrupt",
   [MissReason.CHECKPOINT_KEY]: "checkpoint-key",
   [MissReason.CHECKPOINT_EVICTED]: "checkpoint-evicted",
+  [MissReason.PREFIX_STALE]: "prefix-stale",
+  [MissReason.PREFIX_BUSY]: "prefix-busy",
 } as const satisfies Record<MissReason, string>;
 
 /** A decision the planner can make (every value but UNSPECIFIED). */

@@ -8,7 +8,7 @@
  * ID alone and checks it with the key it derives again, and a GPU worker is handed only the key of
  * the session it runs (GenerateRequest.session_id_key), so a stolen worker mints IDs for the sessions
  * the edge sent it and no other. An ID minted for another tenant, or forged, fails verification and
- * is treated exactly like an unknown ID. Works in Node 20 and workerd (WebCrypto only).
+ * is treated exactly like an unknown ID. Works in Node and workerd (WebCrypto only).
  */
 
 export type IdKind = "toolu" | "msg" | "resp" | "call" | "fc" | "rs" | "sig" | "chatcmpl" | "srvtoolu" | "ws";
@@ -80,6 +80,11 @@ async function mac(key: CryptoKey, kind: IdKind, payload: Uint8Array): Promise<U
   message.set(payload, header.length);
   const signature = await crypto.subtle.sign("HMAC", key, message);
   return new Uint8Array(signature, 0, MAC_BYTES);
+}
+
+/** True when `text` is spelled like an ID Frontier mints (its MAC is not checked: `verifyId` does that). */
+export function isIdSyntax(text: string): boolean {
+  return ID_PATTERN.test(text);
 }
 
 export function isIdKind(value: string): value is IdKind {

@@ -73,7 +73,7 @@ export async function httpTurn(edgeUrl: string, body: object): Promise<Transport
   const headers = { "content-type": "application/json", authorization: `Bearer ${BENCH_KEY}` };
   const bodyBytes = encoder.encode(json).length;
   // What undici adds besides ours (host, connection, content-length, accept, accept-language,
-  // sec-fetch-mode, user-agent, accept-encoding): counted as sent, values as Node 20 writes them.
+  // sec-fetch-mode, user-agent, accept-encoding): counted as sent, values as Node writes them.
   const implicit = {
     host: url.host,
     connection: "keep-alive",

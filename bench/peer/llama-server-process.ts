@@ -9,17 +9,19 @@ import { basename, join } from "node:path";
 import { freePort, stopChild } from "../../scripts/stack.ts";
 import { fileIdentity, kernelLibraries } from "./mapped-kernels.ts";
 
+/** `slots` (default 2, Frontier's bench worker's sequences) each get `contextSize` KV cells. */
 export async function startLlamaServer(
   binary: string,
   modelPath: string,
   contextSize: number,
+  slots = 2,
 ): Promise<{ url: string; child: ChildProcess; log: string }> {
   const port = await freePort();
   const log = join(tmpdir(), `frontier-bench-llama-server-${port}.log`);
-  const args = ["-m", modelPath, "--host", "127.0.0.1", "--port", String(port), "--parallel", "2"];
+  const args = ["-m", modelPath, "--host", "127.0.0.1", "--port", String(port), "--parallel", String(slots)];
   args.push(
     "-c",
-    String(contextSize * 2),
+    String(contextSize * slots),
     "-t",
     "1",
     "-fa",

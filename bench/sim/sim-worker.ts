@@ -125,8 +125,8 @@ export class SimWorker {
 
   /**
    * Give `session` a sequence now if one is free or an idle session can be parked for it (the
-   * SessionTable's #acquireSequence); the ms spent dumping the parked session, or undefined when
-   * the request must wait.
+   * worker's sequence dispatcher, gpu-worker/session/sequence-dispatcher.ts); the ms spent dumping
+   * the parked session, or undefined when the request must wait.
    */
   tryAcquire(session: LiveSession, now: number): number | undefined {
     if (session.sequence) return 0;

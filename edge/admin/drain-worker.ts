@@ -10,7 +10,7 @@ import type { EdgeConfig } from "../config/config.ts";
 import { ApiError } from "../core/errors.ts";
 import { log } from "../core/log.ts";
 import { invalidatePoolView, placeNewSession, poolStub, poolView, regionNamed } from "../pool/pool-client.ts";
-import type { RouteBindings } from "../session/session-route.ts";
+import type { RouteBindings } from "../session/resolved-session.ts";
 import { capabilityHeaders, workerScope } from "../worker/worker-capability.ts";
 import { workerClient } from "../worker/worker-client.ts";
 import { rpcErrorToApiError } from "../worker/worker-errors.ts";

@@ -3,8 +3,9 @@ import { ConfigError, positiveInt } from "../core/config-values.ts";
 import { type PoolConfig, type PoolVars, parsePoolConfig } from "./pool-config.ts";
 import { isDevMode, refuseDevSecrets, type SecretVars } from "./secret-policy.ts";
 import { parseTenantLimits, type TenantLimitConfig, type TenantLimitVars } from "./tenant-limits.ts";
+import { type DeadlineVars, parseDeadlines, type StreamDeadlines } from "./worker-deadlines.ts";
 
-export interface EdgeVars extends PoolVars, SecretVars, TenantLimitVars {
+export interface EdgeVars extends PoolVars, SecretVars, TenantLimitVars, DeadlineVars {
   /** Comma-separated GPU worker gRPC-Web base URLs. */
   WORKER_URLS?: string;
   /** JSON: worker URL → worker id, for static workers (capabilities are signed for a worker id; registered workers' ids come from the pool). */
@@ -37,6 +38,8 @@ export interface EdgeConfig extends PoolConfig {
   modelIds: string[];
   keepAliveMs: number;
   headerWaitMs: number;
+  /** The Generate stream's deadlines (config/worker-deadlines.ts). */
+  workerDeadlines: StreamDeadlines;
   workerToken: string;
   responseTtlMs: number;
 }
@@ -72,6 +75,7 @@ export function parseConfig(vars: EdgeVars): EdgeConfig {
     modelIds,
     keepAliveMs: positiveInt(vars.KEEPALIVE_MS, "KEEPALIVE_MS", 5000),
     headerWaitMs: positiveInt(vars.HEADER_WAIT_MS, "HEADER_WAIT_MS", 2000),
+    workerDeadlines: parseDeadlines(vars),
     workerToken,
     responseTtlMs: positiveInt(vars.RESPONSE_TTL_S, "RESPONSE_TTL_S", 30 * 24 * 3600) * 1000,
   };

@@ -32,6 +32,14 @@ export const EDGE_METRICS = {
     type: "counter",
     help: "Turns moved to another worker before the first byte, by reason.",
   },
+  "frontier:edge_streams_cut_total": {
+    type: "counter",
+    help: "Generate streams the edge cut because the worker missed a deadline, by deadline (connect, first_event, idle).",
+  },
+  "frontier:edge_workers_marked_down_total": {
+    type: "counter",
+    help: "Workers the edge marked down after a call to them failed, by reason (unreachable, lost, deadline).",
+  },
   "frontier:pool_workers": { type: "gauge", help: "Pool members by region and state (up, down, draining, drained)." },
   "frontier:pool_worker_sequences_free": { type: "gauge", help: "Free sequences a worker last reported." },
   "frontier:pool_worker_sessions_resident": { type: "gauge", help: "Resident sessions a worker last reported." },

@@ -8,7 +8,8 @@
 
 import { log } from "../core/log.ts";
 import type { ResponseSent } from "../core/response-sent.ts";
-import type { FailoverReason } from "../worker/worker-errors.ts";
+import type { DeadlineKind } from "../worker/stream-deadlines.ts";
+import type { FailoverReason, WorkerDownReason } from "../worker/worker-errors.ts";
 import type { MetricIncrement } from "./catalog.ts";
 import type { MetricsBindings, RecentTurn } from "./edge-metrics-do.ts";
 import { observation } from "./histogram.ts";
@@ -20,7 +21,11 @@ const ROUTES: [RegExp, string][] = [
   [/^\/v1\/messages$/, "/v1/messages"],
   [/^\/v1\/messages\/count_tokens$/, "/v1/messages/count_tokens"],
   [/^\/v1\/models$/, "/v1/models"],
+  [/^\/v1\/models\/[^/:]+:(generateContent|streamGenerateContent|countTokens)$/, "/v1/models/:model:$1"],
   [/^\/v1\/models\/[^/]+$/, "/v1/models/:id"],
+  [/^\/v1beta\/models$/, "/v1beta/models"],
+  [/^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent|countTokens)$/, "/v1beta/models/:model:$1"],
+  [/^\/v1beta\/models\/[^/]+$/, "/v1beta/models/:model"],
   [/^\/v1\/responses$/, "/v1/responses"],
   [/^\/v1\/responses\/[^/]+$/, "/v1/responses/:id"],
   [/^\/internal\/pool\/heartbeat$/, "/internal/pool/heartbeat"],
@@ -97,6 +102,19 @@ function reportOf(env: MetricsBindings, sent: ResponseSent, options: { forTurn?:
 
 export function recordFailover(env: MetricsBindings, reason: FailoverReason): Promise<void> {
   return send(env, [{ name: "frontier:edge_failovers_total", labels: { reason }, value: 1 }]);
+}
+
+/** A worker the edge marked down after a failed call, and the deadline that cut its stream (if one did). */
+export function recordWorkerDown(
+  env: MetricsBindings,
+  reason: WorkerDownReason,
+  deadline: DeadlineKind | undefined,
+): Promise<void> {
+  const increments: MetricIncrement[] = [
+    { name: "frontier:edge_workers_marked_down_total", labels: { reason }, value: 1 },
+  ];
+  if (deadline) increments.push({ name: "frontier:edge_streams_cut_total", labels: { deadline }, value: 1 });
+  return send(env, increments);
 }
 
 /** A worker heartbeat the pool refused (`reason`: registration-check.ts's RefusalReason). */

@@ -1,9 +1,9 @@
 /**
- * Placement of a new session, pure: among the workers that can take one, prefer one that already
- * holds the request's prompt prefix (system + tools) while it can start the session at once and is
- * not much busier than the least loaded worker; otherwise the least loaded. Load counts the sessions
- * a worker holds, the requests waiting for a sequence and the placements made since its last
- * heartbeat, per sequence.
+ * Placement of a new session, pure, the same for every client (hinted or not): among the workers
+ * that can take one (up, not excluded, queue not full), prefer one that already holds the request's
+ * prompt prefix (system + tools) while it can start the session at once and is not much busier than
+ * the least loaded worker; otherwise the least loaded. Load counts the sessions a worker holds, the
+ * requests waiting for a sequence and the placements made since its last heartbeat, per sequence.
  *
  * Why "start at once" and not "a free sequence": a worker parks an idle resident session to its
  * checkpoint store when a new one needs the sequence (a checkpoint write), while a worker without
@@ -34,6 +34,10 @@ export interface PoolWorker
     | "prefixes"
   > {
   state: WorkerState;
+  /** The most requests it queues for a sequence (WorkerReport.queue_capacity); 0 or absent: not reported. */
+  queueCapacity?: number;
+  /** Since when (ms) it has been up without a break: restarted, or back from down or drain, later than that. */
+  upSince?: number;
   /** Configured in wrangler.toml (no heartbeat needed). */
   static: boolean;
   /** Sessions placed here since the last heartbeat. */
@@ -79,9 +83,21 @@ export function canStartNow(w: PoolWorker): boolean {
   return w.queueDepth === 0 && (w.sequencesTotal === 0 || w.activeRequests + w.pending < w.sequencesTotal);
 }
 
+/**
+ * The worker's queue is full, or will be once the sessions placed since its last heartbeat start
+ * (those beyond its free sequences wait): a new session there would be refused (OVERLOADED), so
+ * placement skips it while the heartbeat says so.
+ */
+export function queueFull(w: PoolWorker): boolean {
+  const capacity = w.queueCapacity ?? 0;
+  if (capacity === 0 || w.sequencesTotal === 0) return false;
+  const waiting = w.queueDepth + Math.max(0, w.activeRequests + w.pending - w.sequencesTotal);
+  return waiting >= capacity;
+}
+
 export function placeSession(workers: readonly PoolWorker[], request: PlacementRequest): Placement | undefined {
   const exclude = new Set(request.exclude ?? []);
-  const usable = workers.filter((w) => w.state === "up" && !exclude.has(w.url));
+  const usable = workers.filter((w) => w.state === "up" && !exclude.has(w.url) && !queueFull(w));
   const prefix = request.prefix;
   const prefixKnown = prefix !== undefined && workers.some((w) => w.prefixes.includes(prefix));
   // Equal load (e.g. every sequence holds an idle, parkable session): the worker running fewer turns

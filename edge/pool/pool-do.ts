@@ -13,7 +13,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { WorkerReport } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import type { EndpointPattern, WorkerBinding } from "../config/registration.ts";
 import { type CredentialInfo, type CredentialLookup, CredentialStore, type IssueArgs } from "./credential-store.ts";
-import { FOREVER, memberView, type Row, stateOf, toWorker } from "./member-row.ts";
+import { createMembersTable, FOREVER, memberView, type Row, stateOf, toWorker, writeMember } from "./member-row.ts";
 import {
   notePlacement,
   type Placement,
@@ -66,12 +66,7 @@ export class PoolDO extends DurableObject<unknown> {
   constructor(ctx: DurableObjectState, env: unknown) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS members (
-      id TEXT PRIMARY KEY, url TEXT NOT NULL UNIQUE, region TEXT NOT NULL, static INTEGER NOT NULL DEFAULT 0,
-      boot TEXT, model TEXT NOT NULL DEFAULT '', seq_total INTEGER NOT NULL DEFAULT 0, ceiling INTEGER,
-      seq_free INTEGER NOT NULL DEFAULT 0, queue INTEGER NOT NULL DEFAULT 0, active INTEGER NOT NULL DEFAULT 0,
-      resident INTEGER NOT NULL DEFAULT 0, prefixes TEXT NOT NULL DEFAULT '[]', pending INTEGER NOT NULL DEFAULT 0,
-      last_heartbeat INTEGER, down_until INTEGER, drain TEXT)`);
+    createMembersTable(this.#sql);
     this.#migrateUrlKeyedRows();
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS placement_stats (singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
       placements INTEGER NOT NULL, prefix_known INTEGER NOT NULL, prefix_hits INTEGER NOT NULL)`);
@@ -118,32 +113,16 @@ export class PoolDO extends DurableObject<unknown> {
     this.ctx.storage.transactionSync(() => {
       if (check.replaces) this.#sql.exec("DELETE FROM members WHERE id = ?", check.replaces.id);
       if (old && old.url !== report.url && old.static === 1) this.#vacate(old);
-      this.#sql.exec(
-        `INSERT INTO members (id, url, region, static, boot, model, seq_total, ceiling, seq_free, queue, active,
-           resident, prefixes, pending, last_heartbeat, down_until, drain)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET url = excluded.url, region = excluded.region, static = excluded.static,
-           boot = excluded.boot, model = excluded.model, seq_total = excluded.seq_total, ceiling = excluded.ceiling,
-           seq_free = excluded.seq_free, queue = excluded.queue, active = excluded.active,
-           resident = excluded.resident, prefixes = excluded.prefixes, pending = 0,
-           last_heartbeat = excluded.last_heartbeat, down_until = excluded.down_until, drain = excluded.drain`,
-        report.id,
-        report.url,
-        args.region,
-        isStatic ? 1 : 0,
-        report.boot,
-        report.modelIdentity,
-        report.sequencesTotal,
-        binding.capacity,
-        Math.min(report.sequencesFree, report.sequencesTotal),
-        report.queueDepth,
-        report.activeRequests,
-        report.residentSessions,
-        JSON.stringify(report.prefixes),
+      writeMember(this.#sql, {
+        report,
+        region: args.region,
+        isStatic,
+        ceiling: binding.capacity,
         now,
-        report.leaving ? FOREVER : null,
         drain,
-      );
+        // Up without a break since then: cached routes to it confirmed before are not trusted (route-cache.ts).
+        upSince: old && !restarted && stateOf(old, now, args.timeoutMs) === "up" ? (old.up_since ?? 0) : now,
+      });
     });
     const row = this.#rows().find((r) => r.id === report.id);
     return { ok: true, state: row ? stateOf(row, now, args.timeoutMs) : "down" };
@@ -241,7 +220,9 @@ export class PoolDO extends DurableObject<unknown> {
     const row = this.#rows().find((r) => r.url === url);
     if (!row) return;
     const until = row.last_heartbeat === null ? Date.now() + STATIC_DOWN_MS : FOREVER;
-    this.#sql.exec("UPDATE members SET down_until = ? WHERE url = ?", until, url);
+    // A static member never heard from comes back by itself, at `until`; a heartbeat sets a worker's.
+    const upSince = until === FOREVER ? row.up_since : until;
+    this.#sql.exec("UPDATE members SET down_until = ?, up_since = ? WHERE url = ?", until, upSince, url);
   }
 
   /** Set a worker's drain state (by id or URL); null clears it. The worker after the change, if known. */
@@ -251,7 +232,8 @@ export class PoolDO extends DurableObject<unknown> {
     this.#seed(args.region, args.staticUrls);
     const row = this.#rows().find((r) => r.id === args.worker || r.url === args.worker);
     if (!row) return null;
-    this.#sql.exec("UPDATE members SET drain = ? WHERE id = ?", args.drain, row.id);
+    const upSince = args.drain === null && row.drain !== null ? Date.now() : row.up_since;
+    this.#sql.exec("UPDATE members SET drain = ?, up_since = ? WHERE id = ?", args.drain, upSince, row.id);
     return toWorker({ ...row, drain: args.drain }, Date.now(), args.timeoutMs);
   }
 

@@ -19,7 +19,14 @@ const PATTERNS: Partial<Record<keyof WorkerReport, RegExp>> = {
   modelIdentity: /^[\x20-\x7e]{0,256}$/,
 };
 
-const COUNTS = ["sequencesTotal", "sequencesFree", "queueDepth", "activeRequests", "residentSessions"] as const;
+const COUNTS = [
+  "sequencesTotal",
+  "sequencesFree",
+  "queueDepth",
+  "queueCapacity",
+  "activeRequests",
+  "residentSessions",
+] as const;
 
 export function parseWorkerReport(raw: unknown): WorkerReport {
   let report: WorkerReport;

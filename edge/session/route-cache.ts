@@ -8,7 +8,9 @@
  * holds what the DO held then. It is used only when the DO would have answered the same: same
  * prefix (a changed system or tools goes to the DO: branch, or a new recorded prefix), a hinted
  * request only when the last turn left no tool call pending and it is not a first turn, and the
- * worker still routable in the pool view. A hit takes the entry out until that turn is recorded,
+ * worker still routable in the pool view and up without a break since the route was confirmed (a
+ * worker that restarted, or came back from down or drain, may have lost the session to another
+ * worker at a newer epoch, which a restarted worker cannot know: those turns go to the DO). A hit takes the entry out until that turn is recorded,
  * so a concurrent request on the session goes to the DO. Staleness is bounded: entries live
  * `ROUTE_CACHE_MS`; a worker marked down or draining, a failover, a refused stale epoch
  * (WorkerErrorCode.STALE_EPOCH: the turn is re-resolved through the DO) or a record the DO ignored
@@ -41,6 +43,12 @@ export interface RouteLookup {
   prefix: string | undefined;
   /** Workers a session may stay on now (pool view); a route elsewhere is a miss. */
   routable: readonly string[];
+  /**
+   * Since when each worker has been up without a break (pool view, PoolWorker.upSince). A route
+   * confirmed before its worker last came back (restarted, or back from down or drain) is a miss:
+   * the session may have moved meanwhile, and a restarted worker no longer knows the newer epoch.
+   */
+  upSince?: ReadonlyMap<string, number>;
   now: number;
 }
 
@@ -57,7 +65,8 @@ export class RouteCache {
     const key = routeKey(lookup.tenant, lookup.sessionId);
     const route = this.#routes.get(key);
     if (!route) return undefined;
-    if (lookup.now - route.at >= this.ttlMs || !lookup.routable.includes(route.workerUrl)) {
+    const cameBack = (lookup.upSince?.get(route.workerUrl) ?? 0) > route.at;
+    if (lookup.now - route.at >= this.ttlMs || !lookup.routable.includes(route.workerUrl) || cameBack) {
       this.#routes.delete(key);
       return undefined;
     }

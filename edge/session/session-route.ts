@@ -1,66 +1,24 @@
-/** Resolve a request to a SessionDO and its sticky worker (the pure ranking lives in routing.ts). */
-import type { PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { decisionWord, missWord } from "../../shared/cache-decision.ts";
+/**
+ * Resolve a request to a SessionDO and its sticky worker (the pure ranking lives in routing.ts): the
+ * sessions its signed IDs name, else its hint's, else a new session placed by the pool
+ * (new-session.ts) — the same placement for a hinted first turn as for one without a hint.
+ */
 import { newSessionId } from "../../shared/ids.ts";
 import type { EdgeConfig } from "../config/config.ts";
-import type { RegionConfig } from "../config/pool-config.ts";
 import { ApiError } from "../core/errors.ts";
-import type { PlacementReason } from "../pool/placement.ts";
-import {
-  countPlacement,
-  forcedPlacement,
-  placeNewSession,
-  poolView,
-  type RegionPlacement,
-  routableUrls,
-  unroutableUrls,
-} from "../pool/pool-client.ts";
-import type { PoolBindings } from "../pool/pool-do.ts";
+import { type PoolWorker, placeSession } from "../pool/placement.ts";
+import { poolView, routableUrls, unroutableUrls } from "../pool/pool-client.ts";
+import { countIfForced, newSession, placeNew } from "./new-session.ts";
+import { openSession, type ResolvedSession, type RouteBindings } from "./resolved-session.ts";
 import { type CachedRoute, type RouteCache, type RouteLookup, routeCache } from "./route-cache.ts";
 import {
   cleanHint,
   hintSessionId,
   type IdCandidate,
   idCandidates,
-  type RouteSource,
   type RoutingIds,
   verifyRoutingIds,
 } from "./routing.ts";
-import type { OpenArgs, SessionBindings } from "./session-do.ts";
-
-/** What finding a session reaches: the SessionDOs and the pools. */
-export type RouteBindings = SessionBindings & PoolBindings;
-
-export interface ResolvedSession {
-  sessionId: string;
-  workerUrl: string;
-  epoch: number;
-  source: RouteSource;
-  /** For a session placed by this request: why its worker was chosen. */
-  placement?: PlacementReason;
-  /** The lease id this request holds, when not its request id (after a failover). */
-  leaseId?: string;
-  /**
-   * A session this request creates (a fresh random id: nothing else can name it yet). Its SessionDO
-   * is written alongside the turn (`beginCreation`), not before the worker is called.
-   */
-  create?: NewSession;
-  /** That creation, once begun: true when it was written (never rejects); every later SessionDO call waits for it. */
-  creating?: Promise<boolean>;
-  /** Found in this isolate's route cache (route-cache.ts): the SessionDO was not asked before the worker. */
-  cached?: boolean;
-  /** A cached hinted route's lease (SessionDO.hold), taken alongside the turn; later SessionDO calls wait for it. */
-  holding?: Promise<boolean>;
-  /** The connection's pin the request carried (RouteRequest.pin): the turn's record updates it. */
-  pin?: RouteCache;
-}
-
-export interface NewSession {
-  args: OpenArgs;
-  region?: RegionConfig | undefined;
-  /** A placement the edge made from its view (forcedPlacement): the pool counts it alongside. */
-  counted?: RegionPlacement;
-}
 
 export interface RouteRequest {
   tenant: string;
@@ -117,16 +75,16 @@ async function resolveRoute(env: RouteBindings, config: EdgeConfig, request: Rou
   const candidates = idCandidates(verified);
   if (request.pinned) candidates.unshift(request.pinned);
   const prefix = request.prefix;
-  const hit = request.noCache ? undefined : await cachedRoute(env, request, candidates[0], workerUrls);
+  const upSince = new Map(pool.map((w) => [w.url, w.upSince ?? 0]));
+  const hit = request.noCache ? undefined : await cachedRoute(env, request, candidates[0], workerUrls, upSince);
   if (hit) return hit;
   // A request whose system + tools differ from the session its replay or hint names is another
   // conversation reusing it (a title request, a memory subagent): it branches to its own session on
   // the same worker (stable per main session and prefix), never replacing the main one's live KV.
   let branchOf: { sessionId: string; workerUrl: string } | undefined;
-  let preferredWorker: string | undefined;
   for (const candidate of candidates) {
     const branchOnPrefix = candidate.source === "replay";
-    const opened = await open(env, {
+    const opened = await openSession(env, {
       ...base,
       sessionId: candidate.sessionId,
       mode: "existing",
@@ -139,43 +97,77 @@ async function resolveRoute(env: RouteBindings, config: EdgeConfig, request: Rou
     }
   }
   const hint = cleanHint(request.hint);
+  /** The hinted session is busy with a turn this request does not follow (a sibling): a new session. */
+  let sibling = false;
   if (hint !== undefined && branchOf === undefined) {
     const sessionId = await hintSessionId(request.tenant, hint);
     const hinted = { ...base, sessionId, mode: "hint" as const, firstTurn: ids.firstTurn, prefix };
     // An existing hinted session is opened alongside the limiter, like one a signed ID names (its
     // lease is released if the request is refused); only creating it waits for the limiter.
-    let opened = await open(env, { ...hinted, noCreate: true }, home);
+    let opened = await openSession(env, { ...hinted, noCreate: true }, home);
     if (opened.status === "not_found") {
+      // A new conversation: placed like any other (counted), then the hint binds its follow-ups there.
       await request.admitted;
-      opened = await open(env, hinted, home);
+      const placed = await placeNew(env, config, pool, prefix);
+      const url = placed.placement.worker.url;
+      const args = { ...hinted, workerUrls: withUrl(workerUrls, url), preferredWorker: url };
+      [opened] = await Promise.all([
+        openSession(env, args, placed.placement.region),
+        countIfForced(env, config, placed, prefix),
+      ]);
+      if (opened.status === "ok" && opened.created) {
+        return { ...opened, source: "hint", placement: placed.placement.reason };
+      }
     }
     if (opened.status === "ok") return { ...opened, source: "hint" };
     if (opened.status === "branch") {
       if (opened.reason === "prefix") branchOf = { sessionId, workerUrl: opened.workerUrl };
-      else if (workerUrls.includes(opened.workerUrl)) preferredWorker = opened.workerUrl;
+      else sibling = true;
     }
   }
   await request.admitted;
+  let beside: string | undefined;
   if (branchOf !== undefined && prefix !== undefined) {
     const sideId = await hintSessionId(request.tenant, `${branchOf.sessionId}\u0000${prefix}`);
-    const preferred = workerUrls.includes(branchOf.workerUrl) ? branchOf.workerUrl : undefined;
+    // Beside the main session; where that worker is gone, where this prefix would be placed.
+    const preferred = workerUrls.includes(branchOf.workerUrl)
+      ? branchOf.workerUrl
+      : localPlacement(pool, workerUrls, prefix);
     const side = { ...base, sessionId: sideId, mode: "hint" as const, firstTurn: ids.firstTurn, prefix };
-    const opened = await open(env, { ...side, preferredWorker: preferred }, home);
+    const opened = await openSession(env, { ...side, ...(preferred && { preferredWorker: preferred }) }, home);
     if (opened.status === "ok") return { ...opened, source: "branch" };
-    preferredWorker = preferred;
+    beside = preferred;
   }
   const sessionId = newSessionId();
-  if (preferredWorker !== undefined) {
-    const args = { ...base, sessionId, mode: "claim" as const, preferredWorker, prefix };
-    return newSession(args, preferredWorker, "branch", { args, region: home });
+  if (beside !== undefined) {
+    const args = { ...base, sessionId, mode: "claim" as const, preferredWorker: beside, prefix };
+    return newSession(args, beside, "branch", { args, region: home });
   }
-  const forced = forcedPlacement(pool, config, prefix);
-  const placed = forced ?? (await placeNewSession(env, config, { prefix }));
-  if (!placed) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
-  const url = placed.worker.url;
-  const args = { ...base, workerUrls: [url], sessionId, mode: "claim" as const, prefix, preferredWorker: url };
-  const session = newSession(args, url, "new", { args, region: placed.region, ...(forced && { counted: forced }) });
-  return { ...session, placement: placed.reason };
+  const placed = await placeNew(env, config, pool, prefix);
+  const { worker, region, reason } = placed.placement;
+  const args = {
+    ...base,
+    workerUrls: [worker.url],
+    sessionId,
+    mode: "claim" as const,
+    prefix,
+    preferredWorker: worker.url,
+  };
+  const counted = placed.forced ? { counted: placed.placement } : {};
+  const session = newSession(args, worker.url, sibling ? "branch" : "new", { args, region, ...counted });
+  return { ...session, placement: reason };
+}
+
+function withUrl(urls: readonly string[], url: string): string[] {
+  return urls.includes(url) ? [...urls] : [...urls, url];
+}
+
+/** Where the pool's rule would place `prefix` on the edge's view (not counted): for the rare side session whose main worker is gone. */
+function localPlacement(pool: readonly PoolWorker[], routable: readonly string[], prefix: string): string | undefined {
+  return placeSession(
+    pool.filter((w) => routable.includes(w.url)),
+    { prefix },
+  )?.worker.url;
 }
 
 /**
@@ -188,8 +180,10 @@ async function cachedRoute(
   request: RouteRequest,
   candidate: IdCandidate | undefined,
   routable: readonly string[],
+  upSince: ReadonlyMap<string, number>,
 ): Promise<ResolvedSession | undefined> {
-  const lookup = { tenant: request.tenant, firstTurn: request.ids.firstTurn, prefix: request.prefix, routable };
+  const { tenant, ids, prefix } = request;
+  const lookup = { tenant, firstTurn: ids.firstTurn, prefix, routable, upSince };
   const take = (args: RouteLookup) => newest(request.pin?.take(args), routeCache.take(args));
   if (candidate) {
     const route = take({ ...lookup, sessionId: candidate.sessionId, hinted: false, now: Date.now() });
@@ -207,14 +201,13 @@ async function cachedRoute(
   const sessionId = await hintSessionId(request.tenant, hint);
   const route = take({ ...lookup, sessionId, hinted: true, now: Date.now() });
   if (!route) return undefined;
-  const { tenant, requestId } = request;
   const holding = env.SESSIONS.getByName(sessionId)
     .hold({
       tenant,
-      requestId,
+      requestId: request.requestId,
       workerUrl: route.workerUrl,
       epoch: route.epoch,
-      assistantTurns: request.ids.assistantTurns,
+      assistantTurns: ids.assistantTurns,
     })
     .catch(() => false);
   return { sessionId, workerUrl: route.workerUrl, epoch: route.epoch, source: "hint", cached: true, holding };
@@ -224,117 +217,4 @@ async function cachedRoute(
 function newest(a: CachedRoute | undefined, b: CachedRoute | undefined): CachedRoute | undefined {
   if (!a || !b) return a ?? b;
   return a.epoch !== b.epoch ? (a.epoch > b.epoch ? a : b) : a.at >= b.at ? a : b;
-}
-
-/** A session this request creates, on `workerUrl` at epoch 1 (what `open` in claim mode answers for a fresh id). */
-function newSession(args: OpenArgs, workerUrl: string, source: RouteSource, create: NewSession): ResolvedSession {
-  return { sessionId: args.sessionId, workerUrl, epoch: 1, source, create };
-}
-
-/**
- * Start writing a new session's SessionDO (and counting an edge-made placement) alongside its first
- * turn. A failure is logged: recordTurn then creates the session itself.
- */
-export function beginCreation(env: RouteBindings, config: EdgeConfig, session: ResolvedSession): ResolvedSession {
-  const create = session.create;
-  if (!create || session.creating) return session;
-  const created = open(env, create.args, create.region).then((opened) => {
-    if (opened.status !== "ok" || opened.workerUrl !== session.workerUrl || opened.epoch !== 1) {
-      throw new Error(`unexpected open result ${opened.status}`);
-    }
-  });
-  const counted = create.counted ? countPlacement(env, config, create.counted, create.args.prefix) : undefined;
-  const creating = Promise.allSettled([created, counted]).then(([c, p]) => {
-    const short = session.sessionId.slice(0, 8);
-    if (c.status === "rejected") console.error("session create failed", { session: short, error: String(c.reason) });
-    if (p.status === "rejected") console.error("placement count failed", { session: short, error: String(p.reason) });
-    return c.status === "fulfilled";
-  });
-  return { ...session, creating };
-}
-
-/** A new SessionDO is created near its pool (the location hint only matters at creation). */
-function open(env: RouteBindings, args: OpenArgs, region?: RegionConfig) {
-  const options = region?.locationHint ? { locationHint: region.locationHint } : {};
-  return env.SESSIONS.getByName(args.sessionId, options).open(args);
-}
-
-/**
- * Record a finished turn (releases the lease). Failures are logged, never surfaced to the client.
- * A record the DO accepted puts the route in this isolate's cache (with the request's `prefix`) and
- * in the connection's pin, if the request carried one; one it ignored (the session moved past this
- * epoch) takes it out of both.
- */
-export async function recordTurn(
-  env: RouteBindings,
-  session: ResolvedSession,
-  turn: { tenant: string; requestId: string; messageId: string; toolUseIds: string[]; prefix: string | undefined },
-): Promise<void> {
-  await Promise.all([session.creating, session.holding]);
-  const create = session.create && {
-    sessionId: session.sessionId,
-    workerUrl: session.workerUrl,
-    prefix: session.create.args.prefix,
-  };
-  const { prefix, ...record } = turn;
-  try {
-    const recorded = await env.SESSIONS.getByName(session.sessionId).recordTurn({
-      ...record,
-      requestId: session.leaseId ?? turn.requestId,
-      epoch: session.epoch,
-      ...(create && { create }),
-    });
-    if (!recorded) forgetRoute(session, turn.tenant);
-    else {
-      const route = { workerUrl: session.workerUrl, epoch: session.epoch, prefix, at: Date.now() };
-      for (const routes of [routeCache, session.pin])
-        routes?.remember(turn.tenant, session.sessionId, { ...route, pendingToolUseIds: turn.toolUseIds.length });
-    }
-  } catch (error) {
-    forgetRoute(session, turn.tenant);
-    console.error("session record failed", { session: session.sessionId.slice(0, 8), error: String(error) });
-  }
-}
-
-function forgetRoute(session: ResolvedSession, tenant: string): void {
-  routeCache.forget(tenant, session.sessionId);
-  session.pin?.forget(tenant, session.sessionId);
-}
-
-export async function releaseSession(
-  env: RouteBindings,
-  session: ResolvedSession,
-  tenant: string,
-  requestId: string,
-): Promise<void> {
-  // A new session whose creation never began has no SessionDO to release (and must not get one).
-  if (session.create && !session.creating) return;
-  await Promise.all([session.creating, session.holding]);
-  try {
-    await env.SESSIONS.getByName(session.sessionId).release({ tenant, requestId: session.leaseId ?? requestId });
-  } catch (error) {
-    console.error("session release failed", { session: session.sessionId.slice(0, 8), error: String(error) });
-  }
-}
-
-/** The `x-frontier-route` header: how the request found its session and worker. */
-export function routeHeader(session: ResolvedSession): string {
-  const route = [session.source, `epoch=${session.epoch}`];
-  if (session.placement) route.push(`placement=${session.placement}`);
-  if (session.leaseId) route.push("failover");
-  return route.join("; ");
-}
-
-/** The fields every turn's log line shares, whichever the protocol. */
-export function turnLogFields(session: ResolvedSession, requestId: string, prompt: PromptProcessed | undefined) {
-  return {
-    request: requestId,
-    session: session.sessionId.slice(0, 8),
-    route: session.source,
-    epoch: session.epoch,
-    decision: prompt ? decisionWord(prompt.decision) : undefined,
-    miss: prompt?.missReason ? missWord(prompt.missReason) : undefined,
-    cached: prompt?.cachedTokens,
-    prompt: prompt?.promptTokens,
-  };
 }

@@ -49,10 +49,41 @@ export async function admitTurn(
 ): Promise<void> {
   const authority = authorityOf(rc.env, caller.tenant);
   const answer = await authority.admit({ ...presented(rc, caller), requestId: rc.requestId, ...demand });
-  verdict(rc, answer);
+  verdict(rc, caller, answer);
   rc.sent.after(() =>
     authority.settle({ requestId: rc.requestId, keyId: caller.keyId, usage: account.usage }).catch(() => undefined),
   );
+}
+
+/**
+ * A request that counts tokens and runs no turn (count_tokens, input_tokens, Gemini's countTokens):
+ * its admission checks rates, concurrency and the model's allow-list (`model` undefined: the key
+ * alone), reserves nothing and settles with no usage (counting is not billed). `work` runs alongside
+ * with the admission as `rc.admitted` (awaited before the worker call); a refusal wins over whatever
+ * the request became, so a refused key learns nothing from a 400 or 404.
+ */
+export async function countAdmitted<E extends TenantAuthorityBindings, T>(
+  rc: RequestContext<E>,
+  caller: Caller,
+  model: string | undefined,
+  work: (rc: RequestContext<E>) => Promise<T>,
+): Promise<T> {
+  const admitted =
+    model === undefined
+      ? authorize(rc, caller).then(() => undefined)
+      : admitTurn(rc, caller, { model, inputTokens: 0, outputTokens: 0 }, {});
+  admitted.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled
+  try {
+    const result = await work({ ...rc, admitted });
+    await admitted;
+    return result;
+  } catch (error) {
+    const refused = await admitted.then(
+      () => undefined,
+      (refusal: unknown) => refusal,
+    );
+    throw refused ?? error;
+  }
 }
 
 /** Is the caller's key good now? The models it may use (null: any), or the refusal's error. */
@@ -62,12 +93,12 @@ export async function authorize(
   options: { preflight?: boolean } = {},
 ): Promise<string[] | null> {
   const answer = await authorityOf(rc.env, caller.tenant).authenticate(presented(rc, caller), options);
-  return verdict(rc, answer);
+  return verdict(rc, caller, answer);
 }
 
-function verdict(rc: RequestContext<unknown>, answer: AuthorityAnswer): string[] | null {
+function verdict(rc: RequestContext<unknown>, caller: Caller, answer: AuthorityAnswer): string[] | null {
   if (answer.snapshot) rc.rateLimits.snapshot = answer.snapshot;
-  if (!answer.ok) throw refusalError(answer.refusal);
+  if (!answer.ok) throw refusalError(answer.refusal, caller.invalidKeyMessage);
   return answer.models;
 }
 

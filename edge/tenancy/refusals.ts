@@ -17,10 +17,14 @@ const KEY_MESSAGES: Record<KeyRefusal, string> = {
   archived: "This API key's tenant has been archived",
 };
 
-export function refusalError(refusal: AuthorityRefusal): ApiError {
+/** `invalidKey`: what the caller's protocol says for a key it does not know (auth.ts KeyMessages). */
+export function refusalError(refusal: AuthorityRefusal, invalidKey?: string): ApiError {
   switch (refusal.kind) {
     case "key":
-      return new ApiError("authentication_error", KEY_MESSAGES[refusal.why]);
+      return new ApiError(
+        "authentication_error",
+        refusal.why === "unknown" && invalidKey !== undefined ? invalidKey : KEY_MESSAGES[refusal.why],
+      );
     case "model":
       return new ApiError(
         "not_found_error",

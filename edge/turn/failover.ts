@@ -1,14 +1,14 @@
 /**
- * Failover: the session's worker is unreachable (or dropped the stream), or it is draining. The
- * worker is marked down (unreachable only), a new one is placed — home region first, never the one
- * that failed — and the SessionDO moves the session there with epoch + 1, so a late answer from the
- * old worker is ignored. The new worker continues from the newest checkpoint in the shared store,
- * or from the replayed history.
+ * Failover: the session's worker is unreachable, or it is draining, or it refused a new session as
+ * overloaded. (An unreachable worker was already marked down: worker-down.ts.) A new worker is placed
+ * — home region first, never the one that failed — and the SessionDO moves the session there with
+ * epoch + 1, so a late answer from the old worker is ignored. The new worker continues from the
+ * newest checkpoint in the shared store, or from the replayed history.
  */
 import type { EdgeConfig } from "../config/config.ts";
 import { log } from "../core/log.ts";
-import { markWorkerDown, placeNewSession } from "../pool/pool-client.ts";
-import type { ResolvedSession, RouteBindings } from "../session/session-route.ts";
+import { placeNewSession } from "../pool/pool-client.ts";
+import type { ResolvedSession, RouteBindings } from "../session/resolved-session.ts";
 import type { FailoverReason } from "../worker/worker-errors.ts";
 
 export interface FailoverRequest {
@@ -27,7 +27,6 @@ export async function failover(
   request: FailoverRequest,
   reason: FailoverReason,
 ): Promise<ResolvedSession | undefined> {
-  if (reason === "unreachable") await markWorkerDown(env, config, session.workerUrl);
   const placed = await placeNewSession(env, config, {
     prefix: request.prefix,
     exclude: [session.workerUrl],

@@ -16,11 +16,12 @@ import { prefixFingerprint } from "../../shared/prefix-fingerprint.ts";
 import { log } from "../core/log.ts";
 import { readJsonBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
+import type { ResolvedSession } from "../session/resolved-session.ts";
 import type { RouteCache } from "../session/route-cache.ts";
 import type { IdCandidate, RoutingIds } from "../session/routing.ts";
-import { type ResolvedSession, resolveSession } from "../session/session-route.ts";
+import { resolveSession } from "../session/session-route.ts";
 import { admissionGate, admitTurn, type TurnAccount } from "../tenancy/admission.ts";
-import { type Caller, identifyCaller } from "../tenancy/auth.ts";
+import { type Caller, type CallerIdentifier, identifyRequestCaller } from "../tenancy/auth.ts";
 import { turnDemand } from "../tenancy/turn-demand.ts";
 import type { WorkerTurn } from "../worker/generate-request.ts";
 import { isStaleEpoch } from "../worker/worker-errors.ts";
@@ -29,7 +30,7 @@ import { serveTurn } from "./serve-turn.ts";
 import type { TurnRenderer } from "./turn-driver.ts";
 
 /** The log line's and the metrics' name of a protocol. */
-export type TurnProtocol = "anthropic" | "responses" | "chat";
+export type TurnProtocol = "anthropic" | "responses" | "chat" | "gemini";
 
 /** What an adapter may look at while it decodes. */
 export interface DecodeContext<E> {
@@ -141,9 +142,12 @@ async function routeAndServe<E extends TurnBindings, R extends TurnRenderer>(
 }
 
 /** The HTTP/SSE transport: a route handler that runs `adapter`'s protocol through the pipeline. */
-export function turnRoute<E extends TurnBindings, R extends TurnRenderer>(adapter: ProtocolAdapter<E, R>) {
+export function turnRoute<E extends TurnBindings, R extends TurnRenderer>(
+  adapter: ProtocolAdapter<E, R>,
+  identify: CallerIdentifier = identifyRequestCaller,
+) {
   return async (request: Request, rc: RequestContext<E>): Promise<Response> => {
-    const caller = await identifyCaller(request.headers, rc.config);
+    const caller = await identify(request, rc.config);
     const body = await readJsonBody(request, LIMITS.maxBodyBytes, admissionGate(rc, caller));
     return runTurn(adapter, { rc, caller, headers: request.headers, body, signal: request.signal });
   };

@@ -13,14 +13,9 @@ import type { RequestContext } from "../http/context.ts";
 import type { RecentTurn } from "../metrics/edge-metrics-do.ts";
 import { recordFailover, recordTurn as recordTurnMetrics } from "../metrics/record.ts";
 import { notOfferedTools } from "../server-tools/not-offered.ts";
-import {
-  beginCreation,
-  type ResolvedSession,
-  recordTurn,
-  releaseSession,
-  routeHeader,
-  turnLogFields,
-} from "../session/session-route.ts";
+import { beginCreation } from "../session/new-session.ts";
+import { type ResolvedSession, routeHeader, turnLogFields } from "../session/resolved-session.ts";
+import { recordTurn, releaseSession } from "../session/session-record.ts";
 import type { TurnAccount } from "../tenancy/admission.ts";
 import type { Caller } from "../tenancy/auth.ts";
 import { settledUsage } from "../tenancy/settled-usage.ts";
@@ -30,6 +25,7 @@ import type { FailoverReason } from "../worker/worker-errors.ts";
 import type { TurnBindings } from "./bindings.ts";
 import { serveWithFailover } from "./serve-with-failover.ts";
 import { respondJson, respondStream, type TurnOptions, type TurnRenderer } from "./turn-driver.ts";
+import { markDownAfterFailure } from "./worker-down.ts";
 import { workerCallHeaders } from "./worker-identity.ts";
 
 export interface ServeTurnOptions<R extends TurnRenderer> {
@@ -88,7 +84,12 @@ export async function serveTurn<R extends TurnRenderer>(
       workerCallHeaders(env, config, session.workerUrl, scope),
       withIdKeys(config.idSecret, generateRequestFor(target, options.turn, options.prefix)),
     ]);
-    const worker = { baseUrl: session.workerUrl, token: config.workerToken, headers };
+    const worker = {
+      baseUrl: session.workerUrl,
+      token: config.workerToken,
+      headers,
+      deadlines: config.workerDeadlines,
+    };
     const sign = (thinking: string) => signThinking(config.idSecret, tenant, thinking);
     const call = new GenerateCall(worker, request, signal, sign);
     const started = Date.now();
@@ -102,6 +103,7 @@ export async function serveTurn<R extends TurnRenderer>(
       sent: rc.sent,
       waitUntil: rc.waitUntil,
       onDone: (renderer) => finishTurn(rc, options, { session, resolved, call, renderer, started }),
+      onStreamFailure: (error) => rc.waitUntil(markDownAfterFailure(env, config, session.workerUrl, error, requestId)),
     };
     const renderer = options.renderer(session);
     return options.stream ? respondStream(call, renderer, turn) : respondJson(call, renderer, turn);

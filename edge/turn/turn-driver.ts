@@ -1,8 +1,10 @@
 /**
  * Serve one Generate call as an HTTP response in either protocol: JSON (collect, then answer) or
- * SSE. A stream waits briefly for the worker's cache decision so errors before the first byte stay
- * proper HTTP errors and the decision can ride in a header; after that, errors become the
- * protocol's in-stream error. The protocol specifics live behind TurnRenderer.
+ * SSE. A stream waits for the worker to answer at all (bounded by the call's connect deadline, so a
+ * worker that never takes the request fails over before the client has a byte), then briefly for
+ * its cache decision, so errors before the first byte stay proper HTTP errors and the decision can
+ * ride in a header; after that, errors become the protocol's in-stream error. The protocol
+ * specifics live behind TurnRenderer.
  */
 import type { GenerateEvent, PromptProcessed } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { type ApiError, toApiError } from "../core/errors.ts";
@@ -41,6 +43,8 @@ export interface TurnRenderer {
   streamError(error: ApiError): string;
   /** SSE text sent while the stream is otherwise quiet. */
   readonly keepAlive: string;
+  /** The stream's content type when it is not SSE (Gemini's streamed JSON array). */
+  readonly contentType?: string;
 }
 
 export interface TurnOptions<R extends TurnRenderer> {
@@ -63,6 +67,8 @@ export interface TurnOptions<R extends TurnRenderer> {
    * written, after `onDone`; the turn's bookkeeping (`sent.after`) starts then.
    */
   sent: ResponseSent;
+  /** A failure after the stream started (the client got the in-stream error): e.g. mark a dead worker down. */
+  onStreamFailure?: (error: unknown) => void;
 }
 
 /** SSE writes a stream queues before the edge waits for the client to read (one worker event's events are one write). */
@@ -109,6 +115,9 @@ export async function respondStream<R extends TurnRenderer>(
   const head: RenderedEvent[] = [];
   try {
     const deadline = Date.now() + options.headerWaitMs;
+    // No headers before the worker answers: its connect deadline bounds that wait, and a worker that
+    // never took the request fails over before the client has a byte.
+    await call.opened();
     while (!renderer.prompt) {
       const event = await call.nextWithin(deadline - Date.now());
       if (event === "timeout") break;
@@ -127,6 +136,7 @@ export async function respondStream<R extends TurnRenderer>(
   const headers: Record<string, string> = {
     ...withNotOffered(options.headers, options.toolsNotOffered, renderer.prompt),
     ...SSE_HEADERS,
+    ...(renderer.contentType === undefined ? {} : { "content-type": renderer.contentType }),
     "server-timing": options.timing.header(),
   };
   if (renderer.prompt) headers["x-frontier-cache"] = cacheHeader(renderer.prompt);
@@ -168,6 +178,7 @@ async function pump<R extends TurnRenderer>(
     if (!sse.clientGone && !call.cancelled) {
       await sse.write(renderer.streamError(toApiError(error, { requestId: options.requestId }))).catch(() => undefined);
     }
+    options.onStreamFailure?.(error);
   } finally {
     await sse.close();
     if (!renderer.stopped) call.cancel();

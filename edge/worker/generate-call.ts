@@ -10,6 +10,7 @@ import {
   type Stop,
   WorkerService,
 } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import type { StreamDeadlines } from "../config/worker-deadlines.ts";
 import { GrpcWebStream } from "./grpc-web-stream.ts";
 import { rpcErrorToApiError } from "./worker-errors.ts";
 
@@ -18,6 +19,8 @@ export interface WorkerTarget {
   baseUrl: string;
   token: string;
   headers?: Record<string, string> | undefined;
+  /** The stream's connect, first-event and idle deadlines (default: DEFAULT_STREAM_DEADLINES). */
+  deadlines?: StreamDeadlines | undefined;
 }
 
 /** The signature of a finished thinking block (shared/thinking-signature.ts for the tenant). */
@@ -57,6 +60,18 @@ export class GenerateCall {
   /** The worker's stop event (with the turn's usage), once it arrived. */
   get stop(): Stop | undefined {
     return this.#stop;
+  }
+
+  /**
+   * Resolves once the worker answered the call (its response's headers arrived); throws the
+   * ApiError next() would (unreachable, or the connect deadline passed).
+   */
+  async opened(): Promise<void> {
+    try {
+      await this.#stream;
+    } catch (error) {
+      throw rpcErrorToApiError(error);
+    }
   }
 
   get cancelled(): boolean {

@@ -8,7 +8,9 @@
  * `grpc-status` in the trailer) are connect's, so failures are the same `ConnectError`s its client
  * raised: a fetch that got no response is `Unavailable` (the call may go to another worker), a
  * connection that dropped after the worker answered is `Unavailable` with `TRANSPORT_LOST` metadata
- * (never retried elsewhere), a cancelled call is `Canceled`.
+ * (never retried elsewhere), a cancelled call is `Canceled`. Every wait has a deadline
+ * (stream-deadlines.ts): a worker that misses one is cut (its fetch aborted) with `DeadlineExceeded`
+ * naming the deadline.
  */
 import type { DescMessage, DescMethodServerStreaming, MessageShape } from "@bufbuild/protobuf";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -21,6 +23,8 @@ import {
   validateResponse,
   validateTrailer,
 } from "@connectrpc/connect/protocol-grpc-web";
+import { DEFAULT_STREAM_DEADLINES, type StreamDeadlines } from "../config/worker-deadlines.ts";
+import { type DeadlineKind, deadlineMissed, within } from "./stream-deadlines.ts";
 import { connectionLost, workerUnreachable } from "./worker-client.ts";
 
 /** A frame longer than this is refused (a worker's event is a few KB at most). */
@@ -34,13 +38,21 @@ export interface GrpcWebCallOptions {
   /** More request headers (the call's capability, worker-capability.ts). */
   headers?: Record<string, string> | undefined;
   signal: AbortSignal;
+  /** Default: DEFAULT_STREAM_DEADLINES. */
+  deadlines?: StreamDeadlines | undefined;
 }
 
 export class GrpcWebStream<O extends DescMessage> {
   readonly #output: O;
   readonly #response: Response;
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  /** The caller's signal (a cancel), not the deadlines'. */
   readonly #signal: AbortSignal;
+  /** Aborts the fetch: the caller's cancel or a missed deadline. */
+  readonly #fetchAbort: AbortController;
+  readonly #deadlines: StreamDeadlines;
+  /** Nothing of the body arrived yet (the first read has the first-event deadline). */
+  #first = true;
   /** A status in the response headers: a trailers-only response (an error, or OK with no body). */
   readonly #headerStatus: { error: ConnectError | undefined } | undefined;
   /** Bytes received and not yet cut into frames. */
@@ -50,14 +62,16 @@ export class GrpcWebStream<O extends DescMessage> {
   private constructor(
     output: O,
     response: Response,
-    reader: ReadableStreamDefaultReader<Uint8Array>,
-    signal: AbortSignal,
+    options: GrpcWebCallOptions,
+    fetchAbort: AbortController,
     headerStatus: { error: ConnectError | undefined } | undefined,
   ) {
     this.#output = output;
     this.#response = response;
-    this.#reader = reader;
-    this.#signal = signal;
+    this.#reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    this.#signal = options.signal;
+    this.#fetchAbort = fetchAbort;
+    this.#deadlines = options.deadlines ?? DEFAULT_STREAM_DEADLINES;
     this.#headerStatus = headerStatus;
   }
 
@@ -68,9 +82,14 @@ export class GrpcWebStream<O extends DescMessage> {
     options: GrpcWebCallOptions,
   ): Promise<GrpcWebStream<O>> {
     const { signal } = options;
+    const fetchAbort = new AbortController();
+    const onCancel = () => fetchAbort.abort();
+    if (signal.aborted) onCancel();
+    else signal.addEventListener("abort", onCancel, { once: true });
+    const connectMs = (options.deadlines ?? DEFAULT_STREAM_DEADLINES).connectMs;
     let response: Response;
     try {
-      response = await fetch(createMethodUrl(options.baseUrl, method), {
+      const sent = fetch(createMethodUrl(options.baseUrl, method), {
         method: "POST",
         headers: requestHeader(
           true,
@@ -79,16 +98,23 @@ export class GrpcWebStream<O extends DescMessage> {
           false,
         ),
         body: encodeEnvelope(0, toBinary(method.input, request)),
-        signal,
+        signal: fetchAbort.signal,
         redirect: "manual",
       });
+      response = await within(
+        sent,
+        connectMs,
+        () => deadlineMissed("connect", connectMs),
+        () => fetchAbort.abort(),
+      );
     } catch (error) {
+      if (error instanceof ConnectError) throw error;
       throw signal.aborted ? cancelled(error) : workerUnreachable(error);
     }
     const { foundStatus, headerError } = validateResponse(response.status, response.headers);
     if (!response.body) throw headerError ?? new ConnectError("missing response body", Code.Unknown);
     const headerStatus = foundStatus ? { error: headerError } : undefined;
-    return new GrpcWebStream(method.output, response, response.body.getReader(), signal, headerStatus);
+    return new GrpcWebStream(method.output, response, options, fetchAbort, headerStatus);
   }
 
   /** The next message, or undefined once the trailer said OK. Throws a ConnectError otherwise. */
@@ -120,10 +146,22 @@ export class GrpcWebStream<O extends DescMessage> {
   }
 
   async #read(): Promise<Uint8Array | undefined> {
+    const kind: DeadlineKind = this.#first ? "first_event" : "idle";
+    const ms = this.#first ? this.#deadlines.firstEventMs : this.#deadlines.idleMs;
     try {
-      const { done, value } = await this.#reader.read();
+      const { done, value } = await within(
+        this.#reader.read(),
+        ms,
+        () => deadlineMissed(kind, ms),
+        () => {
+          this.cancel();
+          this.#fetchAbort.abort();
+        },
+      );
+      this.#first = false;
       return done ? undefined : value;
     } catch (error) {
+      if (error instanceof ConnectError) throw error;
       throw this.#signal.aborted ? cancelled(error) : connectionLost(error);
     }
   }

@@ -5,10 +5,13 @@ import { type Frontier, frontierFromJson, frontierToJson, type SampledTurnRecord
 import type { TurnMemory } from "../continuation/turn-memory.ts";
 import { log } from "../log.ts";
 import type { KeyedOwner, ResidentSession } from "./checkpointed-session.ts";
+import { ColdAnchors } from "./cold-anchors.ts";
 import { earlierTurns, earlierTurnsOf } from "./earlier-turns.ts";
+import type { TenantDataKey } from "./state/sealed-file.ts";
 import type { CheckpointStorage } from "./store/checkpoint-storage.ts";
 import {
   CheckpointKeyError,
+  type CheckpointMeta,
   type CheckpointPayload,
   type CheckpointReason,
   CorruptCheckpointError,
@@ -67,7 +70,20 @@ export class SessionCheckpoints {
     readonly policy: CheckpointPolicy,
     private readonly rememberTurn: (tenant: string, turn: SampledTurnRecord) => void,
     private readonly memory?: TurnMemory,
-  ) {}
+  ) {
+    this.anchors = new ColdAnchors(store, policy.anchorMinTokens, (key, meta, tokens) =>
+      this.onStored?.(key, meta, tokens),
+    );
+  }
+
+  /** The tenant's system + tools anchors, saved during cold prefills (off the turn's critical path). */
+  readonly anchors: ColdAnchors;
+
+  /**
+   * Told of every checkpoint written here, with its tokens and the data key it was sealed under
+   * (the shared-prefix index lists it as a holder of those tokens' blocks).
+   */
+  onStored: ((key: TenantDataKey, meta: CheckpointMeta, tokens: readonly Token[]) => void) | undefined;
 
   readonly #refreshed = new Map<string, number>();
   readonly #skippedWithoutKey: Record<SessionSaveReason, number> = { parked: 0, "tool-frontier": 0, shutdown: 0 };
@@ -157,6 +173,7 @@ export class SessionCheckpoints {
         }
       },
     );
+    this.onStored?.(key, meta, tokens);
     log("checkpoint saved", {
       reason,
       session: session.sessionId.slice(0, 8),
@@ -231,7 +248,8 @@ export class SessionCheckpoints {
    * rest of the request after it with `owner`'s data key. Undefined (and the sequence untouched)
    * when none applies; "wrong-key" (the sequence untouched: nothing was loaded) when the request
    * has no key (the index is keyed by it: nothing can be looked up) or its key does not open the
-   * checkpoint; "corrupt" (the sequence cleared) when the load failed otherwise.
+   * checkpoint; "corrupt" (the sequence cleared) when the load failed otherwise. `found`: the
+   * caller's own lookup of the same prefix with the same key and `keep` (so it is counted once).
    */
   async restorePrefix(
     owner: KeyedOwner,
@@ -239,13 +257,14 @@ export class SessionCheckpoints {
     sequence: EngineSequence,
     keep: number,
     tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
+    found?: { meta: CheckpointMeta | undefined },
   ): Promise<RestoredPrefix | CheckpointFailure | undefined> {
     const key = owner.dataKey;
     if (!key) {
       log("checkpoint lookup skipped", { reason: "wrong-key", why: "no data key" });
       return "wrong-key";
     }
-    const meta = this.store.findLongestPrefix(key, rendered.text, { minTokens: keep + 1 });
+    const meta = found ? found.meta : this.store.findLongestPrefix(key, rendered.text, { minTokens: keep + 1 });
     if (!meta) return undefined;
     const rest = segmentsFrom(rendered.segments, meta.textLength);
     if (!rest || rest.length === 0) return undefined;
@@ -271,45 +290,6 @@ export class SessionCheckpoints {
     }
   }
 
-  /** Where a cold prefill should save an anchor (tokens of system + tools), if anywhere (never without a key). */
-  async anchorFor(
-    owner: KeyedOwner,
-    rendered: RenderedPrompt,
-    tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
-  ): Promise<{ tokens: number; text: string } | undefined> {
-    const key = owner.dataKey;
-    if (!key) return undefined;
-    const offset = rendered.messageOffsets[0];
-    if (offset === undefined || offset === 0) return undefined;
-    const text = rendered.text.slice(0, offset);
-    const rest = segmentsFrom(rendered.segments, offset);
-    if (!rest) return undefined;
-    const tokens = (await tokenize(segmentsUpTo(rendered.segments, offset))).length;
-    if (tokens < this.policy.anchorMinTokens) return undefined;
-    const existing = this.store.findLongestPrefix(key, text, { minTokens: tokens });
-    return existing ? undefined : { tokens, text };
-  }
-
-  /** Save the tenant's shared system + tools anchor, sealed under `owner`'s data key (none: nothing is saved). */
-  async saveAnchor(owner: KeyedOwner, text: string, sequence: EngineSequence): Promise<void> {
-    const key = owner.dataKey;
-    if (!key) return;
-    const meta = await this.store.write(
-      {
-        tenant: owner.tenant,
-        key,
-        sessionId: "",
-        reason: "cold-anchor",
-        toolUseIds: [],
-        payload: { text, tokens: [...sequence.tokens], extra: null },
-      },
-      async (path) => {
-        await sequence.saveState(path);
-      },
-    );
-    log("checkpoint saved", { reason: "cold-anchor", tokens: meta.tokenCount, bytes: meta.bytes });
-  }
-
   /** A released session's checkpoints are no longer needed. */
   forget(session: SessionKey): void {
     for (;;) {
@@ -329,16 +309,4 @@ function reasonOf(error: unknown): string {
 /** Load a checkpoint's state (all of its tokens) into `sequence`. */
 async function loadInto(sequence: EngineSequence, path: string, payload: CheckpointPayload): Promise<void> {
   await sequence.loadState(path, payload.tokens);
-}
-
-function segmentsUpTo(segments: readonly PromptSegment[], offset: number): PromptSegment[] {
-  const out: PromptSegment[] = [];
-  let at = 0;
-  for (const segment of segments) {
-    if (at >= offset) break;
-    const end = at + segment.text.length;
-    out.push(end <= offset ? segment : { text: segment.text.slice(0, offset - at), special: segment.special });
-    at = end;
-  }
-  return out;
 }

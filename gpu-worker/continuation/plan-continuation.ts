@@ -143,12 +143,16 @@ function expandToolResultsOnly(input: PlanInput, live: Frontier | undefined): Co
   );
 }
 
-/** Same header, the live history unchanged, the live assistant turn replayed, one new user turn. */
+/**
+ * Same header, the live history unchanged, the live assistant turn replayed, one new user turn (and
+ * any system messages after it: a developer message a client appends after its tool outputs, such as
+ * Codex's deferred-tool notice or tools it adds).
+ */
 function historyAgrees(conversation: Conversation, live: Frontier): boolean {
   const messages = conversation.messages;
   // A continued turn's trailing client message and its sampled blocks are one assistant message.
   const n = live.messageDigests.length - (live.lastTurn.lead !== undefined ? 1 : 0);
-  if (messages.length !== n + 2 || headerDigest(conversation) !== live.headerDigest) return false;
+  if (lastTurnIndex(messages) !== n + 1 || headerDigest(conversation) !== live.headerDigest) return false;
   for (let i = 0; i < n; i++) {
     const message = messages[i];
     if (!message || messageDigest(message) !== live.messageDigests[i]) return false;
@@ -157,13 +161,20 @@ function historyAgrees(conversation: Conversation, live: Frontier): boolean {
   return assistant?.role === Role.ASSISTANT && sameIdSet(toolUseIds(assistant), live.toolUseIds);
 }
 
+/** The last message that is not a system message: system messages may follow the tool results. */
+function lastTurnIndex(messages: readonly Message[]): number {
+  let i = messages.length - 1;
+  while (i >= 0 && messages[i]?.role === Role.SYSTEM) i--;
+  return i;
+}
+
 function trailingToolResultIds(conversation: Conversation): string[] {
-  const last = conversation.messages.at(-1);
+  const last = conversation.messages[lastTurnIndex(conversation.messages)];
   return last?.role === Role.USER ? toolResultIds(last) : [];
 }
 
 function replaysCalls(messages: readonly Message[], ids: readonly string[]): boolean {
-  const previous = messages.at(-2);
+  const previous = messages[lastTurnIndex(messages) - 1];
   if (previous?.role !== Role.ASSISTANT) return false;
   const made = new Set(toolUseIds(previous));
   return ids.every((id) => made.has(id));

@@ -13,6 +13,8 @@ export interface SampleTurnInput {
   sampling: SampleOptions;
   /** The prompt's last tokens, not yet in the KV: evaluated by the first decode (no extra one). */
   promptEnd?: readonly number[];
+  /** The prompt ends inside an open thinking block (its first tokens are thinking). */
+  thinkingOpen?: boolean;
   maxTokens: number;
   stopSequences: readonly string[];
   signal: AbortSignal;
@@ -33,6 +35,8 @@ export interface SampledTurn {
   stopReason: StopReason;
   stopSequence: string;
   outputTokens: number;
+  /** Of those, the tokens sampled inside the model's thinking. */
+  thinkingTokens: number;
   /** The sampled tokens (end-of-generation excluded), in order. */
   tokens: number[];
   /** Exact sampled text of the turn (after the generation prefix). */
@@ -78,7 +82,10 @@ export async function* sampleTurn(input: SampleTurnInput): AsyncGenerator<Genera
     turn.tokens.push(token);
     const text = decoder.push(token);
     turn.rawText += text;
+    const thinkingBefore = events.thinking;
     yield* events.translate(input.parser.push(text));
+    if (thinkingBefore || events.thoughtThisToken) turn.thinkingTokens++;
+    events.thoughtThisToken = false;
     if (events.stopMatched) break;
     if (input.signal.aborted) break;
   }
@@ -106,6 +113,7 @@ class TurnEvents {
     stopReason: StopReason.MAX_TOKENS,
     stopSequence: "",
     outputTokens: 0,
+    thinkingTokens: 0,
     tokens: [],
     rawText: "",
     visibleText: "",
@@ -113,6 +121,10 @@ class TurnEvents {
   };
   /** A stop sequence matched: nothing after it is shown or parsed. */
   stopMatched = false;
+  /** Inside the model's thinking (from the prompt's open block or its first thinking text to its end). */
+  thinking: boolean;
+  /** The token just parsed produced thinking (or its end). */
+  thoughtThisToken = false;
   readonly #input: SampleTurnInput;
   readonly #stops: StopMatcher;
   #thinking = "";
@@ -124,6 +136,7 @@ class TurnEvents {
   constructor(input: SampleTurnInput) {
     this.#input = input;
     this.#stops = new StopMatcher(input.stopSequences);
+    this.thinking = input.thinkingOpen ?? false;
   }
 
   async *translate(events: OutputEvent[]): AsyncGenerator<GenerateEvent> {
@@ -134,10 +147,14 @@ class TurnEvents {
           yield* this.#text(event.text);
           break;
         case "thinking":
+          this.thinking = true;
+          this.thoughtThisToken = true;
           this.#thinking += event.text;
           yield generateEvent({ case: "thinkingDelta", value: { text: event.text } });
           break;
         case "thinking_end":
+          this.thinking = false;
+          this.thoughtThisToken = true;
           yield generateEvent({
             case: "thinkingEnd",
             value: { signature: await this.#input.signThinking(this.#thinking) },

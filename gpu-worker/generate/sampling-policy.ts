@@ -26,10 +26,19 @@ export const SCRIPTED_NO_TOOLS_MARKER = "[frontier:no-tools]";
 /** The query the scripted policy's forced web_search asks (tests' fake SearXNG answers it). */
 export const SCRIPTED_SEARCH_QUERY = "frontier scripted search";
 
+/**
+ * The script Codex's code-mode `exec` tool (`functions.exec`, a freeform JavaScript input: Codex 0.171's
+ * default model) runs for a command: its nested `exec_command` tool, then the output as the result.
+ */
+export function scriptedCodeModeScript(command: string): string {
+  return `const r = await tools.exec_command({ cmd: ${JSON.stringify(command)} });\ntext(r.output);`;
+}
+
 /** Shell tools the scripted policy drives, by client: the tool's name and its arguments for a command. */
 const SCRIPTED_SHELL_TOOLS: readonly { name: string; args: (command: string) => Record<string, string> }[] = [
   { name: "Bash", args: (command) => ({ command }) }, // Claude Code
   { name: "exec_command", args: (cmd) => ({ cmd }) }, // Codex CLI
+  { name: "functions.exec", args: (command) => ({ input: scriptedCodeModeScript(command) }) }, // Codex, code mode
   { name: "run_shell_command", args: (command) => ({ command }) }, // Qwen Code
   { name: "bash", args: (command) => ({ command }) }, // opencode
 ];
@@ -39,7 +48,8 @@ const SCRIPTED_SHELL_TOOLS: readonly { name: string; args: (command: string) => 
  * - `tool_choice` any / tool: a grammar built from the tools' JSON schemas forces a valid call.
  * - The test-only `scripted-tools` policy (worker configuration, never a request field): on a user
  *   turn it forces two fixed harmless calls of the client's shell tool (Claude Code's `Bash`,
- *   Codex's `exec_command`, Qwen Code's `run_shell_command`, opencode's `bash`; one where a call
+ *   Codex's `exec_command` or, with its default model, its code-mode `functions.exec` running that
+ *   same command, Qwen Code's `run_shell_command`, opencode's `bash`; one where a call
  *   ends the generation, as in harmony: `format.maxCallsPerTurn`); after tool results, a short
  *   plain-text answer. Every family writes them in its own markup (tested per family against
  *   llama.cpp in the engine tier).

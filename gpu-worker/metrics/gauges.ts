@@ -14,6 +14,12 @@ export function workerGauges(deps: {
   return {
     running: sessions.active,
     waiting: sessions.queued,
+    queue: {
+      sequencesFree: engine.sequencesFree,
+      oldestWaitMs: sessions.queue.oldestWaitMs,
+      aborted: sessions.queue.aborted,
+      refused: sessions.queue.refused,
+    },
     residentSessions: sessions.resident,
     parkedSessions: sessions.parked,
     kvTokens: engine.tokensHeld,

@@ -14,6 +14,7 @@ import {
   REQUEST_LATENCY_BUCKETS,
   TTFT_BUCKETS,
 } from "./buckets.ts";
+import { defineQueueMetrics, type QueueGauges } from "./queue-metrics.ts";
 import type { TurnPhases } from "./turn-trace.ts";
 
 /** What the worker holds right now, read at scrape time. */
@@ -22,6 +23,8 @@ export interface WorkerGauges {
   running: number;
   /** Requests waiting for a free sequence. */
   waiting: number;
+  /** The queue for sequences (undefined: not reported). */
+  queue?: QueueGauges | undefined;
   residentSessions: number;
   parkedSessions: number;
   /** Tokens held in the KV across all sequences, and the cells the context has. */
@@ -240,6 +243,7 @@ export class WorkerMetrics {
       });
     gauge("frontier:num_requests_running", "Requests holding a session (prefill or decode).", (g) => g.running);
     gauge("frontier:num_requests_waiting", "Requests waiting for a free sequence.", (g) => g.waiting);
+    defineQueueMetrics(registers, () => read().queue);
     gauge("frontier:kv_cache_usage_perc", "KV-cache usage: tokens held / cells (1 = 100%).", (g) =>
       g.kvCapacity > 0 ? g.kvTokens / g.kvCapacity : 0,
     );

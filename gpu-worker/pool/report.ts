@@ -15,7 +15,7 @@ const MAX_REPORTED_PREFIXES = 64;
 export interface ReportSources {
   engine: Pick<Engine, "stats" | "model">;
   sessions: Pick<SessionTable, "stats">;
-  config: Pick<WorkerConfig, "workerId" | "region">;
+  config: Pick<WorkerConfig, "workerId" | "region" | "maxQueue">;
   prefixes: PrefixSet;
   drain: DrainState;
 }
@@ -32,6 +32,7 @@ export function heartbeatReport(deps: ReportSources, url: string): WorkerReport 
     sequencesTotal: engine.sequencesTotal,
     sequencesFree: engine.sequencesFree,
     queueDepth: sessions.queued,
+    queueCapacity: deps.config.maxQueue,
     activeRequests: sessions.active,
     residentSessions: sessions.resident,
     prefixes: deps.prefixes.list(MAX_REPORTED_PREFIXES),

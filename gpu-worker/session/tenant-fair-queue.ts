@@ -1,10 +1,14 @@
 /**
- * The wait for a sequence, fair between tenants. Each tenant has its own FIFO of waiting turns;
- * a freed sequence goes to the next tenant in round-robin order whose running turns are under
- * its cap, so one tenant's burst queues behind itself, never in front of everyone else.
- * While tenants share the worker a tenant may hold at most `perTenant` waiting turns, and the queue
- * `total`; past either the caller is refused (the worker answers OVERLOADED, which the edge retries elsewhere or returns
- * as 529), so a burst can't fill the queue for others.
+ * The turns waiting for a sequence, fair between tenants. Each tenant has its own FIFO of waiting
+ * turns; a freed sequence goes to the oldest waiter of the next tenant in round-robin order whose
+ * running turns are under its cap, so one tenant's burst queues behind itself, never in front of
+ * everyone else. While tenants share the worker a tenant may hold at most `perTenant` waiting turns,
+ * and the queue `total`; past either the caller is refused (the worker answers OVERLOADED, which the
+ * edge retries elsewhere or returns as 529), so a burst can't fill the queue for others.
+ *
+ * It only orders and bounds: who is served, and when, is the dispatcher's (sequence-dispatcher.ts).
+ * A waiter can leave at any time (`remove`: its call was cancelled); the counts never drift because
+ * every entry is in exactly one tenant's list and `size` is their total.
  */
 
 export interface FairQueueLimits {
@@ -14,12 +18,13 @@ export interface FairQueueLimits {
   perTenant: number;
 }
 
-type Wake = () => void;
+/** Why a turn may not wait: the queue is full, or its tenant's share of it is. */
+export type QueueRefusal = "total" | "tenant";
 
-export class TenantFairQueue {
+export class TenantFairQueue<W extends { readonly tenant: string }> {
   readonly #limits: FairQueueLimits;
   /** Tenant → its waiters, oldest first. Map order is the round-robin order: a served tenant moves last. */
-  readonly #queues = new Map<string, Wake[]>();
+  readonly #queues = new Map<string, W[]>();
   #size = 0;
 
   constructor(limits: FairQueueLimits) {
@@ -35,45 +40,60 @@ export class TenantFairQueue {
     return this.#queues.get(tenant)?.length ?? 0;
   }
 
+  /** Each tenant that has waiters, with them (oldest first), in round-robin order. */
+  tenants(): IterableIterator<[string, readonly W[]]> {
+    return this.#queues.entries();
+  }
+
   /**
-   * Why `tenant` can't wait now ("total" or "tenant"), or undefined when it can. `shared`: other
-   * tenants use this worker, so the per-tenant share applies (a tenant alone may fill the queue).
+   * Why `tenant` can't wait now, or undefined when it can. `shared`: other tenants use this worker,
+   * so the per-tenant share applies (a tenant alone may fill the queue).
    */
-  refusal(tenant: string, shared = true): "total" | "tenant" | undefined {
+  refusal(tenant: string, shared = true): QueueRefusal | undefined {
     if (this.#size >= this.#limits.total) return "total";
     if (shared && this.waiting(tenant) >= this.#limits.perTenant) return "tenant";
     return undefined;
   }
 
-  /**
-   * Wait until woken. `again`: a woken turn that found no sequence after all waits at the head of
-   * its tenant's queue, keeping its place (and is not counted against the limits twice).
-   */
-  wait(tenant: string, again = false): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const queue = this.#queues.get(tenant) ?? [];
-      if (!this.#queues.has(tenant)) this.#queues.set(tenant, queue);
-      if (again) queue.unshift(resolve);
-      else queue.push(resolve);
-      this.#size++;
-    });
+  /** Queue a turn behind its tenant's earlier ones. */
+  push(waiter: W): void {
+    const queue = this.#queues.get(waiter.tenant);
+    if (queue) queue.push(waiter);
+    else this.#queues.set(waiter.tenant, [waiter]);
+    this.#size++;
+  }
+
+  /** Whether the turn is still waiting here. */
+  has(waiter: W): boolean {
+    return this.#queues.get(waiter.tenant)?.includes(waiter) ?? false;
+  }
+
+  /** Take a turn out without serving it (its call was cancelled); false when it was not waiting. */
+  remove(waiter: W): boolean {
+    const queue = this.#queues.get(waiter.tenant);
+    const at = queue?.indexOf(waiter) ?? -1;
+    if (!queue || at < 0) return false;
+    queue.splice(at, 1);
+    if (queue.length === 0) this.#queues.delete(waiter.tenant);
+    this.#size--;
+    return true;
   }
 
   /**
-   * Wake the oldest waiter of the first tenant in round-robin order that `eligible` allows (under
-   * its cap); that tenant then moves to the back. False when no eligible tenant waits.
+   * Take the turn the next free sequence goes to: the oldest waiter of the first tenant in
+   * round-robin order that `eligible` allows (under its cap); that tenant then moves to the back.
+   * Undefined when no eligible tenant waits.
    */
-  wakeNext(eligible: (tenant: string) => boolean): boolean {
+  takeNext(eligible: (tenant: string) => boolean): W | undefined {
     for (const [tenant, queue] of this.#queues) {
       if (!eligible(tenant)) continue;
-      const wake = queue.shift();
+      const waiter = queue.shift();
       this.#queues.delete(tenant);
       if (queue.length > 0) this.#queues.set(tenant, queue);
-      if (wake === undefined) continue;
+      if (waiter === undefined) continue;
       this.#size--;
-      wake();
-      return true;
+      return waiter;
     }
-    return false;
+    return undefined;
   }
 }

@@ -16,8 +16,16 @@ import type { Turn, TurnDeps } from "./turn.ts";
 /** What admission hands the turn: the checked request and its leased session. */
 export type Admitted = Pick<Turn, "conversation" | "ids" | "offered" | "session">;
 
-/** Refuse a malformed request, then lease its session (waiting for a sequence if need be). */
-export async function admit(deps: TurnDeps, request: GenerateRequest, trace: TurnTrace): Promise<Admitted> {
+/**
+ * Refuse a malformed request, then lease its session (waiting for a sequence if need be). `signal`
+ * (the call cancelled, or the turn's wall clock out) takes a waiting turn out of the queue at once.
+ */
+export async function admit(
+  deps: TurnDeps,
+  request: GenerateRequest,
+  signal: AbortSignal,
+  trace: TurnTrace,
+): Promise<Admitted> {
   const conversation = checkConversation(request);
   const ids = idKinds(request);
   if (!isSessionId(request.sessionId))
@@ -28,7 +36,7 @@ export async function admit(deps: TurnDeps, request: GenerateRequest, trace: Tur
   if (offered.notOffered.length > 0)
     log("server tools not offered", { tools: offered.notOffered.join(","), request: request.requestId });
   const session = await trace.during("lease", () =>
-    deps.sessions.lease(request.tenantId, request.sessionId, request.tenantDataKey),
+    deps.sessions.lease(request.tenantId, request.sessionId, request.tenantDataKey, signal),
   );
   return { conversation, ids, offered, session };
 }
@@ -63,7 +71,7 @@ export async function openTurn(
     own: new Set(request.ownServerCallIds),
     uses: new ServerToolUses(),
     stepBlocks: [],
-    totals: { input: 0, output: 0, cached: 0 },
+    totals: { input: 0, output: 0, cached: 0, thinking: 0 },
     outputBudget: request.sampling?.maxTokens || LIMITS.defaultMaxOutputTokens,
     firstPlan: undefined,
     sampled: undefined,

@@ -24,6 +24,7 @@ import type { PlannedStep, Turn, TurnDeps } from "./turn.ts";
 export function record(turn: Turn, planned: PlannedStep, sampled: SampledTurn): void {
   turn.sampled = sampled;
   turn.totals.output += sampled.outputTokens;
+  turn.totals.thinking += sampled.thinkingTokens;
   turn.stopReason = sampled.stopReason;
   if (sampled.stopReason !== StopReason.CANCELLED)
     recordTurn(turn.deps, turn.session, planned.plan, planned.promptTokens, sampled);

@@ -48,6 +48,7 @@ export function respond(turn: Turn): GenerateEvent {
         inputTokens: totals.input,
         cachedTokens: totals.cached,
         outputTokens: totals.output,
+        thinkingTokens: totals.thinking,
         webSearchRequests: uses.webSearch,
         webFetchRequests: uses.webFetch,
       },

@@ -12,6 +12,7 @@ import { record } from "./record.ts";
 import { handOff, respond } from "./respond.ts";
 import { sample } from "./sample.ts";
 import { continueWithServerTools } from "./server-tool-steps/server-tool-loop.ts";
+import { holdTurnKv } from "./shared-prefix/hold.ts";
 import type { Turn, TurnDeps } from "./turn.ts";
 
 /**
@@ -25,13 +26,14 @@ export async function* runTurn(
   signal: AbortSignal,
 ): AsyncGenerator<GenerateEvent> {
   const trace = new TurnTrace({ onInterToken: deps.metrics?.interToken });
-  const admitted = await admit(deps, request, trace);
+  const admitted = await admit(deps, request, signal, trace);
   let savingInBackground = false;
   try {
     const turn = await openTurn(deps, request, signal, trace, admitted);
     let step = 0;
     while (yield* runStep(turn, step)) step++;
     trace.sampled();
+    holdTurnKv(turn);
     savingInBackground = handOff(turn);
     yield respond(turn);
   } finally {

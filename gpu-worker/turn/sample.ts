@@ -23,6 +23,7 @@ export function sample(
       tools: [...plan.conversation.tools, ...plan.conversation.referencedTools],
     }),
     promptEnd,
+    thinkingOpen: plan.rendered.thinkingOpen,
     sampling: {
       temperature: sampling?.temperature ?? 1,
       topP: sampling?.topP ?? 1,

@@ -20,6 +20,7 @@ import type { LeasedSession } from "../session/live-session.ts";
 import type { SessionTable } from "../session/session-table.ts";
 import type { idKinds } from "./request.ts";
 import type { ServerToolUses } from "./server-tool-steps/server-tool-step.ts";
+import type { SharedPrefixes } from "./shared-prefix/shared-prefixes.ts";
 
 export interface TurnDeps {
   engine: Engine;
@@ -30,6 +31,8 @@ export interface TurnDeps {
   /** The disk checkpoint store (ladder step "disk checkpoint", anchors, tool-frontier saves). */
   checkpoints: SessionCheckpoints | undefined;
   config: WorkerConfig;
+  /** The shared-prefix index and public prefixes (undefined: the ladder's shared-prefix rungs are off). */
+  shared?: SharedPrefixes | undefined;
   /** Prometheus metrics (undefined: not recorded). */
   metrics?: WorkerMetrics | undefined;
 }
@@ -55,7 +58,7 @@ export interface Turn {
   readonly uses: ServerToolUses;
   /** The client's view of the turn so far (hosted-tool steps append to it). */
   readonly stepBlocks: ContentBlock[];
-  readonly totals: { input: number; output: number; cached: number };
+  readonly totals: { input: number; output: number; cached: number; thinking: number };
   /** The request's output budget across all steps. */
   readonly outputBudget: number;
   /** The first step's plan (the one the prompt event reports). */

@@ -21,9 +21,12 @@ export const MATRIX: readonly MatrixClient[] = [
   { client: "openai SDK, ResponsesWS", pkg: "openai", files: ["responses-ws-sdk.test.ts"] },
   { client: "Codex CLI, custom provider", pkg: "@openai/codex", files: ["codex.test.ts", "codex-compaction.test.ts"] },
   { client: "Codex CLI, built-in (WebSocket)", pkg: "@openai/codex", files: ["codex-websocket.test.ts"] },
+  { client: "Codex CLI, default model", pkg: "@openai/codex", files: ["codex-default-model.test.ts"] },
   { client: "Qwen Code", pkg: "@qwen-code/qwen-code", files: ["qwen-code.test.ts"] },
   { client: "opencode", pkg: "opencode-ai", files: ["opencode.test.ts"] },
   { client: "Agents SDK (WebSocket)", pkg: "@openai/agents", files: ["agents-sdk-ws.test.ts"] },
+  { client: "Gemini CLI", pkg: "@google/gemini-cli", files: ["gemini-cli.test.ts"] },
+  { client: "Google GenAI SDK", pkg: "@google/genai", files: ["gemini-sdk.test.ts"] },
 ];
 
 /** The distinct packages to install, in matrix order. */

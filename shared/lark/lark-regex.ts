@@ -126,7 +126,12 @@ class RegexReader {
           ranges.push(...set);
           continue;
         }
-        if (CLASS_ESCAPES[e.toLowerCase()] !== undefined) this.#fail(`\\${e} inside a class`);
+        const negated = CLASS_ESCAPES[e.toLowerCase()];
+        if (negated !== undefined) {
+          // `\S`, `\D`, `\W` inside a class: everything the lower-case class is not (`[\s\S]` is any character).
+          ranges.push(...complement(negated));
+          continue;
+        }
         lo = this.#escapedChar(e);
       } else if (c === "[") this.#fail("a nested class");
       else lo = c.codePointAt(0) ?? 0;
@@ -141,6 +146,18 @@ class RegexReader {
     this.#at++;
     return { k: "class", neg, ranges };
   }
+}
+
+/** The code points outside `ranges` (sorted, disjoint), up to U+10FFFF. */
+function complement(ranges: readonly [number, number][]): [number, number][] {
+  const out: [number, number][] = [];
+  let next = 0;
+  for (const [lo, hi] of [...ranges].sort((a, b) => a[0] - b[0])) {
+    if (lo > next) out.push([next, lo - 1]);
+    next = Math.max(next, hi + 1);
+  }
+  if (next <= 0x10ffff) out.push([next, 0x10ffff]);
+  return out;
 }
 
 /** The grammar, after checking references, `start`, the node bound and left recursion. */

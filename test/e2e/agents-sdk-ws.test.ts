@@ -8,7 +8,7 @@
  * turn answer.
  *
  * The SDK's transport needs a global `WebSocket` that takes headers (`new WebSocket(url, { headers })`):
- * Node 22 has one; on Node 20 (without `--experimental-websocket`) the `ws` package stands in.
+ * Node's own (undici's) is one.
  * `@openai/agents` is a devDependency (imported by name at run time, so `npm run clients:latest` can
  * point the test at the newest one).
  */
@@ -19,8 +19,6 @@ import { LOCAL_API_KEY } from "../support/api.ts";
 import { reportContinuedTurn } from "../support/client-packages.ts";
 
 const PACKAGE = "@openai/agents";
-/** A WebSocket that sends headers, for runtimes without a global one (installed with openai and miniflare). */
-const WS_PACKAGE = "ws";
 
 /** The part of the Agents SDK this test drives (typed here: the package may be absent at typecheck time). */
 interface AgentsSdk {
@@ -52,10 +50,6 @@ describe(`${PACKAGE} over the Responses WebSocket transport`, () => {
   it("runs the SDK's tool loop on one socket, the tool output continuing the live KV", async () => {
     const sdk = (await import(/* @vite-ignore */ PACKAGE)) as AgentsSdk;
     sdk.setTracingDisabled(true);
-    if (globalThis.WebSocket === undefined) {
-      const { WebSocket } = (await import(/* @vite-ignore */ WS_PACKAGE)) as { WebSocket: unknown };
-      Object.assign(globalThis, { WebSocket });
-    }
     const logFile = inject("workerLogFile");
     const before = readFileSync(logFile, "utf8").length;
     const looked: unknown[] = [];

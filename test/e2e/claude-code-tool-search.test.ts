@@ -15,7 +15,13 @@ import { afterAll, describe, expect, inject, it } from "vitest";
 import { SCRIPTED_DEFERRED_ARGUMENT, SCRIPTED_DEFERRED_TOOL } from "../../gpu-worker/generate/scripted-tool-search.ts";
 import { REPO_ROOT } from "../../scripts/stack.ts";
 import { runClaude, type StreamLine } from "../support/claude-cli.ts";
-import { type Decision, decisionsSince, describeDecision, logOffset } from "../support/cli-client.ts";
+import {
+  type Decision,
+  decisionsSince,
+  describeDecision,
+  logOffset,
+  NEW_CONVERSATION_LINE,
+} from "../support/cli-client.ts";
 import { reportContinuedTurn } from "../support/client-packages.ts";
 import { CATALOG_TOOLS, MCP_CATALOG_SERVER } from "../support/mcp-catalog-server.ts";
 
@@ -88,7 +94,7 @@ describe("Claude Code ToolSearch against the local stack", () => {
     console.log(`tool search turns:\n${turns.map((d, i) => `  turn ${i + 1}: ${describeDecision(d)}`).join("\n")}`);
     expect(turns.length, report).toBeGreaterThanOrEqual(3);
     const [first, afterReference, afterCall] = turns;
-    expect(first?.line, report).toContain("live kv cache miss reason=no-live-state");
+    expect(first?.line, report).toMatch(NEW_CONVERSATION_LINE);
     deferredFirstPrompt = first?.prompt ?? 0;
     // The request after the tool_reference (tools array now declaring the loaded tool, deferred): the
     // header is unchanged, so only the suffix (the call and its result, the tool's definition) is new.

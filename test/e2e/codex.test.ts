@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { LOCAL_API_KEY } from "../support/api.ts";
+import { NEW_CONVERSATION_LINE } from "../support/cli-client.ts";
 import { reportContinuedTurn } from "../support/client-packages.ts";
 import { type CodexEvent, type CodexRun, runCodexExec } from "../support/codex-cli.ts";
 
@@ -83,10 +84,11 @@ describe("Codex CLI (codex exec) against the local stack", () => {
     const usage = resumed.events.find((e) => e.type === "turn.completed")?.usage;
     expect(usage?.cached_input_tokens ?? 0).toBeGreaterThan(0);
 
-    // First exec: the first request is cold, the tool results continue by their call IDs.
+    // First exec: the first request starts anew (cold, or a prefix an earlier Codex run left), the
+    // tool results continue by their call IDs.
     const firstRun = decisionsSince(before).slice(0, 2);
     const report = decisionsSince(before).join("\n");
-    expect(firstRun[0], report).toContain("live kv cache miss reason=no-live-state");
+    expect(firstRun[0], report).toMatch(NEW_CONVERSATION_LINE);
     expect(firstRun[1], report).toMatch(/ live continuation match=tool-output-ids ids=2 /);
     const session = / session=(\w+)/.exec(firstRun[0] ?? "")?.[1];
     // The resumed thread replays everything (store: false) and lands on the same session's live KV:

@@ -13,7 +13,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { LOCAL_API_KEY } from "../support/api.ts";
-import { type Decision, decisionsSince, describeDecision, isLive, logOffset, runCli } from "../support/cli-client.ts";
+import {
+  type Decision,
+  decisionsSince,
+  describeDecision,
+  isLive,
+  logOffset,
+  runCli,
+  turnKind,
+} from "../support/cli-client.ts";
 import { clientBin, reportContinuedTurn } from "../support/client-packages.ts";
 
 interface OpencodeEvent {
@@ -105,10 +113,7 @@ describe("opencode (opencode run) against the local stack", () => {
     const report = decisions.map((d) => d.line).join("\n");
     const toolTurn = decisions.find((d) => d.match === "tool-output-ids");
     const { main, side } = splitSessions(decisions, toolTurn?.session ?? "");
-    expect(
-      main.map((d) => d.match),
-      report,
-    ).toEqual(["cold", "tool-output-ids"]);
+    expect(main.map(turnKind), report).toEqual(["new", "tool-output-ids"]);
     expect(main[1]?.cached ?? 0).toBeGreaterThanOrEqual(main[0]?.prompt ?? Number.POSITIVE_INFINITY);
     expect(side.length, report).toBeGreaterThan(0); // the title request, on its own session
     console.log(`opencode (openai-compatible): turn 2 (tool results) ${describeDecision(main[1])}`);
@@ -127,10 +132,7 @@ describe("opencode (opencode run) against the local stack", () => {
         .join("\n");
     const session = first.find((d) => d.match === "tool-output-ids")?.session ?? "";
     const { main, side } = splitSessions(first, session);
-    expect(
-      main.map((d) => d.match),
-      report(),
-    ).toEqual(["cold", "tool-output-ids"]);
+    expect(main.map(turnKind), report()).toEqual(["new", "tool-output-ids"]);
     expect(side.length, report()).toBeGreaterThan(0);
 
     const beforeFollowUp = logOffset(log);

@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { SCRIPTED_NO_TOOLS_MARKER } from "../../gpu-worker/generate/sampling-policy.ts";
 import { LOCAL_API_KEY } from "../support/api.ts";
-import { decisionsSince, describeDecision, isLive, logOffset, runCli } from "../support/cli-client.ts";
+import { decisionsSince, describeDecision, isLive, logOffset, runCli, turnKind } from "../support/cli-client.ts";
 import { clientBin, reportContinuedTurn } from "../support/client-packages.ts";
 
 interface QwenEvent {
@@ -154,10 +154,7 @@ describe("Qwen Code (qwen -p, --auth-type openai) against the local stack", () =
       decisionsSince(log, start)
         .map((d) => d.line)
         .join("\n");
-    expect(
-      turn1.map((d) => d.match),
-      report(),
-    ).toEqual(["cold", "tool-output-ids"]);
+    expect(turn1.map(turnKind), report()).toEqual(["new", "tool-output-ids"]);
     const main = turn1[0]?.session ?? "";
     expect(turn1[1]?.session).toBe(main);
     expect(turn1[1]?.cached ?? 0).toBeGreaterThanOrEqual(turn1[0]?.prompt ?? Number.POSITIVE_INFINITY);

@@ -159,6 +159,44 @@ describe("tool-frontier checkpoints never hold up the session", () => {
     }
   });
 
+  it("a cold first turn waits for its anchor's KV dump only, not for the write to be made durable", async () => {
+    const dir = tempDir("frontier-anchor-");
+    try {
+      const system = "Shared system prompt. ".repeat(40);
+      let gate: ReturnType<typeof gated> | undefined;
+      const h = harness(dir.path, {
+        anchorMinTokens: 64,
+        wrapStorage: (store) => {
+          gate = gated(store);
+          return gate.storage;
+        },
+      });
+      if (!gate) throw new Error("no storage");
+      const first = h.turn("t", newSessionId(), userTurn("anchor me", system));
+      // The anchor's fsync, index commit (and replica upload) are held at the gate; the hang guard
+      // opens it only if the turn waits for them.
+      const fallback = setTimeout(() => gate?.open(), 15_000);
+      const winner = await Promise.race([first.then(() => "turn"), gateLanded(gate).then(() => "write")]);
+      expect(winner).toBe("turn");
+      expect((await first).decision).toBe("cold");
+      expect((await first).stop).toBe(StopReason.TOOL_USE);
+      expect(gate.landed()).toBe(0);
+      expect(h.store.stats().byReason["cold-anchor"]).toBe(0);
+      gate.open();
+      clearTimeout(fallback);
+      await h.settle();
+      // The anchor and the turn's tool-frontier checkpoint (also written in the background).
+      expect(gate.landed()).toBe(2);
+      expect(h.store.stats().byReason["cold-anchor"]).toBe(1);
+      // The next conversation with the same system + tools starts from it.
+      const second = await h.turn("t", newSessionId(), userTurn("from the anchor", system));
+      expect(second.decision).toBe("checkpoint");
+      closeHarness(h);
+    } finally {
+      dir.remove();
+    }
+  });
+
   it("a tool-frontier checkpoint stores only the cells past the anchor; a restore assembles them and continues exactly", async () => {
     const dir = tempDir("frontier-share-");
     try {

@@ -210,7 +210,9 @@ describe("checkpoints", () => {
         ],
       };
       const second = await h.turn("t", a, replay, 4);
-      expect(second.decision).toBe("cold");
+      // Nothing of the damaged checkpoints: a cold prefill, or the system + tools a live sibling holds.
+      expect(["cold", "shared-prefix"]).toContain(second.decision);
+      expect(second.cachedTokens).toBeLessThan(first.promptTokens);
       expect(second.stop).toBeGreaterThan(0);
       expect(h.store.stats().count).toBeLessThan(stored);
     });
@@ -222,6 +224,7 @@ describe("checkpoints", () => {
         const system = "Shared system prompt. ".repeat(40);
         const first = await h.turn("tenant-a", newSessionId(), userTurn("first", system), 2);
         expect(first.decision).toBe("cold");
+        await h.settle(); // the anchor lands off the turn's path
         expect(h.store.stats().byReason["cold-anchor"]).toBe(1);
         const other = await h.turn("tenant-b", newSessionId(), userTurn("second", system), 2);
         expect(other.decision).toBe("cold");

@@ -15,6 +15,7 @@ import { type Stack, startStack } from "../../scripts/stack.ts";
 import { LOCAL_API_KEY } from "../support/api.ts";
 import { decodeSseStream } from "../support/sse-decoder.ts";
 import { messagesBody, rawBody, responsesBody } from "./arbitraries.ts";
+import { geminiBody } from "./gemini-arbitraries.ts";
 
 const RUNS = Number(process.env.FRONTIER_FUZZ_RUNS || 700);
 const SEED = Number(process.env.FRONTIER_FUZZ_SEED || 20261201);
@@ -50,9 +51,12 @@ afterAll(async () => {
 
 async function post(path: string, body: string): Promise<Response> {
   const started = Date.now();
+  const key: Record<string, string> = path.startsWith("/v1beta/")
+    ? { "x-goog-api-key": LOCAL_API_KEY }
+    : { "x-api-key": LOCAL_API_KEY, "anthropic-version": "2023-06-01" };
   const res = await fetch(`${stack.edgeUrl}${path}`, {
     method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": LOCAL_API_KEY, "anthropic-version": "2023-06-01" },
+    headers: { "content-type": "application/json", ...key },
     body,
   });
   const ms = Date.now() - started;
@@ -104,7 +108,32 @@ const openAiShape: Check = async (res) => {
   expect("param" in error && "code" in error).toBe(true);
 };
 
-function fuzz(path: string, body: fc.Arbitrary<string>, check: Check): Promise<void> {
+/** Google's shape: chunks ending with a finish reason (or an error chunk), or `{error: {code, message, status}}`. */
+const googleShape: Check = async (res) => {
+  // Overload is Google's 503 (Anthropic's 529).
+  expect(DOCUMENTED.has(res.status) || res.status === 503, `status ${res.status}`).toBe(true);
+  const body = res.headers.get("content-type")?.startsWith("text/event-stream")
+    ? await streamedChunks(res)
+    : ((await res.json()) as Record<string, unknown>);
+  const last = Array.isArray(body) ? (body.at(-1) as Record<string, unknown> | undefined) : body;
+  if (res.status === 200 && !(last && "error" in last)) {
+    const candidates = last?.candidates as { finishReason?: string }[] | undefined;
+    expect(typeof candidates?.[0]?.finishReason).toBe("string");
+    return;
+  }
+  const error = last?.error as { code: unknown; message: unknown; status: unknown };
+  expect(typeof error.code).toBe("number");
+  expect(typeof error.message).toBe("string");
+  expect(error.status).not.toBe("INTERNAL");
+};
+
+async function streamedChunks(res: Response): Promise<unknown[]> {
+  const chunks: unknown[] = [];
+  for await (const e of decodeSseStream(res.body!)) chunks.push(JSON.parse(e.data));
+  return chunks;
+}
+
+function fuzz(path: string, body: fc.Arbitrary<string>, check: Check, runs = RUNS): Promise<void> {
   return fc.assert(
     fc.asyncProperty(body, async (raw) => {
       const worker = stack.workers[0];
@@ -116,7 +145,7 @@ function fuzz(path: string, body: fc.Arbitrary<string>, check: Check): Promise<v
         throw new Error(`the worker died on this request; its log:\n${worker.logs.slice(logged).join("\n")}`);
       }
     }),
-    { seed: SEED, numRuns: RUNS, endOnFailure: true, verbose: 1 },
+    { seed: SEED, numRuns: runs, endOnFailure: true, verbose: 1 },
   );
 }
 
@@ -128,6 +157,16 @@ describe("fuzzed bodies against the real stack", () => {
     30 * 60_000,
   );
   it("POST /v1/responses", () => fuzz("/v1/responses", rawBody(responsesBody), openAiShape), 30 * 60_000);
+  // A third of the runs each: the Gemini API shares the pipeline, the worker and its grammars.
+  it(
+    "POST /v1beta/models/{model}:generateContent and :streamGenerateContent",
+    async () => {
+      const runs = Math.ceil(RUNS / 6);
+      await fuzz("/v1beta/models/frontier-test:generateContent", rawBody(geminiBody), googleShape, runs);
+      await fuzz("/v1beta/models/frontier-test:streamGenerateContent?alt=sse", rawBody(geminiBody), googleShape, runs);
+    },
+    30 * 60_000,
+  );
 
   it("left the worker running (never restarted) and the stack healthy", async () => {
     expect(stack.workers.map((w) => w.restarts)).toEqual([0]);

@@ -60,17 +60,17 @@ export const schema: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   ),
 })).node;
 
-const toolName = fc.oneof(
+export const toolName = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom("get_weather", "Bash", "lookup", "t-1") },
   { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
   { weight: 1, arbitrary: fc.constantFrom(...MARKUP).map((m) => `x${m}y`) },
 );
 
 /** An arbitrary JSON value (wrong types anywhere). */
-const junk = fc.jsonValue({ maxDepth: 3 });
+export const junk = fc.jsonValue({ maxDepth: 3 });
 
 /** Replace one top-level field of a (valid) body with junk, or drop a required one. */
-function mutated(valid: fc.Arbitrary<Record<string, unknown>>, keys: readonly string[]): fc.Arbitrary<unknown> {
+export function mutated(valid: fc.Arbitrary<Record<string, unknown>>, keys: readonly string[]): fc.Arbitrary<unknown> {
   return fc.tuple(valid, fc.constantFrom(...keys), junk, fc.boolean()).map(([body, key, value, drop]) => {
     const out: Record<string, unknown> = { ...body };
     if (drop) delete out[key];
@@ -79,7 +79,7 @@ function mutated(valid: fc.Arbitrary<Record<string, unknown>>, keys: readonly st
   });
 }
 
-const validToolName = fc.constantFrom("get_weather", "Bash", "lookup", "t-1", "mcp__srv__do_it");
+export const validToolName = fc.constantFrom("get_weather", "Bash", "lookup", "t-1", "mcp__srv__do_it");
 
 const anthropicTools = fc.uniqueArray(
   fc.record({
@@ -192,6 +192,19 @@ const responsesItem = fc.oneof(
   }),
   fc.record({ type: fc.constant("function_call_output"), call_id: fc.string({ maxLength: 30 }), output: text }),
   fc.record({ type: fc.constantFrom("reasoning", "item_reference", "mystery"), id: fc.string({ maxLength: 10 }) }),
+  // Codex's default-model items: tools added at an item (maybe clashing names), configuration updates.
+  fc.record({
+    type: fc.constant("additional_tools"),
+    role: fc.constantFrom("developer", "user"),
+    tools: fc.array(
+      fc.record({ type: fc.constantFrom("function", "custom", "namespace", "tool_search"), name: toolName }),
+      { maxLength: 2 },
+    ),
+  }),
+  fc.record({
+    type: fc.constant("configuration_update"),
+    reasoning: fc.record({ effort: fc.constantFrom("low", "high", "max", null) }),
+  }),
 );
 
 const responsesTools = fc.uniqueArray(

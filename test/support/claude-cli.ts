@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { LOCAL_API_KEY } from "./api.ts";
-import { runCli } from "./cli-client.ts";
+import { NEW_CONVERSATION_LINE, runCli } from "./cli-client.ts";
 import { clientBin, reportContinuedTurn } from "./client-packages.ts";
 
 export interface StreamLine {
@@ -77,8 +77,8 @@ export async function runClaude(
 }
 
 /**
- * The worker's decision lines `log`: each session's first turn is cold (no live state), every
- * later one a live tool-ID match, and some turn matched `ids` results. (Claude Code may send a
+ * The worker's decision lines `log`: each session's first turn starts anew (no live state: cold, or
+ * a prefix another conversation or a checkpoint holds), every later one a live tool-ID match, and some turn matched `ids` results. (Claude Code may send a
  * parallel side request, which is its own branch and starts cold too: correct placement, not a miss.)
  */
 export function expectSuffixOnlyAfterFirst(log: string, ids: number): void {
@@ -92,7 +92,7 @@ export function expectSuffixOnlyAfterFirst(log: string, ids: number): void {
   for (const line of decisions) {
     const session = / session=(\w+)/.exec(line)?.[1] ?? "";
     if (seen.has(session)) expect(line, report).toMatch(/ match=tool-output-ids /);
-    else expect(line, report).toContain("live kv cache miss reason=no-live-state");
+    else expect(line, report).toMatch(NEW_CONVERSATION_LINE);
     seen.add(session);
   }
 }

@@ -45,6 +45,19 @@ export interface Decision {
 
 const LIVE_MATCHES = new Set(["tool-output-ids", "live-text-prefix", "live-token-prefix"]);
 
+/**
+ * A conversation's first request in the worker's log: nothing live to continue, so a cold prefill,
+ * or a prefix a checkpoint, another conversation of the tenant (shared-prefix) or a registered
+ * public prefix holds.
+ */
+export const NEW_CONVERSATION_LINE =
+  / (live kv cache miss reason=no-live-state|live continuation match=(checkpoint|shared-prefix|public-prefix) miss=no-live-state) /;
+
+/** "new" for a conversation's first request (NEW_CONVERSATION_LINE), else its match. */
+export function turnKind(d: Decision): string {
+  return NEW_CONVERSATION_LINE.test(d.line) ? "new" : d.match;
+}
+
 /** True when the request continued the session's live KV (not restored, not cold). */
 export function isLive(d: Decision | undefined): boolean {
   return d !== undefined && LIVE_MATCHES.has(d.match);

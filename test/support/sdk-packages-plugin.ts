@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Plugin } from "vite";
 
 /** The SDK packages tests import as modules (the CLIs run as processes). */
-export const SDK_PACKAGES = ["openai", "@anthropic-ai/sdk", "@openai/agents"] as const;
+export const SDK_PACKAGES = ["openai", "@anthropic-ai/sdk", "@openai/agents", "@google/genai"] as const;
 
 /** True when `source` names one of the SDK packages or a subpath of one. */
 export function isSdkImport(source: string): boolean {

@@ -20,6 +20,8 @@ declare module "vitest" {
     workerLogFile: string;
     /** The worker's process id: a test that sees it change (or gone) saw the worker die. */
     workerPid: number;
+    /** The `wrangler dev` process's id (the launcher that starts workerd). */
+    edgePid: number;
     /** A second stack (e2e only) serving a real-vocabulary family model: its edge and decision log. */
     familyEdgeUrl: string;
     familyWorkerLogFile: string;
@@ -80,6 +82,7 @@ export async function setupStack(
   project.provide("workerHttpUrl", worker.httpUrl);
   project.provide("workerOpsUrl", worker.opsUrl ?? "");
   project.provide("workerPid", worker.process.pid ?? 0);
+  project.provide("edgePid", stack.edgePid);
   project.provide("workerLogFile", logFile);
   return stop;
 }

@@ -12,11 +12,13 @@ import { SessionCheckpoints } from "../../gpu-worker/checkpoints/session-checkpo
 import type { CheckpointStorage } from "../../gpu-worker/checkpoints/store/checkpoint-storage.ts";
 import { CheckpointStore } from "../../gpu-worker/checkpoints/store/checkpoint-store.ts";
 import { loadConfig } from "../../gpu-worker/config.ts";
+import type { SharedPrefixOptions } from "../../gpu-worker/continuation/shared-prefix/options.ts";
 import { SpanTokenMemory } from "../../gpu-worker/continuation/span-token-memory.ts";
 import { TurnMemory } from "../../gpu-worker/continuation/turn-memory.ts";
 import { SessionTable } from "../../gpu-worker/session/session-table.ts";
 import { rememberTurn } from "../../gpu-worker/turn/record.ts";
 import { runTurn } from "../../gpu-worker/turn/run-turn.ts";
+import { SharedPrefixes } from "../../gpu-worker/turn/shared-prefix/shared-prefixes.ts";
 import type { TurnDeps } from "../../gpu-worker/turn/turn.ts";
 import type { Engine } from "../../native/engine-types.ts";
 import {
@@ -63,6 +65,8 @@ export class WorkerHarness {
       wrapStorage?: (store: CheckpointStore) => CheckpointStorage;
       /** The test-only sampling policy (`scripted-tools`: a plain-text answer after tool results). */
       testPolicy?: "scripted-tools";
+      /** The shared-prefix rungs' settings over the worker's defaults; false turns them off. */
+      sharedPrefix?: Partial<SharedPrefixOptions> | false;
     } = {},
   ) {
     const env = { FRONTIER_DEV: "1", ...(options.testPolicy ? { FRONTIER_TEST_POLICY: options.testPolicy } : {}) };
@@ -85,7 +89,12 @@ export class WorkerHarness {
       checkpointDelayMs: options.checkpointDelayMs ?? 0,
     });
     const format = options.format ?? new ChatMlFormat();
-    this.deps = { engine, format, sessions, memory, spans, checkpoints, config };
+    const shared =
+      options.sharedPrefix === false
+        ? undefined
+        : new SharedPrefixes({ ...config.sharedPrefix, ...options.sharedPrefix }, engine.model.identity);
+    if (shared) checkpoints.onStored = (key, meta, tokens) => shared.holdCheckpoint(key, meta, tokens);
+    this.deps = { engine, format, sessions, memory, spans, checkpoints, config, shared };
   }
 
   async turn(
@@ -156,6 +165,7 @@ export class WorkerHarness {
   /** Free this harness's sequences (the engine is shared between tests) and close the store. */
   close(): void {
     this.deps.sessions.close();
+    this.deps.shared?.dispose();
     this.store.close();
   }
 }

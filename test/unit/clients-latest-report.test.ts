@@ -128,6 +128,8 @@ describe("clients:latest matrix", () => {
       "@qwen-code/qwen-code",
       "opencode-ai",
       "@openai/agents",
+      "@google/gemini-cli",
+      "@google/genai",
     ]);
     expect(matrixFiles()).toEqual([
       "claude-code.test.ts",
@@ -139,9 +141,12 @@ describe("clients:latest matrix", () => {
       "codex.test.ts",
       "codex-compaction.test.ts",
       "codex-websocket.test.ts",
+      "codex-default-model.test.ts",
       "qwen-code.test.ts",
       "opencode.test.ts",
       "agents-sdk-ws.test.ts",
+      "gemini-cli.test.ts",
+      "gemini-sdk.test.ts",
     ]);
     expect(MATRIX.every((c) => c.files.length > 0)).toBe(true);
   });

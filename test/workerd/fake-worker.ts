@@ -6,6 +6,7 @@ import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/p
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { vi } from "vitest";
 import {
+  type CountTokensRequest,
   CountTokensRequestSchema,
   CountTokensResponseSchema,
   DrainResponseSchema,
@@ -35,6 +36,8 @@ export interface FakeWorkerOptions {
   urls?: string[];
   /** Base URLs whose connections fail, like a dead worker's. */
   unreachable?: Set<string>;
+  /** Base URLs that take the connection and never answer (a frozen or partitioned host), until the caller aborts. */
+  frozen?: Set<string>;
   /** What the Health RPC answers (default: ready, worker "fake", model "frontier-test"). */
   health?: (url: string) => MessageInitShape<typeof HealthResponseSchema>;
   /** What the Drain RPC answers. */
@@ -45,6 +48,8 @@ export type GenerateScript = (ctx: GenerateScriptContext) => AsyncIterable<Gener
 
 export interface FakeWorker {
   requests: GenerateRequest[];
+  /** The CountTokens calls the edge made. */
+  counts: CountTokensRequest[];
   /** The worker base URL of each Generate call. */
   urls: string[];
   /**
@@ -59,7 +64,7 @@ export interface FakeWorker {
 
 export function installFakeWorker(script: GenerateScript, options: FakeWorkerOptions = {}): FakeWorker {
   const realFetch = globalThis.fetch;
-  const fake: FakeWorker = { requests: [], urls: [], cancelled: [], restore: () => spy.mockRestore() };
+  const fake: FakeWorker = { requests: [], counts: [], urls: [], cancelled: [], restore: () => spy.mockRestore() };
   const bases = options.urls ?? [WORKER_URL];
   const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
@@ -67,6 +72,19 @@ export function installFakeWorker(script: GenerateScript, options: FakeWorkerOpt
     if (base === undefined) return realFetch(input, init);
     if (options.unreachable?.has(base)) throw new TypeError("Network connection lost.");
     const method = url.slice(base.length + SERVICE.length);
+    if (options.frozen?.has(base)) {
+      const body = new Uint8Array(init?.body as Uint8Array).subarray(5);
+      const call = method === "Generate" ? fake.requests.push(fromBinary(GenerateRequestSchema, body)) - 1 : -1;
+      if (call >= 0) [fake.urls[call], fake.cancelled[call]] = [base, false];
+      return new Promise<Response>((_, reject) => {
+        const abort = () => {
+          if (call >= 0) fake.cancelled[call] = true;
+          reject(new DOMException("aborted", "AbortError"));
+        };
+        if (init?.signal?.aborted) abort();
+        else init?.signal?.addEventListener("abort", abort, { once: true });
+      });
+    }
     const body = new Uint8Array(init?.body as Uint8Array).subarray(5);
     const signal = init?.signal ?? new AbortController().signal;
     switch (method) {
@@ -85,7 +103,7 @@ export function installFakeWorker(script: GenerateScript, options: FakeWorkerOpt
         });
       }
       case "CountTokens":
-        fromBinary(CountTokensRequestSchema, body);
+        fake.counts.push(fromBinary(CountTokensRequestSchema, body));
         return grpcWebUnary(
           toBinary(
             CountTokensResponseSchema,

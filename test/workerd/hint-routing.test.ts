@@ -104,7 +104,9 @@ describe("routing by x-claude-code-session-id", () => {
 
   it("forwards unknown tool_result ids to a new session (the worker then answers UNKNOWN_TOOL_USE_ID)", async () => {
     fake = endTurn();
+    // A system prompt of its own: no worker holds its prefix (the hinted turns above placed theirs).
     const body = messagesBody({
+      system: "A prompt no other test sends.",
       messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01NotOurs", content: "ok" }] }],
     });
     const response = await call("/v1/messages", { method: "POST", body });

@@ -173,12 +173,17 @@ describe("failover", () => {
     await register(a, b);
     const { id } = await firstTurn("failover");
     const owner = fake.urls.at(-1) ?? "";
+    const session = fake.requests.at(-1)?.sessionId ?? "";
+    // The first turn is recorded just after its response (serve-turn.ts, rc.sent.after): let it land.
+    await vi.waitFor(async () => {
+      expect(await env.SESSIONS.getByName(session).get("local")).toMatchObject({ epoch: 1, turns: 1, busy: false });
+    });
     unreachable.add(owner);
     const response = await call("/v1/messages", { method: "POST", body: toolResult(id) });
     expect(response.status).toBe(200);
     expect(response.headers.get("x-frontier-route")).toContain("epoch=2; failover");
     expect(fake.urls.at(-1)).not.toBe(owner);
-    const session = fake.requests.at(-1)?.sessionId ?? "";
+    expect(fake.requests.at(-1)?.sessionId).toBe(session);
     expect(fake.requests.at(-1)?.epoch).toBe(2n);
     // The turn is recorded just after the response (serve-turn.ts, rc.sent.after).
     const info = await vi.waitFor(async () => {

@@ -124,7 +124,15 @@ async function runRound(round: Round) {
       used.set(request.requestId, { key, prefilled, cached, output: 0 });
       const gate = { key, released: false };
       quiet.parked.set(request.requestId, gate);
-      while (!gate.released && !signal.aborted) await nextTurn();
+      // Parked as a busy worker is: alive (a keep-alive every ~0.5 s, like the real worker's, so the edge's
+      // idle deadline does not take it for frozen however long the driver holds it), producing nothing.
+      let alive = Date.now();
+      while (!gate.released && !signal.aborted) {
+        await nextTurn();
+        if (Date.now() - alive < 500) continue;
+        alive = Date.now();
+        yield event({ case: "keepAlive", value: { prefilledTokens: prompt, totalTokens: prompt } });
+      }
       quiet.parked.delete(request.requestId);
       if (!gate.released) return;
       used.set(request.requestId, { key, prefilled, cached, output });

@@ -118,6 +118,7 @@ describe("limits at admission", () => {
     const first = await requests.messages(key.value, { max_tokens: 1000 });
     expect(first.status).toBe(200);
     await first.arrayBuffer();
+    await waitForGlobalWaitUntil(); // its settlement (after the client has the response) gives back the reservation
     // Cached tokens (reused KV) are not counted: 900 prefilled + 600 output = 1500 of the 2000.
     const second = await requests.messages(key.value, { max_tokens: 1000 });
     expect(second.status).toBe(429);

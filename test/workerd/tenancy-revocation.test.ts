@@ -5,6 +5,7 @@
  * beside the new one until the grace period ends, then only the new one does. Time moves by the
  * authority's clock (core/clock.ts), never by sleeping.
  */
+import { waitForGlobalWaitUntil } from "cloudflare:test-internal";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { clock } from "../../edge/core/clock.ts";
@@ -204,7 +205,7 @@ describe("rotation", () => {
     clock.now = () => now + 600_000;
     expect([await use(old.value), await use(fresh)]).toEqual([401, 200]);
     // Usage of both secrets is one key's: the key id is stable.
-    await admin(`/admin/tenants/${tenant}/keys/${old.id}`);
+    await waitForGlobalWaitUntil(); // the turns' settlements
     const usage = await env.TENANTS.getByName(tenant).usageReport({});
     expect(usage.keys.map((k) => k.keyId)).toEqual([old.id]);
 

@@ -50,9 +50,16 @@ const admit = (requestId: string): AdmitRequest => ({
 describe("TenantAuthorityDO soft state", () => {
   it("decides in memory, writes reservations that outlive the delay, and keeps them across a restart", async () => {
     const { stub, flushAndRead, stored } = authority();
-    await stub.configure({ limits: { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: 1 }, budget: null, models: null });
+    await stub.configure({
+      limits: { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: 1 },
+      budget: null,
+      models: null,
+    });
     expect(await stub.admit(admit("r1"))).toMatchObject({ ok: true });
-    expect(await stub.admit(admit("r2"))).toMatchObject({ ok: false, refusal: { kind: "limit", reason: "concurrency" } });
+    expect(await stub.admit(admit("r2"))).toMatchObject({
+      ok: false,
+      refusal: { kind: "limit", reason: "concurrency" },
+    });
     expect((await flushAndRead()).reservations).toEqual(["r1"]);
     const restarted = await runInDurableObject(stub, (_instance, state) =>
       new TenantAuthorityDO(state, env).admit(admit("r3")),
@@ -68,7 +75,11 @@ describe("TenantAuthorityDO soft state", () => {
 
   it("leaves no settled request's reservation, writes its buckets behind and its ledger at once", async () => {
     const { stub, flushAndRead } = authority();
-    await stub.configure({ limits: { requestsPerMinute: 3, tokensPerMinute: 1000, concurrentRequests: null }, budget: null, models: null });
+    await stub.configure({
+      limits: { requestsPerMinute: 3, tokensPerMinute: 1000, concurrentRequests: null },
+      budget: null,
+      models: null,
+    });
     for (const id of ["a", "b", "c"]) {
       expect(await stub.admit(admit(id))).toMatchObject({ ok: true });
       const usage = { model: "m", prefilled: 5, cached: 0, output: 5, partial: false };

@@ -180,8 +180,10 @@ describe("usage per tenant", () => {
     const unreachable = new Set<string>();
     fake = loopWorker([WORKER_URL, a, b], unreachable);
     for (const url of [a, b]) expect((await heartbeat(url, false)).status).toBe(200);
+    const start = (await usage()).turns;
     const first = await send([{ role: "user", content: "failover" }]);
-    const before = await usageAfter((await usage()).turns);
+    // Its usage is recorded after the response (waitUntil): count from once it is in.
+    const before = await usageAfter(start + 1);
     const failovers = async () => {
       const text = await (await call("/admin/metrics", { key: ADMIN_TOKEN, bearer: true })).text();
       return sampleSum(parsePromText(text), "frontier:edge_failovers_total", { reason: "unreachable" });

@@ -12,6 +12,8 @@ import { type IdCandidate, requestHint } from "../../session/routing.ts";
 import type { TurnBindings } from "../../turn/bindings.ts";
 import type { DecodeContext, ProtocolAdapter } from "../../turn/pipeline.ts";
 import { refuseOverRecordQuota } from "./record-quota.ts";
+import { additionalTools, additionalToolsNotOffered } from "./request/additional-tools.ts";
+import { applyConfigurationUpdates } from "./request/configuration-updates.ts";
 import { unsealReasoningItems } from "./request/encrypted-reasoning.ts";
 import { toWorkerTurn } from "./request/normalize.ts";
 import { collectResponsesRoutingIds } from "./request/routing-ids.ts";
@@ -48,9 +50,10 @@ export async function decodeConversation(
   rc: ResponsesContext,
   tenant: string,
   memory: SocketMemory | undefined,
+  options: { counting?: boolean } = {},
 ): Promise<ResponsesConversation> {
   const { config } = rc;
-  const body = validateResponsesRequest(json);
+  const body = validateResponsesRequest(json, options);
   let history: InputItem[] = [];
   let pinned: IdCandidate | undefined;
   let previousFrom: ResponsesConversation["previousFrom"];
@@ -62,9 +65,17 @@ export async function decodeConversation(
   }
   const input = await unsealReasoningItems(config.idSecret, tenant, body.input);
   const items = await resolveWebSearchCalls([...history, ...input], { secret: config.idSecret, tenant });
+  // The settings the history's configuration_update items leave in effect; tools its items declared.
+  const effective = withAdditionalToolsNotOffered(applyConfigurationUpdates(body, items), items);
   // Remote compaction v2 (input ends with `compaction_trigger`): this turn writes the summary.
-  if (body.compaction_trigger) return { ...withSummaryRequest(body, items), input, pinned, previousFrom };
-  return { body, input, items, pinned, previousFrom };
+  if (body.compaction_trigger) return { ...withSummaryRequest(effective, items), input, pinned, previousFrom };
+  return { body: effective, input, items, pinned, previousFrom };
+}
+
+/** The hosted tool types `additional_tools` items declared join the request's own not-offered list. */
+function withAdditionalToolsNotOffered(body: ResponsesRequest, items: readonly InputItem[]): ResponsesRequest {
+  const added = additionalToolsNotOffered(items).filter((type) => !body.tools_not_offered.includes(type));
+  return added.length === 0 ? body : { ...body, tools_not_offered: [...body.tools_not_offered, ...added] };
 }
 
 /**
@@ -96,6 +107,7 @@ export function responsesAdapterWith(memory?: SocketMemory): ProtocolAdapter<Res
             tenant,
             sessionId: session.sessionId,
             createdAt: Math.floor(Date.now() / 1000),
+            additionalTools: additionalTools(items),
           }),
         beforeFinal: async (session, done) => {
           const { response } = done;

@@ -93,3 +93,21 @@ export function segmentsFrom(segments: readonly PromptSegment[], offset: number)
   }
   return offset > at ? undefined : out;
 }
+
+/**
+ * The segments of a prompt before char `offset` (a plain segment may be cut); undefined when
+ * `offset` falls inside a control token.
+ */
+export function segmentsUpTo(segments: readonly PromptSegment[], offset: number): PromptSegment[] | undefined {
+  const out: PromptSegment[] = [];
+  let at = 0;
+  for (const segment of segments) {
+    if (at >= offset) break;
+    const end = at + segment.text.length;
+    if (end <= offset) out.push({ ...segment });
+    else if (segment.special) return undefined;
+    else out.push({ text: segment.text.slice(0, offset - at), special: false });
+    at = end;
+  }
+  return offset > at ? undefined : out;
+}

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
-import { CHECKPOINT_REASONS, REASON_WEIGHT, SESSION_REASONS } from "./types.ts";
+import { evictionOrderSql } from "./eviction-order.ts";
+import { SESSION_REASONS } from "./types.ts";
 
 /**
  * Bumped on any schema change; an index of another version is dropped (its files become orphans).
@@ -9,7 +10,6 @@ export const SCHEMA_VERSION = 4;
 
 /** Reasons are fixed literals, so they are spelled into the SQL text rather than bound. */
 const SESSION_REASON_LIST = SESSION_REASONS.map((r) => `'${r}'`).join(", ");
-const WEIGHT_SQL = `CASE reason ${CHECKPOINT_REASONS.map((r) => `WHEN '${r}' THEN ${REASON_WEIGHT[r]}`).join(" ")} ELSE 0 END`;
 
 /** Tables and indexes of the checkpoint index. */
 export const SCHEMA = `
@@ -111,10 +111,7 @@ export function prepareStatements(db: Database.Database) {
       `SELECT * FROM checkpoints WHERE tenant = @tenant AND session_id = @session AND model_identity = @model
        AND reason IN (${SESSION_REASON_LIST}) ORDER BY created_at DESC, rowid DESC LIMIT 1`,
     ),
-    evictionOrder: db.prepare<[string], { id: string; bytes: number }>(
-      `SELECT id, bytes FROM checkpoints WHERE local = 1
-       ORDER BY (model_identity = ?) ASC, ${WEIGHT_SQL} ASC, last_used_at ASC, rowid ASC`,
-    ),
+    evictionOrder: db.prepare<[string], { id: string; bytes: number }>(evictionOrderSql("all")),
     // What local rows wrote, plus each chunk they link whose writer is no longer a local row (once).
     totalBytes: db
       .prepare<[], number>(

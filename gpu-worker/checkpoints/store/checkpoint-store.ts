@@ -303,8 +303,9 @@ export class CheckpointStore implements CheckpointStorage {
 
   /**
    * Evict until the total size is within the budget, least valuable first: other models' entries, then
-   * by reason weight (tool-frontier 4 > parked = shutdown 3 > cold-anchor 2 > periodic 1), then least
-   * recently used. Pinned entries are skipped.
+   * by reason weight (tool-frontier 4 > parked = shutdown 3 > cold-anchor 2 > periodic 1; a checkpoint
+   * others chain on is worth what they are, eviction-order.ts), then least recently used. Pinned
+   * entries are skipped.
    */
   evictToBudget(): void {
     this.#budget.evict(undefined);

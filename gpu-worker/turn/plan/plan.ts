@@ -12,8 +12,9 @@ import { generateEvent } from "../../generate/events.ts";
 import { log } from "../../log.ts";
 import { expandServerTools } from "../../server-tools/expand.ts";
 import { checkLastMessage, turnGrammar, withStepBlocks } from "../request.ts";
+import { withSharedPrefix } from "../shared-prefix/rung.ts";
 import type { PlannedStep, Turn } from "../turn.ts";
-import { withStoredPrefix } from "./stored-prefix.ts";
+import { storedPrefix, withStoredPrefix } from "./stored-prefix.ts";
 
 /** Plan step `step`; undefined when the output budget is spent (a later step only: a first step that does not fit throws). */
 export async function plan(turn: Turn, step: number): Promise<PlannedStep | undefined> {
@@ -59,7 +60,10 @@ export async function announce(turn: Turn, planned: PlannedStep): Promise<Genera
   });
 }
 
-/** The ladder: the live KV first; a disk checkpoint when the live state offers no continuation. */
+/**
+ * The ladder: the live KV first; then the longest of another conversation's KV of this tenant (or a
+ * registered public prefix) and a disk checkpoint, when the live state offers no continuation.
+ */
 async function ladder(turn: Turn, conversation: Conversation): Promise<ContinuationPlan> {
   const { deps, request, session, trace } = turn;
   const plan = await planContinuation({
@@ -72,9 +76,13 @@ async function ladder(turn: Turn, conversation: Conversation): Promise<Continuat
     tokenize: turn.tokenize,
   });
   const checkpoints = deps.checkpoints;
-  if (!checkpoints || plan.decision === "live-tool-ids" || plan.decision === "live-text-prefix") return plan;
-  await trace.during("ladder", () => checkpoints.refresh(request.tenantId, request.sessionId));
-  return trace.during("ladder", () => withStoredPrefix(checkpoints, session, plan, session.sequence, turn.tokenize));
+  if (plan.decision === "live-tool-ids" || plan.decision === "live-text-prefix") return plan;
+  if (checkpoints) await trace.during("ladder", () => checkpoints.refresh(request.tenantId, request.sessionId));
+  const stored = checkpoints ? storedPrefix(checkpoints, session, plan) : undefined;
+  const shared = await trace.during("ladder", () => withSharedPrefix(turn, plan, stored?.meta?.tokenCount ?? 0));
+  if (!checkpoints || shared.decision === "shared-prefix" || shared.decision === "public-prefix") return shared;
+  const { sequence } = session;
+  return trace.during("ladder", () => withStoredPrefix(checkpoints, session, shared, sequence, turn.tokenize, stored));
 }
 
 function logDecision(request: GenerateRequest, plan: ContinuationPlan, promptTokens: number): void {

@@ -3,6 +3,7 @@ import type { EngineSequence, Token } from "../../../native/engine-types.ts";
 import type { PromptSegment } from "../../chat/types.ts";
 import type { KeyedOwner } from "../../checkpoints/checkpointed-session.ts";
 import type { SessionCheckpoints } from "../../checkpoints/session-checkpoints.ts";
+import type { CheckpointMeta } from "../../checkpoints/store/types.ts";
 import type { ContinuationPlan } from "../../continuation/plan-continuation.ts";
 
 /**
@@ -15,8 +16,10 @@ export async function withStoredPrefix(
   plan: ContinuationPlan,
   sequence: EngineSequence,
   tokenize: (segments: readonly PromptSegment[]) => Promise<Token[]>,
+  found?: StoredPrefix,
 ): Promise<ContinuationPlan> {
-  const restored = await checkpoints.restorePrefix(owner, plan.rendered, sequence, plan.keep, tokenize);
+  const looked = found && found.keep === plan.keep ? { meta: found.meta } : undefined;
+  const restored = await checkpoints.restorePrefix(owner, plan.rendered, sequence, plan.keep, tokenize, looked);
   if (restored === undefined) return withEvictionMiss(checkpoints, owner, plan);
   // The request's data key does not open it: nothing was loaded, the live plan stands.
   if (restored === "wrong-key") return { ...plan, missReason: "checkpoint-key" };
@@ -31,6 +34,24 @@ export async function withStoredPrefix(
     };
   }
   return { ...plan, keep: restored.keep, append: restored.append, decision: "checkpoint" };
+}
+
+/** The disk rung's lookup for a plan (the checkpoint it would restore, for the plan's `keep`). */
+export interface StoredPrefix {
+  readonly keep: number;
+  readonly meta: CheckpointMeta | undefined;
+}
+
+/** The checkpoint the disk rung would restore for this plan; undefined without a key to look one up with. */
+export function storedPrefix(
+  checkpoints: SessionCheckpoints,
+  owner: KeyedOwner,
+  plan: ContinuationPlan,
+): StoredPrefix | undefined {
+  const key = owner.dataKey;
+  if (!key) return undefined;
+  const meta = checkpoints.store.findLongestPrefix(key, plan.rendered.text, { minTokens: plan.keep + 1 });
+  return { keep: plan.keep, meta };
 }
 
 /** Live state gone and nothing stored: say so when the store evicted this session's checkpoint. */

@@ -23,6 +23,17 @@ eof_line: "*** End of File" LF
 `;
 
 /** The `custom` tool's input schema as the edge offers it. */
+/** The grammar of Codex CLI 0.171's code-mode `exec` tool (namespace `functions`, its default model; captured). */
+export const CODEX_EXEC_LARK = `
+start: pragma_source | plain_source
+pragma_source: PRAGMA_LINE NEWLINE SOURCE
+plain_source: SOURCE
+
+PRAGMA_LINE: /[ \\t]*\\/\\/ @exec:[^\\r\\n]*/
+NEWLINE: /\\r?\\n/
+SOURCE: /[\\s\\S]+/
+`;
+
 export const CUSTOM_SCHEMA = JSON.stringify({
   type: "object",
   properties: { input: { type: "string" } },

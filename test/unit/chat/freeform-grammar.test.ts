@@ -16,7 +16,7 @@ import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-c
 import { SchemaGrammarError } from "../../../gpu-worker/chat/grammar/json-schema-grammar.ts";
 import { toolCallsText } from "../../../gpu-worker/chat/grammar/tool-grammar.ts";
 import { grammarFromRegex, LarkGrammarError, parseLark } from "../../../shared/lark/lark-grammar.ts";
-import { APPLY_PATCH_LARK, CUSTOM_SCHEMA } from "./codex-apply-patch.ts";
+import { APPLY_PATCH_LARK, CODEX_EXEC_LARK, CUSTOM_SCHEMA } from "./codex-apply-patch.ts";
 import { gbnfMatches, parseGbnf, undefinedRules } from "./gbnf-check.ts";
 
 const applyPatch = {
@@ -119,6 +119,22 @@ describe("the served Lark subset", () => {
     expect(gbnfMatches(g, call("abc7"))).toBe(true);
     expect(gbnfMatches(g, call("a1"))).toBe(false);
     expect(gbnfMatches(g, call("abcd1"))).toBe(false);
+  });
+
+  it("reads Codex 0.171's code-mode `exec` grammar: a negated escape inside a class ([\\s\\S] is any character)", () => {
+    const exec = {
+      name: "functions.exec",
+      inputSchemaJson: CUSTOM_SCHEMA,
+      inputGrammar: { syntax: "lark", definition: CODEX_EXEC_LARK },
+    };
+    const chatml = new ChatMlFormat();
+    const g = chatml.toolCallGrammar({ tools: [exec], choice: "any", parallel: false, thinkingOpen: false });
+    const call = (input: string) =>
+      toolCallsText(chatml.spec.markup, [{ name: exec.name, argumentsJson: `{"input": ${JSON.stringify(input)}}` }]);
+    expect(gbnfMatches(g, call('const r = await tools.exec_command({cmd: "echo hi"});\ntext(r.output);'))).toBe(true);
+    expect(gbnfMatches(g, call('// @exec: {"yield_time_ms": 1000}\ntext("é ✓ \\u{1F600}");'))).toBe(true);
+    expect(gbnfMatches(g, call(""))).toBe(false);
+    expect(grammarFromRegex("[^\\D]+").rules.size).toBe(1);
   });
 
   it("an unsupported grammar is the worker's 400 naming the tool", () => {

@@ -46,6 +46,8 @@ class Reader {
         return hex(2);
       case "u":
         return hex(4);
+      case "U":
+        return hex(8);
       default:
         return (c ?? "").codePointAt(0) ?? 0;
     }

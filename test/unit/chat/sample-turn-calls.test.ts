@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { HarmonyFormat } from "../../../gpu-worker/chat/families/harmony/harmony.ts";
 import { ChatMlFormat } from "../../../gpu-worker/chat/families/qwen/chatml.ts";
+import { Qwen3Format } from "../../../gpu-worker/chat/families/qwen/qwen3.ts";
 import { Qwen3CoderFormat } from "../../../gpu-worker/chat/families/qwen/qwen3-coder.ts";
 import type { ChatFormat } from "../../../gpu-worker/chat/types.ts";
 import { sampleTurn } from "../../../gpu-worker/generate/sample-turn.ts";
@@ -40,14 +41,19 @@ function replay(
   return { sequence, bytes: (t) => encoder.encode(chunks[t - 1] ?? "") };
 }
 
-async function run(format: ChatFormat, output: string, options: { maxTokens?: number; eog?: boolean } = {}) {
+async function run(
+  format: ChatFormat,
+  output: string,
+  options: { maxTokens?: number; eog?: boolean; thinkingOpen?: boolean } = {},
+) {
   const chunks = output.match(/[\s\S]{1,4}/g) ?? [];
   const { sequence, bytes } = replay(chunks, options.eog ?? true);
   let ids = 0;
   const events: GenerateEvent["event"][] = [];
   const generator = sampleTurn({
     sequence,
-    parser: format.createOutputParser({ thinkingOpen: false, tools: TOOLS }),
+    parser: format.createOutputParser({ thinkingOpen: options.thinkingOpen ?? false, tools: TOOLS }),
+    thinkingOpen: options.thinkingOpen ?? false,
     sampling: { temperature: 1, topP: 1, topK: 0, minP: 0, seed: undefined, grammar: undefined },
     maxTokens: options.maxTokens ?? 10_000,
     stopSequences: [],
@@ -111,4 +117,28 @@ it("a call cut before its name is complete leaves nothing: no call, no text", as
   expect(new Set(events.map((e) => e.case))).toEqual(new Set(["textDelta"]));
   expect(turn.visibleText).toBe("Let me see.");
   expect(turn.toolCalls).toEqual([]);
+});
+
+describe("thinking tokens", () => {
+  // Each token is 4 characters here: count the tokens up to and including the one closing thinking.
+  const tokensThrough = (output: string, end: string) => Math.ceil((output.indexOf(end) + end.length) / 4);
+
+  it("counts the tokens sampled inside a thinking block the prompt left open, its close included", async () => {
+    const output = "let me think about it</think>\n\nThe answer.";
+    const { turn } = await run(new ChatMlFormat(), output, { thinkingOpen: true });
+    expect(turn.thinkingTokens).toBe(tokensThrough(output, "</think>"));
+    expect(turn.outputTokens).toBe(Math.ceil(output.length / 4));
+  });
+
+  it("counts a thinking block the model opens itself, from its first thinking text", async () => {
+    const output = "<think>\nweighing the options</think>\n\nDone.";
+    const { turn } = await run(new Qwen3Format(), output);
+    // The tokens spelling `<think>` are not counted: thinking starts with its first text.
+    expect(turn.thinkingTokens).toBe(tokensThrough(output, "</think>") - 2);
+  });
+
+  it("counts none when the model does not think", async () => {
+    expect((await run(new ChatMlFormat(), "Just an answer.")).turn.thinkingTokens).toBe(0);
+    expect((await run(new ChatMlFormat(), HERMES)).turn.thinkingTokens).toBe(0);
+  });
 });

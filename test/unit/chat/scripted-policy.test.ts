@@ -7,8 +7,10 @@ import {
   grammarForTurn,
   SCRIPTED_BASH_COMMANDS,
   SCRIPTED_NO_TOOLS_MARKER,
+  scriptedCodeModeScript,
 } from "../../../gpu-worker/generate/sampling-policy.ts";
 import { ConversationSchema, ThinkingMode, ToolChoiceMode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
+import { CODEX_EXEC_LARK } from "./codex-apply-patch.ts";
 import { text, toolResult, user } from "./fixtures.ts";
 import { gbnfMatches } from "./gbnf-check.ts";
 
@@ -51,6 +53,31 @@ describe("scripted-tools policy", () => {
     const calls = SCRIPTED_BASH_COMMANDS.map((command) => ({ name, argumentsJson: JSON.stringify({ command }) }));
     expect(gbnfMatches(grammar, toolCallsText(markup, calls))).toBe(true);
     const chosen = [{ name, argumentsJson: JSON.stringify({ command: "rm -rf /" }) }];
+    expect(gbnfMatches(grammar, toolCallsText(markup, chosen))).toBe(false);
+  });
+
+  it("forces Codex's code-mode functions.exec (its default model) with a script running each fixed command", () => {
+    const exec = {
+      name: "functions.exec",
+      description: "Run JavaScript code",
+      inputSchemaJson: JSON.stringify({ type: "object", properties: { input: { type: "string" } } }),
+      inputGrammar: { syntax: "lark", definition: CODEX_EXEC_LARK },
+    };
+    const conversation = create(ConversationSchema, {
+      tools: [exec, { name: "functions.wait", description: "", inputSchemaJson: "{}" }],
+      toolChoice: { mode: ToolChoiceMode.AUTO, disableParallelToolUse: true },
+      messages: [user(text("hi"))],
+    });
+    const grammar = grammarForTurn(format, conversation, false, "scripted-tools") ?? "";
+    const calls = SCRIPTED_BASH_COMMANDS.map((command) => ({
+      name: "functions.exec",
+      argumentsJson: JSON.stringify({ input: scriptedCodeModeScript(command) }),
+    }));
+    expect(scriptedCodeModeScript("echo frontier-one")).toBe(
+      'const r = await tools.exec_command({ cmd: "echo frontier-one" });\ntext(r.output);',
+    );
+    expect(gbnfMatches(grammar, toolCallsText(markup, calls))).toBe(true);
+    const chosen = [{ name: "functions.exec", argumentsJson: JSON.stringify({ input: "exit();" }) }];
     expect(gbnfMatches(grammar, toolCallsText(markup, chosen))).toBe(false);
   });
 

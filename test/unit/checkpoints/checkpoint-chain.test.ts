@@ -81,25 +81,53 @@ describe("checkpoints extending a stored prefix", () => {
     const anchor = await checkpoint(300, { reason: "cold-anchor" });
     const a1 = await checkpoint(330, { base: anchor, sessionId: "a" });
     const b = await checkpoint(350, { base: anchor, sessionId: "b" });
+    expect(b.chain.map((l) => l.id)).toEqual([anchor.id]);
     // The session's next checkpoint extends a1 and replaces it (same session, same reason).
     const a2 = await checkpoint(380, { base: a1, sessionId: "a" });
     expect(a2.chain.map((l) => l.id)).toEqual([anchor.id, a1.id]);
     expect(fx.store.findBySession("tenant-a", "a")?.id).toBe(a2.id);
     expect(fx.store.stats().bytes).toBe(diskBytes());
-    // The anchor is the least valuable entry: a budget just below everything evicts it.
+    // The anchor is worth what the checkpoints chained on it are worth (issue 42, item 7): a budget
+    // just below everything evicts the least recently used of those (b), not the anchor they share.
     fx.reopen({ budgetBytes: fx.store.stats().bytes - 1 });
-    expect(fx.store.findLongestPrefix(testDataKey("tenant-a"), "x".repeat(300), { minTokens: 300 })?.id).not.toBe(
-      anchor.id,
-    );
+    const key = testDataKey("tenant-a");
+    expect(fx.store.findLongestPrefix(key, "x".repeat(300), { minTokens: 300 })?.id).toBe(anchor.id);
+    expect(fx.store.findBySession("tenant-a", "b")).toBeUndefined();
     expect(fx.store.stats().bytes).toBe(diskBytes());
     expect((await loaded(a2)).equals(syntheticState(tokensOf(380)))).toBe(true);
-    expect((await loaded(b)).equals(syntheticState(tokensOf(350)))).toBe(true);
-    fx.store.remove(b.id);
+    // Removing the anchor keeps the chunk a2 links, counted once though its writer is gone.
+    fx.store.remove(anchor.id);
+    expect(fx.store.findLongestPrefix(key, "x".repeat(300), { minTokens: 300 })).toBeUndefined();
     expect(fx.store.stats().bytes).toBe(diskBytes());
     expect((await loaded(a2)).equals(syntheticState(tokensOf(380)))).toBe(true);
     fx.store.remove(a2.id);
     expect(fx.store.stats().bytes).toBe(0);
     expect(diskBytes()).toBe(0);
+  });
+
+  it("evict a cold anchor only after the checkpoints chained on it, and first once none is (issue 42, item 7)", async () => {
+    for (const bound of ["budget", "tenant-share"] as const) {
+      fx.dispose();
+      fx = new StoreFixture();
+      const key = testDataKey("tenant-a");
+      const anchor = await checkpoint(300, { reason: "cold-anchor" });
+      const chained = await checkpoint(340, { base: anchor, sessionId: "s1" });
+      // A session checkpoint chained on nothing, of lower weight than what chains on the anchor.
+      const other = await fx.write({ text: "y".repeat(50), sessionId: "s2", reason: "parked", stateBytes: 64 });
+      const total = fx.store.stats().bytes;
+      fx.reopen(bound === "budget" ? { budgetBytes: total - 1 } : { budgetBytes: total - 1, tenantShareBytes: 1 });
+      expect(fx.store.findLongestPrefix(key, "x".repeat(300), { minTokens: 300 })?.id, bound).toBe(anchor.id);
+      expect(fx.store.findBySession("tenant-a", "s2"), bound).toBeUndefined();
+      expect(fx.store.findBySession("tenant-a", "s1")?.id, bound).toBe(chained.id);
+      expect(other.id).not.toBe(anchor.id);
+      // Nothing chains on it any more: the anchor is worth its own weight and goes first.
+      fx.store.remove(chained.id);
+      fx.reopen({ budgetBytes: 1 << 30 });
+      await checkpoint(120, { sessionId: "s3" });
+      fx.reopen({ budgetBytes: fx.store.stats().bytes - 1 });
+      expect(fx.store.findLongestPrefix(key, "x".repeat(300), { minTokens: 300 }), bound).toBeUndefined();
+      expect(fx.store.findBySession("tenant-a", "s3"), bound).toBeDefined();
+    }
   });
 
   it("remove the entry when a chunk of its chain is damaged", async () => {

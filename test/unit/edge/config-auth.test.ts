@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../../edge/config/config.ts";
 import { ConfigError } from "../../../edge/core/config-values.ts";
 import { ApiError } from "../../../edge/core/errors.ts";
-import { identifyCaller, sha256Hex } from "../../../edge/tenancy/auth.ts";
+import { identifyCaller, identifyKey, sha256Hex } from "../../../edge/tenancy/auth.ts";
 import { issueKey } from "../../../edge/tenancy/keys/key-digest.ts";
 import { parseApiKey } from "../../../edge/tenancy/keys/key-format.ts";
 
@@ -77,10 +77,29 @@ describe("identifyCaller", () => {
       tenant: "acme-co",
       keyId: issued.keyId,
       credential: { kind: "runtime", digest: issued.digest },
+      invalidKeyMessage: "invalid x-api-key",
     });
     // The digest is keyed: neither the secret nor the key hashes to it without the edge's secret.
     const secret = parseApiKey(issued.value)?.secret ?? "";
     expect([await sha256Hex(issued.value), await sha256Hex(secret)]).not.toContain(issued.digest);
+  });
+
+  it("identifies a key however a protocol carried it, refusing with that protocol's messages", async () => {
+    const messages = { missing: "send a key", invalid: "not a key of ours" };
+    const issued = await issueKey(vars.ID_SECRET, { kind: "api", tenant: "acme" });
+    const caller = await identifyKey(issued.value, config, messages);
+    expect(caller).toMatchObject({ tenant: "acme", keyId: issued.keyId, invalidKeyMessage: "not a key of ours" });
+    expect(await identifyKey("sk-frontier-local", config, messages)).toMatchObject({ tenant: "local" });
+    const flipped = issued.value.slice(0, -1) + (issued.value.endsWith("a") ? "b" : "a");
+    for (const [key, message] of [
+      [undefined, "send a key"],
+      ["", "send a key"],
+      ["nope", "not a key of ours"],
+      [flipped, "not a key of ours"],
+    ] as const) {
+      const error = await identifyKey(key, config, messages).catch((e: unknown) => e);
+      expect(error).toMatchObject({ status: 401, type: "authentication_error", message });
+    }
   });
 
   it("refuses a key the edge never issued from its spelling: another check, tenant, id or secret", async () => {

@@ -8,6 +8,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { GrpcWebStream } from "../../../edge/worker/grpc-web-stream.ts";
+import { missedDeadline } from "../../../edge/worker/stream-deadlines.ts";
 import { TRANSPORT_LOST } from "../../../edge/worker/worker-client.ts";
 import {
   type GenerateEvent,
@@ -42,12 +43,16 @@ function respond(response: () => Response | Promise<Response>) {
   return vi.spyOn(globalThis, "fetch").mockImplementation(async () => response());
 }
 
-async function readAll(signal = new AbortController().signal): Promise<string[]> {
+async function readAll(
+  signal = new AbortController().signal,
+  deadlines?: { connectMs: number; firstEventMs: number; idleMs: number },
+): Promise<string[]> {
   const request = create(GenerateRequestSchema, { sessionId: "s" });
   const stream = await GrpcWebStream.open(WorkerService.method.generate, request, {
     baseUrl: "http://worker:1",
     token: "t".repeat(20),
     signal,
+    deadlines,
   });
   const out: string[] = [];
   for (let event = await stream.next(); event !== undefined; event = await stream.next()) {
@@ -134,5 +139,68 @@ describe("GrpcWebStream", () => {
       return new Response(body(message(text("a")), 2, new Error("aborted")), { headers: GRPC_WEB });
     });
     expect((await failure(readAll(abort.signal))).code).toBe(Code.Canceled);
+  });
+});
+
+/** A body that hands out `chunks`, then stays silent (a frozen worker holding the connection open). */
+function silentAfter(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    pull(controller) {
+      const chunk = chunks[at++];
+      if (chunk) controller.enqueue(chunk);
+      else return new Promise<void>(() => undefined);
+    },
+  });
+}
+
+describe("GrpcWebStream deadlines (a frozen worker)", () => {
+  const deadlines = { connectMs: 40, firstEventMs: 40, idleMs: 40 };
+
+  it("cuts a call whose worker never answers (connect), aborting the fetch", async () => {
+    let fetchSignal: AbortSignal | undefined;
+    vi.spyOn(globalThis, "fetch").mockImplementation((_input, init) => {
+      fetchSignal = init?.signal ?? undefined;
+      return new Promise<Response>(() => undefined);
+    });
+    const error = await failure(readAll(undefined, deadlines));
+    expect([error.code, missedDeadline(error)]).toEqual([Code.DeadlineExceeded, "connect"]);
+    expect(fetchSignal?.aborted).toBe(true);
+  });
+
+  it("cuts a stream whose worker sends headers and nothing more (first_event), or goes silent mid-way (idle)", async () => {
+    respond(() => new Response(silentAfter([]), { headers: GRPC_WEB }));
+    const first = await failure(readAll(undefined, deadlines));
+    expect([first.code, missedDeadline(first)]).toEqual([Code.DeadlineExceeded, "first_event"]);
+    vi.restoreAllMocks();
+    let fetchSignal: AbortSignal | undefined;
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (_input, init) => {
+      fetchSignal = init?.signal ?? undefined;
+      return new Response(silentAfter([message(text("a"))]), { headers: GRPC_WEB });
+    });
+    const idle = await failure(readAll(undefined, deadlines));
+    expect([idle.code, missedDeadline(idle)]).toEqual([Code.DeadlineExceeded, "idle"]);
+    expect(fetchSignal?.aborted).toBe(true);
+  });
+
+  it("never cuts a stream that keeps sending within the idle deadline, however long it runs", async () => {
+    const events = Array.from({ length: 12 }, (_, i) => message(text(String(i))));
+    const all = [...events, trailer("grpc-status: 0\r\n")];
+    let at = 0;
+    respond(
+      () =>
+        new Response(
+          new ReadableStream({
+            async pull(controller) {
+              const chunk = all[at++];
+              if (!chunk) return controller.close();
+              await new Promise((r) => setTimeout(r, 10)); // 12 x 10 ms: longer than one idle deadline in all
+              controller.enqueue(chunk);
+            },
+          }),
+          { headers: GRPC_WEB },
+        ),
+    );
+    expect(await readAll(undefined, { connectMs: 1000, firstEventMs: 1000, idleMs: 60 })).toHaveLength(12);
   });
 });

@@ -40,6 +40,17 @@ describe("RouteCache", () => {
     expect(cache.take(lookup())).toBeDefined(); // still there for its own tenant
   });
 
+  it("drops a route confirmed before its worker last came back (restarted, or back from down or drain)", () => {
+    const cache = new RouteCache(30_000);
+    cache.remember("a", "s", route({ at: 1000 }));
+    // Up since before the route was confirmed: the route holds.
+    expect(cache.take(lookup({ upSince: new Map([[W1, 900]]) }))).toBeDefined();
+    cache.remember("a", "s", route({ at: 1000 }));
+    // Came back after it: the session may have moved meanwhile, and the worker lost its epochs.
+    expect(cache.take(lookup({ upSince: new Map([[W1, 1500]]) }))).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
   it("drops a route past its lifetime or on a worker that is no longer routable", () => {
     const cache = new RouteCache(30_000);
     cache.remember("a", "s", route());

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type PoolWorker, PREFIX_LOAD_MARGIN, placeSession, workerLoad } from "../../../edge/pool/placement.ts";
+import {
+  type PoolWorker,
+  PREFIX_LOAD_MARGIN,
+  placeSession,
+  queueFull,
+  workerLoad,
+} from "../../../edge/pool/placement.ts";
 
 function worker(url: string, extra: Partial<PoolWorker> = {}): PoolWorker {
   return {
@@ -109,5 +115,22 @@ describe("placeSession", () => {
       reason: "load",
     });
     expect(placeSession([worker("down", { state: "down" })], {})).toBeUndefined();
+  });
+
+  it("skips a worker whose queue is full (or fills with the sessions placed since its heartbeat), prefix or not", () => {
+    // The holder of the prefix runs a turn per sequence and its queue (2) is full: a new session
+    // there would be refused OVERLOADED while the other worker has room.
+    const full = worker("holder", { activeRequests: 6, queueDepth: 2, queueCapacity: 2, prefixes: ["p"] });
+    const other = worker("other", { residentSessions: 8, activeRequests: 4 });
+    expect(queueFull(full)).toBe(true);
+    expect(placeSession([full, other], { prefix: "p" })).toMatchObject({ worker: { url: "other" }, reason: "load" });
+    // Placements since the last heartbeat beyond its free sequences will wait too.
+    const filling = worker("filling", { activeRequests: 4, pending: 2, queueCapacity: 2 });
+    expect(queueFull(filling)).toBe(true);
+    expect(queueFull({ ...filling, pending: 1 })).toBe(false);
+    // Every queue full: no placement (the edge answers 529 without sending the turn to be refused).
+    expect(placeSession([full], { prefix: "p" })).toBeUndefined();
+    // A worker that does not report its queue's capacity (an older one) is never taken for full.
+    expect(queueFull(worker("old", { activeRequests: 4, queueDepth: 50 }))).toBe(false);
   });
 });

@@ -1,57 +1,66 @@
 import { describe, expect, it } from "vitest";
 import { TenantFairQueue } from "../../../gpu-worker/session/tenant-fair-queue.ts";
 
-/** Queue `n` waiters for `tenant`, recording their wake order in `woken`. */
-function enqueue(q: TenantFairQueue, tenant: string, n: number, woken: string[]): void {
-  for (let i = 0; i < n; i++) void q.wait(tenant).then(() => woken.push(`${tenant}${i}`));
+interface Turn {
+  tenant: string;
+  name: string;
 }
 
-const flush = () => new Promise((resolve) => setImmediate(resolve));
+/** Queue `n` turns for `tenant`, named `${tenant}${i}`. */
+function enqueue(q: TenantFairQueue<Turn>, tenant: string, n: number): Turn[] {
+  const turns = Array.from({ length: n }, (_, i) => ({ tenant, name: `${tenant}${i}` }));
+  for (const t of turns) q.push(t);
+  return turns;
+}
+
+/** Serve up to `n` turns in the queue's order. */
+function serve(q: TenantFairQueue<Turn>, n: number, eligible: (tenant: string) => boolean = () => true): string[] {
+  const served: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const next = q.takeNext(eligible);
+    if (next) served.push(next.name);
+  }
+  return served;
+}
 
 describe("TenantFairQueue", () => {
-  it("serves tenants round-robin: a burst of one tenant does not go before another's first turn", async () => {
-    const q = new TenantFairQueue({ total: 64, perTenant: 32 });
-    const woken: string[] = [];
-    enqueue(q, "a", 12, woken);
-    enqueue(q, "b", 2, woken);
-    for (let i = 0; i < 6; i++) q.wakeNext(() => true);
-    await flush();
-    expect(woken).toEqual(["a0", "b0", "a1", "b1", "a2", "a3"]);
+  it("serves tenants round-robin: a burst of one tenant does not go before another's first turn", () => {
+    const q = new TenantFairQueue<Turn>({ total: 64, perTenant: 32 });
+    enqueue(q, "a", 12);
+    enqueue(q, "b", 2);
+    expect(serve(q, 6)).toEqual(["a0", "b0", "a1", "b1", "a2", "a3"]);
     expect(q.size).toBe(8);
   });
 
-  it("skips a tenant at its running cap and serves the next eligible one", async () => {
-    const q = new TenantFairQueue({ total: 8, perTenant: 8 });
-    const woken: string[] = [];
-    enqueue(q, "a", 3, woken);
-    enqueue(q, "b", 1, woken);
-    expect(q.wakeNext((t) => t !== "a")).toBe(true);
-    expect(q.wakeNext((t) => t !== "a")).toBe(false);
-    await flush();
-    expect(woken).toEqual(["b0"]);
+  it("skips a tenant at its running cap and serves the next eligible one", () => {
+    const q = new TenantFairQueue<Turn>({ total: 8, perTenant: 8 });
+    enqueue(q, "a", 3);
+    enqueue(q, "b", 1);
+    expect(serve(q, 2, (t) => t !== "a")).toEqual(["b0"]);
     expect(q.waiting("a")).toBe(3);
   });
 
   it("bounds the queue per tenant and in total, naming which bound refused", () => {
-    const q = new TenantFairQueue({ total: 3, perTenant: 2 });
-    void q.wait("a");
-    void q.wait("a");
+    const q = new TenantFairQueue<Turn>({ total: 3, perTenant: 2 });
+    enqueue(q, "a", 2);
     expect(q.refusal("a")).toBe("tenant");
     expect(q.refusal("b")).toBeUndefined();
     expect(q.refusal("a", false)).toBeUndefined(); // alone on the worker: only the total bounds it
-    void q.wait("b");
+    enqueue(q, "b", 1);
     expect(q.refusal("c")).toBe("total");
   });
 
-  it("a woken turn that found no sequence keeps its place at the head of its tenant's queue", async () => {
-    const q = new TenantFairQueue({ total: 8, perTenant: 8 });
-    const woken: string[] = [];
-    enqueue(q, "a", 2, woken);
-    q.wakeNext(() => true);
-    await flush();
-    void q.wait("a", true).then(() => woken.push("a0-again"));
-    q.wakeNext(() => true);
-    await flush();
-    expect(woken).toEqual(["a0", "a0-again"]);
+  it("a cancelled turn leaves at once: its place, its tenant's count and the total are freed", () => {
+    const q = new TenantFairQueue<Turn>({ total: 3, perTenant: 3 });
+    const [a0, a1] = enqueue(q, "a", 2);
+    const [b0] = enqueue(q, "b", 1);
+    expect(q.refusal("c")).toBe("total");
+    expect(a1 && q.remove(a1)).toBe(true);
+    expect(a1 && q.remove(a1)).toBe(false);
+    expect([q.size, q.waiting("a"), q.refusal("c")]).toEqual([2, 1, undefined]);
+    expect(b0 && q.remove(b0)).toBe(true);
+    expect([...q.tenants()].map(([t]) => t)).toEqual(["a"]);
+    expect(serve(q, 3)).toEqual([a0?.name]);
+    expect(q.size).toBe(0);
   });
 });

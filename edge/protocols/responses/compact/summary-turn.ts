@@ -6,6 +6,7 @@
 import { requestHint } from "../../../session/routing.ts";
 import type { DecodeContext, ProtocolAdapter } from "../../../turn/pipeline.ts";
 import { decodeConversation, type ResponsesBindings } from "../adapter.ts";
+import { additionalTools } from "../request/additional-tools.ts";
 import { toWorkerTurn } from "../request/normalize.ts";
 import { collectResponsesRoutingIds } from "../request/routing-ids.ts";
 import { withSummaryRequest } from "../request/summary-request.ts";
@@ -43,6 +44,7 @@ export function summaryTurn(): SummaryTurn {
             tenant,
             sessionId: session.sessionId,
             createdAt: Math.floor(Date.now() / 1000),
+            additionalTools: additionalTools(items),
           }),
       };
     },

@@ -3,6 +3,9 @@
  * (reasoning, assistant message, function_call) become one assistant turn; consecutive user-side
  * items (user messages, function_call_output) one user turn; `instructions` and the system and
  * developer messages before the first turn become the system prompt, later ones system messages.
+ * `additional_tools` before the first turn join the header's tools, later ones render in place as a
+ * system message and are callable from there (additional-tools.ts); `configuration_update` items
+ * render nothing (configuration-updates.ts).
  */
 import { create } from "@bufbuild/protobuf";
 import {
@@ -28,7 +31,15 @@ import {
   type WorkerTurn,
 } from "../../../worker/generate-request.ts";
 import { toResponseFormat } from "../../openai/response-format.ts";
-import type { InputItem, ResponsesRequest, ToolChoice } from "./types.ts";
+import { addedToolsText } from "./additional-tools.ts";
+import type {
+  AdditionalToolsItem,
+  ConfigurationUpdateItem,
+  FunctionTool,
+  InputItem,
+  ResponsesRequest,
+  ToolChoice,
+} from "./types.ts";
 import { foreignReasoningBlock, webSearchCallBlocks } from "./web-search-blocks.ts";
 
 /** Responses and their function calls: `resp_…` / `call_…`. */
@@ -61,10 +72,27 @@ export function toGenerateRequest(
   return generateRequestFor(target, toWorkerTurn(request, items));
 }
 
+/** The items that render as content (not tool declarations, not configuration). */
+type ContentItem = Exclude<InputItem, AdditionalToolsItem | ConfigurationUpdateItem>;
+
 export function toConversation(request: ResponsesRequest, items: readonly InputItem[]): Conversation {
   const system = request.instructions ? [request.instructions] : [];
   const messages: Message[] = [];
+  const header = [...request.tools];
+  const referenced: FunctionTool[] = [];
+  const callable = new Set(header.map((tool) => tool.name));
   for (const item of items) {
+    if (item.type === "configuration_update") continue;
+    if (item.type === "additional_tools") {
+      const fresh = item.tools.filter((tool) => !callable.has(tool.name));
+      for (const tool of fresh) callable.add(tool.name);
+      if (messages.length === 0) header.push(...fresh);
+      else if (item.tools.length > 0) {
+        referenced.push(...fresh);
+        messages.push(create(MessageSchema, { role: Role.SYSTEM, content: [textBlock(addedToolsText(item))] }));
+      }
+      continue;
+    }
     if (item.type === "message" && (item.role === "system" || item.role === "developer")) {
       if (messages.length === 0) system.push(item.text);
       else messages.push(create(MessageSchema, { role: Role.SYSTEM, content: [textBlock(item.text)] }));
@@ -87,14 +115,8 @@ export function toConversation(request: ResponsesRequest, items: readonly InputI
   return create(ConversationSchema, {
     system,
     messages,
-    tools: request.tools.map((tool) =>
-      create(ToolDefinitionSchema, {
-        name: tool.name,
-        description: tool.description ?? "",
-        inputSchemaJson: JSON.stringify(tool.parameters),
-        inputGrammar: tool.origin.kind === "custom" ? tool.origin.grammar : undefined,
-      }),
-    ),
+    tools: header.map(toToolDefinition),
+    referencedTools: referenced.map(toToolDefinition),
     toolChoice: toToolChoice(request.tool_choice, request.parallel_tool_calls),
     serverTools: request.server_tools,
     thinking:
@@ -104,7 +126,16 @@ export function toConversation(request: ResponsesRequest, items: readonly InputI
   });
 }
 
-function sideOf(item: InputItem): Role {
+function toToolDefinition(tool: FunctionTool) {
+  return create(ToolDefinitionSchema, {
+    name: tool.name,
+    description: tool.description ?? "",
+    inputSchemaJson: JSON.stringify(tool.parameters),
+    inputGrammar: tool.origin.kind === "custom" ? tool.origin.grammar : undefined,
+  });
+}
+
+function sideOf(item: ContentItem): Role {
   switch (item.type) {
     case "message":
       return item.role === "assistant" ? Role.ASSISTANT : Role.USER;
@@ -124,7 +155,7 @@ function trailingResultsStart(blocks: readonly ContentBlock[]): number {
   return i;
 }
 
-function toBlocks(item: InputItem): ContentBlock[] {
+function toBlocks(item: ContentItem): ContentBlock[] {
   switch (item.type) {
     case "message":
       return [textBlock(item.text)];

@@ -26,7 +26,9 @@ export function collectResponsesRoutingIds(items: readonly InputItem[]): Routing
       if (id !== undefined) current.push(id);
       continue;
     }
+    // Developer-side items (instructions, tools added, configuration) neither end a turn nor start one.
     if (item.type === "message" && (item.role === "system" || item.role === "developer")) continue;
+    if (item.type === "additional_tools" || item.type === "configuration_update") continue;
     current = undefined;
     if (trailing && item.type === "function_call_output") toolResults.push(item.call_id);
   }

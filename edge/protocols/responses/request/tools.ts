@@ -1,8 +1,9 @@
 /**
  * Responses `tools` as Codex sends them, mapped to what the model is offered:
  * - `function`: itself.
- * - `namespace` (e.g. Codex's `multi_agent_v1`): each of its functions, offered as `<ns>.<name>`;
- *   a call comes back as a `function_call` with the bare `name` and its `namespace`.
+ * - `namespace` (e.g. Codex's `multi_agent_v1`): each of its function and custom tools, offered as
+ *   `<ns>.<name>`; a call comes back as a `function_call` (or `custom_tool_call`) with the bare `name`
+ *   and its `namespace` (Codex 0.171's default model: its code-mode `exec` is `functions.exec`, custom).
  * - `custom` (freeform, e.g. Codex's `apply_patch` with a Lark grammar): offered as a tool taking
  *   one string `input`; a call comes back as a `custom_tool_call` whose `input` is that raw text.
  *   `format: {type: "grammar", syntax: "lark" | "regex", definition}` is checked here (a grammar
@@ -84,15 +85,18 @@ const CUSTOM_PARAMETERS = {
   additionalProperties: false,
 };
 
-export function validateTools(value: unknown): ValidatedTools {
+/**
+ * A list of tool declarations at `at` (`tools`, or an `additional_tools` item's `input.N.tools`).
+ * `names` holds the offered names already declared in the request: a repeat is a 400.
+ */
+export function validateTools(value: unknown, at: Path = ["tools"], names = new Set<string>()): ValidatedTools {
   if (value === undefined) return { tools: [], notOffered: [], serverTools: [] };
-  const list = asArray(value, ["tools"]);
-  const names = new Set<string>();
+  const list = asArray(value, at);
   const tools: FunctionTool[] = [];
   const notOffered: string[] = [];
   const serverTools: ServerToolDeclaration[] = [];
   list.forEach((entry, i) => {
-    const path: Path = ["tools", i];
+    const path: Path = [...at, i];
     const tool = asObject(entry, path);
     const type = asString(required(tool, "type", path), [...path, "type"]);
     switch (type) {
@@ -109,7 +113,8 @@ export function validateTools(value: unknown): ValidatedTools {
           const innerPath: Path = [...path, "tools", j];
           const fn = asObject(inner, innerPath);
           const innerType = asString(required(fn, "type", innerPath), [...innerPath, "type"]);
-          if (innerType !== "function") fail([...innerPath, "type"], "A namespace may only hold function tools");
+          if (innerType !== "function" && innerType !== "custom")
+            fail([...innerPath, "type"], "A namespace may only hold function and custom tools");
           // Both parts follow OpenAI's name rule; the offered `<ns>.<name>` is unique among all tools.
           uniqueToolName({ name: namespace }, path, new Set(), LIMITS.maxOpenAiToolNameLength);
           const name = uniqueToolName(fn, innerPath, new Set(), LIMITS.maxOpenAiToolNameLength);
@@ -117,24 +122,17 @@ export function validateTools(value: unknown): ValidatedTools {
           if (names.has(offered))
             fail([...innerPath, "name"], `Tool names must be unique; '${offered}' appears more than once`);
           names.add(offered);
-          tools.push(functionTool(fn, innerPath, offered, { kind: "namespace", namespace, name }));
+          tools.push(
+            innerType === "custom"
+              ? customTool(fn, innerPath, offered, { namespace, name })
+              : functionTool(fn, innerPath, offered, { kind: "namespace", namespace, name }),
+          );
         });
         return;
       }
-      case "custom": {
-        const name = uniqueToolName(tool, path, names, LIMITS.maxOpenAiToolNameLength);
-        const description = optional(tool, "description");
-        const grammar = customFormat(optional(tool, "format"), [...path, "format"]);
-        tools.push({
-          type: "function",
-          name,
-          description: description === undefined ? null : asString(description, [...path, "description"]),
-          parameters: CUSTOM_PARAMETERS,
-          strict: null,
-          origin: grammar === undefined ? { kind: "custom" } : { kind: "custom", grammar },
-        });
+      case "custom":
+        tools.push(customTool(tool, path, uniqueToolName(tool, path, names, LIMITS.maxOpenAiToolNameLength)));
         return;
-      }
       default:
         if (WEB_SEARCH_TYPES.has(type)) {
           if (serverTools.length > 0 || names.has("web_search"))
@@ -148,9 +146,32 @@ export function validateTools(value: unknown): ValidatedTools {
         if (!notOffered.includes(type)) notOffered.push(type);
     }
   });
-  if (tools.length > LIMITS.maxTools) fail(["tools"], `At most ${LIMITS.maxTools} tools are allowed`);
-  if (serverTools.length > 0 && names.has("web_search")) fail(["tools"], "web_search is declared twice");
+  if (names.size > LIMITS.maxTools) fail(at, `At most ${LIMITS.maxTools} tools are allowed`);
+  if (serverTools.length > 0 && names.has("web_search")) fail(at, "web_search is declared twice");
   return { tools, notOffered, serverTools };
+}
+
+/** A custom (freeform) tool offered under `name`: one raw-text `input`, its `format` checked. */
+function customTool(
+  tool: Record<string, unknown>,
+  path: Path,
+  name: string,
+  within?: { namespace: string; name: string },
+): FunctionTool {
+  const description = optional(tool, "description");
+  const grammar = customFormat(optional(tool, "format"), [...path, "format"]);
+  return {
+    type: "function",
+    name,
+    description: description === undefined ? null : asString(description, [...path, "description"]),
+    parameters: CUSTOM_PARAMETERS,
+    strict: null,
+    origin: {
+      kind: "custom",
+      ...(grammar === undefined ? {} : { grammar }),
+      ...(within === undefined ? {} : { within }),
+    },
+  };
 }
 
 /** A custom tool's `format`: undefined for free text, else its checked grammar. */

@@ -77,13 +77,46 @@ export interface WebSearchCallItem {
   result?: { text: string; isError: boolean; sameStep: boolean };
 }
 
-export type InputItem = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem | WebSearchCallItem;
+/**
+ * `additional_tools` (role `developer`): tools made available at this item (Codex 0.171 sends its whole
+ * tool set this way for its default model). Before the first turn they join the header's tools; later,
+ * they render in place as a developer message and are callable from there on (additional-tools.ts).
+ */
+export interface AdditionalToolsItem {
+  type: "additional_tools";
+  id?: string;
+  tools: FunctionTool[];
+  /** Declared hosted tool types it holds that Frontier does not offer (named in x-frontier-tools-not-offered). */
+  tools_not_offered: string[];
+}
+
+/**
+ * `configuration_update`: settings for the responses after it, each in effect until a later update
+ * replaces it (configuration-updates.ts). Never rendered.
+ */
+export interface ConfigurationUpdateItem {
+  type: "configuration_update";
+  id?: string;
+  /** `reasoning.effort`; null: back to the request's own. Absent: unchanged. */
+  reasoning_effort?: string | null;
+  /** `text.format`. Absent: unchanged. */
+  text_format?: AnswerFormat;
+}
+
+export type InputItem =
+  | MessageItem
+  | FunctionCallItem
+  | FunctionCallOutputItem
+  | ReasoningItem
+  | WebSearchCallItem
+  | AdditionalToolsItem
+  | ConfigurationUpdateItem;
 
 /** Where an offered tool came from (edge/protocols/responses/request/tools.ts). */
 export type ToolOrigin =
   | { kind: "function" }
   | { kind: "namespace"; namespace: string; name: string }
-  | { kind: "custom"; grammar?: FreeformGrammarSource };
+  | { kind: "custom"; grammar?: FreeformGrammarSource; within?: { namespace: string; name: string } };
 
 /** A custom tool's checked `format` grammar (edge/protocols/responses/request/tools.ts). */
 export interface FreeformGrammarSource {
@@ -170,7 +203,15 @@ export type OutputItem =
       namespace?: string;
       arguments: string;
     }
-  | { type: "custom_tool_call"; id: string; status: ItemStatus; call_id: string; name: string; input: string }
+  | {
+      type: "custom_tool_call";
+      id: string;
+      status: ItemStatus;
+      call_id: string;
+      name: string;
+      namespace?: string;
+      input: string;
+    }
   | {
       type: "web_search_call";
       id: string;

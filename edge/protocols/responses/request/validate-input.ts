@@ -1,7 +1,9 @@
 /**
  * Validation of a Responses request's `input` (a string or a list of items) into typed items.
- * Codex's items map onto the same few: a namespaced `function_call` under its offered name,
- * `custom_tool_call(_output)` as a call of the offered wrapper function (tools.ts).
+ * Codex's items map onto the same few: a namespaced `function_call` (or `custom_tool_call`) under its
+ * offered name, `custom_tool_call(_output)` as a call of the offered wrapper function (tools.ts);
+ * `additional_tools` (its tools checked as `tools` are, names unique across the request) and
+ * `configuration_update` (configuration-updates.ts) are kept as items, for the history they belong to.
  */
 import { LIMITS } from "../../../../shared/limits.ts";
 import {
@@ -15,7 +17,8 @@ import {
   type Path,
   required,
 } from "../../../core/check.ts";
-import { customArguments, namespacedName } from "./tools.ts";
+import { validateConfigurationUpdate } from "./configuration-updates.ts";
+import { customArguments, namespacedName, validateTools } from "./tools.ts";
 import type { InputItem, InputRole } from "./types.ts";
 import { validateWebSearchCall } from "./validate-web-search.ts";
 
@@ -26,7 +29,11 @@ const UNSUPPORTED_PARTS = ["input_image", "input_file", "input_audio"];
  * The input items, and whether the list ended with `{"type": "compaction_trigger"}` (Codex's
  * remote compaction v2: this turn writes the summary). A trigger anywhere else is refused.
  */
-export function validateTurnInput(value: unknown, path: Path): { items: InputItem[]; compactionTrigger: boolean } {
+export function validateTurnInput(
+  value: unknown,
+  path: Path,
+  declared: Set<string> = new Set(),
+): { items: InputItem[]; compactionTrigger: boolean } {
   if (typeof value === "string")
     return { items: [{ type: "message", role: "user", text: value }], compactionTrigger: false };
   const items = asArray(value, path);
@@ -34,10 +41,14 @@ export function validateTurnInput(value: unknown, path: Path): { items: InputIte
   const last = items.at(-1);
   const compactionTrigger = isObject(last) && last.type === "compaction_trigger";
   const rest = compactionTrigger ? items.slice(0, -1) : items;
-  return { items: rest.map((item, i) => validateItem(item, [...path, i])), compactionTrigger };
+  return { items: rest.map((item, i) => validateItem(item, [...path, i], declared)), compactionTrigger };
 }
 
-function validateItem(value: unknown, path: Path): InputItem {
+/** Item types served, for the 400 an unknown one gets. */
+const SERVED_TYPES =
+  "message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, web_search_call, compaction, additional_tools or configuration_update";
+
+function validateItem(value: unknown, path: Path, declared: Set<string>): InputItem {
   const item = asObject(value, path);
   const type = optional(item, "type") ?? (item.role !== undefined ? "message" : undefined);
   if (type === undefined) fail([...path, "type"], "Field required");
@@ -60,14 +71,17 @@ function validateItem(value: unknown, path: Path): InputItem {
         ...optionalId(item, path),
       };
     }
-    case "custom_tool_call":
+    case "custom_tool_call": {
+      const name = nonEmpty(required(item, "name", path), [...path, "name"]);
+      const namespace = optional(item, "namespace");
       return {
         type: "function_call",
         call_id: nonEmpty(required(item, "call_id", path), [...path, "call_id"]),
-        name: nonEmpty(required(item, "name", path), [...path, "name"]),
+        name: namespace === undefined ? name : namespacedName(nonEmpty(namespace, [...path, "namespace"]), name),
         arguments: customArguments(asString(required(item, "input", path), [...path, "input"])),
         ...optionalId(item, path),
       };
+    }
     case "function_call_output":
     case "custom_tool_call_output":
       return {
@@ -95,15 +109,30 @@ function validateItem(value: unknown, path: Path): InputItem {
         compaction: nonEmpty(required(item, "encrypted_content", path), [...path, "encrypted_content"]),
         ...optionalId(item, path),
       };
+    case "additional_tools": {
+      asEnum(required(item, "role", path), [...path, "role"], ["developer"]);
+      const { tools, notOffered, serverTools } = validateTools(
+        required(item, "tools", path),
+        [...path, "tools"],
+        declared,
+      );
+      // Hosted tools are declared in `tools` (the worker offers them in the header); here they are not offered.
+      const hosted = serverTools.map((tool) => tool.type);
+      return {
+        type: "additional_tools",
+        tools,
+        tools_not_offered: [...notOffered, ...hosted],
+        ...optionalId(item, path),
+      };
+    }
+    case "configuration_update":
+      return validateConfigurationUpdate(item, path);
     case "compaction_trigger":
       return fail([...path, "type"], "compaction_trigger must be the last input item");
     case "item_reference":
       return fail([...path, "type"], "item_reference is not supported; send the referenced item itself");
     default:
-      return fail(
-        [...path, "type"],
-        `Unsupported input item type ${JSON.stringify(type)}; expected message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, web_search_call or compaction`,
-      );
+      return fail([...path, "type"], `Unsupported input item type ${JSON.stringify(type)}; expected ${SERVED_TYPES}`);
   }
 }
 

@@ -21,20 +21,23 @@ import {
   required,
 } from "../../../core/check.ts";
 import { type AnswerFormat, validateAnswerFormat } from "../../openai/response-format.ts";
+import { EFFORTS } from "./configuration-updates.ts";
 import { validateTools } from "./tools.ts";
-import type { FunctionTool, ResponsesRequest, ToolChoice } from "./types.ts";
+import type { ResponsesRequest, ToolChoice } from "./types.ts";
 import { validateTurnInput } from "./validate-input.ts";
 
-const EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
 const MAX_METADATA_KEYS = 16;
 
-export function validateResponsesRequest(value: unknown): ResponsesRequest {
+/** `counting`: POST /v1/responses/input_tokens, where `model` and `input` are optional. */
+export function validateResponsesRequest(value: unknown, { counting = false } = {}): ResponsesRequest {
   if (!isObject(value)) fail([], "The request body must be a JSON object");
   const body = value;
-  const model = asString(required(body, "model", []), ["model"]);
-  if (model === "") fail(["model"], "String should have at least 1 character");
+  const model =
+    counting && optional(body, "model") === undefined ? "" : asString(required(body, "model", []), ["model"]);
+  if (model === "" && !counting) fail(["model"], "String should have at least 1 character");
   refuseUnsupported(body);
-  const { tools, notOffered, serverTools } = validateTools(optional(body, "tools"));
+  const declared = new Set<string>();
+  const { tools, notOffered, serverTools } = validateTools(optional(body, "tools"), ["tools"], declared);
   const toolChoice = optional(body, "tool_choice");
   const maxOutput = optional(body, "max_output_tokens");
   const temperature = optional(body, "temperature");
@@ -43,7 +46,8 @@ export function validateResponsesRequest(value: unknown): ResponsesRequest {
   const previous = optional(body, "previous_response_id");
   const cacheKey = optional(body, "prompt_cache_key");
   const user = optional(body, "user");
-  const { items: input, compactionTrigger } = validateTurnInput(required(body, "input", []), ["input"]);
+  const rawInput = counting ? (optional(body, "input") ?? []) : required(body, "input", []);
+  const { items: input, compactionTrigger } = validateTurnInput(rawInput, ["input"], declared);
   if (compactionTrigger && input.length === 0 && previous === undefined) {
     fail(["input"], "Nothing to compact: compaction_trigger follows the conversation it compacts");
   }
@@ -55,7 +59,7 @@ export function validateResponsesRequest(value: unknown): ResponsesRequest {
     tools_not_offered: notOffered,
     server_tools: serverTools,
     include_encrypted_reasoning: includes(optional(body, "include"), "reasoning.encrypted_content"),
-    tool_choice: toolChoice === undefined ? "auto" : validateToolChoice(toolChoice, tools, serverTools.length > 0),
+    tool_choice: toolChoice === undefined ? "auto" : validateToolChoice(toolChoice, declared, serverTools.length > 0),
     parallel_tool_calls: flag(body, "parallel_tool_calls", true),
     max_output_tokens:
       maxOutput === undefined
@@ -105,7 +109,8 @@ function includes(value: unknown, entry: string): boolean {
   return asArray(value, ["include"]).some((item, i) => asString(item, ["include", i]) === entry);
 }
 
-function validateToolChoice(value: unknown, tools: readonly FunctionTool[], webSearch: boolean): ToolChoice {
+/** `tool_choice`; a function it names is one the request declares (in `tools` or an `additional_tools` item). */
+function validateToolChoice(value: unknown, declared: ReadonlySet<string>, webSearch: boolean): ToolChoice {
   const path: Path = ["tool_choice"];
   if (typeof value === "string") return asEnum(value, path, ["auto", "required", "none"] as const);
   const choice = asObject(value, path);
@@ -120,7 +125,7 @@ function validateToolChoice(value: unknown, tools: readonly FunctionTool[], webS
     return { type: "function", name: "web_search" };
   }
   const name = asString(required(choice, "name", path), [...path, "name"]);
-  if (!tools.some((tool) => tool.name === name)) fail([...path, "name"], `Tool '${name}' not found in tools`);
+  if (!declared.has(name)) fail([...path, "name"], `Tool '${name}' not found in tools`);
   return { type: "function", name };
 }
 

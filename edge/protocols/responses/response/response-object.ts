@@ -56,7 +56,7 @@ export function outputAsInput(output: readonly OutputItem[]): InputItem[] {
         return {
           type: "function_call",
           call_id: item.call_id,
-          name: item.name,
+          name: item.namespace === undefined ? item.name : namespacedName(item.namespace, item.name),
           arguments: customArguments(item.input),
           id: item.id,
         };

@@ -26,6 +26,7 @@ import { compactionItemId, sealCompaction, summaryOf } from "../request/compacti
 import { sealReasoning } from "../request/encrypted-reasoning.ts";
 import { customInput } from "../request/tools.ts";
 import type {
+  FunctionTool,
   OutputItem,
   ResponseObject,
   ResponseStreamEvent,
@@ -40,6 +41,8 @@ export interface ResponsesTurnContext {
   tenant: string;
   sessionId: string;
   createdAt: number;
+  /** Tools the conversation's `additional_tools` items declare (callable besides `tools`). */
+  additionalTools?: readonly FunctionTool[];
 }
 
 type Open =
@@ -69,7 +72,10 @@ export class ResponsesTurn implements TurnRenderer {
     readonly context: ResponsesTurnContext,
   ) {
     this.response = newResponseObject(request, "", context.createdAt);
-    this.#origins = new Map(request.tools.map((tool) => [tool.name, tool.origin]));
+    this.#origins = new Map();
+    // A name declared again keeps its first definition (request/additional-tools.ts).
+    for (const tool of [...request.tools, ...(context.additionalTools ?? [])])
+      if (!this.#origins.has(tool.name)) this.#origins.set(tool.name, tool.origin);
   }
 
   get stopped(): boolean {
@@ -344,7 +350,15 @@ export class ResponsesTurn implements TurnRenderer {
     const base = { id, status: "in_progress" as const, call_id: callId };
     switch (origin?.kind) {
       case "custom":
-        return { type: "custom_tool_call", ...base, name, input: "" };
+        return origin.within === undefined
+          ? { type: "custom_tool_call", ...base, name, input: "" }
+          : {
+              type: "custom_tool_call",
+              ...base,
+              name: origin.within.name,
+              namespace: origin.within.namespace,
+              input: "",
+            };
       case "namespace":
         return { type: "function_call", ...base, name: origin.name, namespace: origin.namespace, arguments: "" };
       case "function":

@@ -1,18 +1,16 @@
 /**
  * Per-tenant shares of the checkpoint budget, read from the store's index: the tenants whose local
  * checkpoints hold more than a share, and one tenant's checkpoints least valuable first (the
- * budget's own order: other models, reason weight, least recently used). A tenant's bytes are what
+ * budget's own order, eviction-order.ts). A tenant's bytes are what
  * its local rows wrote; a linked chunk whose writer is gone counts in the store's total only.
  */
 import type Database from "better-sqlite3";
-import { CHECKPOINT_REASONS, REASON_WEIGHT } from "../types.ts";
+import { evictionOrderSql } from "../eviction-order.ts";
 
 /** Why the budget evicted a checkpoint: a tenant over its share, the whole budget, or a full disk. */
 export type EvictionReason = "tenant-share" | "budget" | "disk-full";
 
 export const EVICTION_REASONS: readonly EvictionReason[] = ["tenant-share", "budget", "disk-full"];
-
-const WEIGHT_SQL = `CASE reason ${CHECKPOINT_REASONS.map((r) => `WHEN '${r}' THEN ${REASON_WEIGHT[r]}`).join(" ")} ELSE 0 END`;
 
 export class TenantShareQueries {
   readonly #over;
@@ -23,10 +21,7 @@ export class TenantShareQueries {
       `SELECT tenant, SUM(bytes) AS bytes FROM checkpoints WHERE local = 1
        GROUP BY tenant HAVING SUM(bytes) > ? ORDER BY bytes DESC`,
     );
-    this.#order = db.prepare<[string, string], { id: string; bytes: number }>(
-      `SELECT id, bytes FROM checkpoints WHERE local = 1 AND tenant = ?
-       ORDER BY (model_identity = ?) ASC, ${WEIGHT_SQL} ASC, last_used_at ASC, rowid ASC`,
-    );
+    this.#order = db.prepare<[string, string], { id: string; bytes: number }>(evictionOrderSql("tenant"));
   }
 
   /** Tenants whose local checkpoints hold more than `shareBytes`, the largest first. */
