@@ -9,6 +9,7 @@ import { type IRequest, Router } from "itty-router";
 import { handleHealth } from "./admin/health.ts";
 import { handleMetrics } from "./admin/metrics.ts";
 import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat, handlePoolSelfDrain } from "./admin/pool-routes.ts";
+import { handleCostReport, handleUsageReport } from "./admin/reports/report-routes.ts";
 import { handleStatusData, handleStatusPage } from "./admin/status.ts";
 import { handleCreateAdminKey, handleListAdminKeys, handleRevokeAdminKey } from "./admin/tenants/admin-key-routes.ts";
 import { handleListAudit, handleVerifyAudit } from "./admin/tenants/audit-routes.ts";
@@ -39,6 +40,7 @@ import { chatAdapter } from "./protocols/chat/adapter.ts";
 import { googleErrorResponse } from "./protocols/gemini/errors.ts";
 import { handleGeminiGetModel, handleGeminiListModels } from "./protocols/gemini/models.ts";
 import { handleGeminiModelAction } from "./protocols/gemini/routes.ts";
+import { handleKeyInfo } from "./protocols/key-info.ts";
 import { messagesAdapter } from "./protocols/messages/adapter.ts";
 import { handleCountTokens } from "./protocols/messages/count-tokens.ts";
 import { anthropicErrorResponse } from "./protocols/messages/errors.ts";
@@ -96,8 +98,8 @@ function errorProtocol(request: Request): "openai" | "gemini" | "anthropic" {
   const path = new URL(request.url).pathname;
   if (OPENAI_PATHS.test(path)) return "openai";
   if (isGeminiPath(path) || (/^\/v1\/models(\/|$)/.test(path) && isGeminiCaller(request))) return "gemini";
-  // Both protocols list models: Anthropic clients send `anthropic-version` or `x-api-key`.
-  if (/^\/v1\/models(\/|$)/.test(path)) {
+  // Both protocols list models (and read their key): Anthropic clients send `anthropic-version` or `x-api-key`.
+  if (/^\/v1\/(models|key)(\/|$)/.test(path)) {
     const anthropic = request.headers.has("anthropic-version") || request.headers.has("x-api-key");
     return anthropic ? "anthropic" : "openai";
   }
@@ -144,6 +146,8 @@ router
   )
   .post("/v1/models/:action", (request, rc) => handleGeminiModelAction(request, rc, request.params.action ?? ""))
   .all("/v1/models/:id", notAllowed("GET"))
+  .get("/v1/key", (request, rc) => handleKeyInfo(request, rc))
+  .all("/v1/key", notAllowed("GET"))
   .post("/internal/pool/heartbeat", (request, rc) => handlePoolHeartbeat(request, rc))
   .all("/internal/pool/heartbeat", notAllowed("POST"))
   .post("/internal/pool/drain", (request, rc) => handlePoolSelfDrain(request, rc))
@@ -194,6 +198,10 @@ router
   .all("/admin/admin-keys", notAllowed("GET, POST"))
   .delete("/admin/admin-keys/:id", (request, rc) => handleRevokeAdminKey(request, rc, request.params.id ?? ""))
   .all("/admin/admin-keys/:id", notAllowed("DELETE"))
+  .get("/admin/usage_report", (request, rc) => handleUsageReport(request, rc))
+  .all("/admin/usage_report", notAllowed("GET"))
+  .get("/admin/cost_report", (request, rc) => handleCostReport(request, rc))
+  .all("/admin/cost_report", notAllowed("GET"))
   .get("/admin/audit", (request, rc) => handleListAudit(request, rc))
   .all("/admin/audit", notAllowed("GET"))
   .get("/admin/audit/verify", (request, rc) => handleVerifyAudit(request, rc))

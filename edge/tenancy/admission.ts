@@ -14,6 +14,7 @@
 import type { RequestContext } from "../http/context.ts";
 import type { Caller } from "./auth.ts";
 import type { AuthorityAnswer, Presented, SettledUsage } from "./authority/authority-api.ts";
+import type { KeySelf } from "./authority/key-self.ts";
 import type { TenantAuthorityBindings } from "./authority/tenant-authority-do.ts";
 import { refusalError } from "./refusals.ts";
 import type { TurnDemand } from "./turn-demand.ts";
@@ -100,6 +101,14 @@ function verdict(rc: RequestContext<unknown>, caller: Caller, answer: AuthorityA
   if (answer.snapshot) rc.rateLimits.snapshot = answer.snapshot;
   if (!answer.ok) throw refusalError(answer.refusal, caller.invalidKeyMessage);
   return answer.models;
+}
+
+/** What the caller's key reads of itself (GET /v1/key; counts against no limit), or the refusal's error. */
+export async function keySelfOf(rc: RequestContext<TenantAuthorityBindings>, caller: Caller): Promise<KeySelf> {
+  const answer = await authorityOf(rc.env, caller.tenant).keySelf(presented(rc, caller));
+  if (answer.snapshot) rc.rateLimits.snapshot = answer.snapshot;
+  if (!answer.ok) throw refusalError(answer.refusal, caller.invalidKeyMessage);
+  return answer.self;
 }
 
 /** Past this many bytes (declared, or read so far) a body is read on only once `preflight` allowed it. */

@@ -13,11 +13,13 @@
 import { DurableObject } from "cloudflare:workers";
 import { clock } from "../../core/clock.ts";
 import type { Page, PageRequest } from "../../core/pages.ts";
+import type { RateLimitSnapshot } from "../../core/rate-limits.ts";
 import { WriteBehind } from "../../core/write-behind.ts";
 import { type RegistryBindings, registryStub } from "../registry/registry-do.ts";
 import { AdmissionBook, type BookState, type Reservation } from "./admission-book.ts";
 import type { AdmitRequest, AuthorityAnswer, Presented, SettleRequest } from "./authority-api.ts";
 import { AuthorityGate, type BudgetSpend } from "./authority-gate.ts";
+import { type KeySelf, keySelf } from "./key-self.ts";
 import { type KeyInfo, type KeyPatch, KeyStore, type NewKey } from "./key-store.ts";
 import type { Policy } from "./policy.ts";
 import { PriceCache } from "./price-cache.ts";
@@ -44,6 +46,7 @@ export class TenantAuthorityDO extends DurableObject<RegistryBindings> {
   readonly #ledger: UsageLedger;
   readonly #book: AdmissionBook;
   readonly #gate: AuthorityGate;
+  readonly #prices: PriceCache;
   /** Soft state's delayed write (public so an in-workerd test can flush it; fields are not reachable over RPC). */
   readonly softState = new WriteBehind(() => this.#writeSoftState());
   /** Reservations SQLite holds (a subset of the book's once written). */
@@ -61,13 +64,14 @@ export class TenantAuthorityDO extends DurableObject<RegistryBindings> {
     this.#keys = new KeyStore(sql);
     this.#ledger = new UsageLedger(sql);
     this.#book = new AdmissionBook(this.#readSoftState());
+    this.#prices = new PriceCache(() => registryStub(env).prices());
     this.#gate = new AuthorityGate({
       book: this.#book,
       settings: this.#settings,
       keys: this.#keys,
       ledger: this.#ledger,
       spend: new SpendBook(this.#ledger),
-      prices: new PriceCache(() => registryStub(env).prices()),
+      prices: this.#prices,
       transaction: (work) => ctx.storage.transactionSync(work),
       changed: () => this.softState.changed(),
     });
@@ -88,6 +92,28 @@ export class TenantAuthorityDO extends DurableObject<RegistryBindings> {
   /** A request is over: its reservation goes back and what its turn used is charged (once per request id). */
   async settle(request: SettleRequest): Promise<{ counted: boolean }> {
     return this.#gate.settle(request);
+  }
+
+  /** What a key reads of itself (GET /v1/key), or why it is refused (as any request of it would be). */
+  async keySelf(
+    presented: Presented,
+  ): Promise<{ ok: true; self: KeySelf; snapshot: RateLimitSnapshot } | Extract<AuthorityAnswer, { ok: false }>> {
+    const answer = this.#gate.authenticate(presented);
+    if (!answer.ok) return answer;
+    const now = clock.now();
+    const runtime = presented.credential.kind === "runtime";
+    const self = keySelf({
+      keyId: presented.keyId,
+      key: runtime ? this.#withLastUse(this.#keys.get(presented.keyId, now)) : undefined,
+      settings: this.#settings.get(),
+      env: presented.env,
+      models: answer.models,
+      spend: this.#gate.spend(runtime ? presented.keyId : undefined),
+      ledger: this.#ledger,
+      currency: (await this.#prices.fresh(now)).currency,
+      now,
+    });
+    return { ok: true, self, snapshot: answer.snapshot };
   }
 
   // The tenant
