@@ -8,7 +8,8 @@ import type { MetricsBindings } from "./metrics/edge-metrics-do.ts";
 import type { PoolBindings } from "./pool/pool-do.ts";
 import type { ResponseStoreBindings } from "./protocols/responses/response-store-do.ts";
 import type { SessionBindings } from "./session/session-do.ts";
-import type { TenantLimiterBindings } from "./tenancy/tenant-limiter-do.ts";
+import type { TenantAuthorityBindings } from "./tenancy/authority/tenant-authority-do.ts";
+import type { RegistryBindings } from "./tenancy/registry/registry-do.ts";
 import type { UsageBindings } from "./tenancy/usage-do.ts";
 
 export interface Env
@@ -18,4 +19,5 @@ export interface Env
     ResponseStoreBindings,
     UsageBindings,
     MetricsBindings,
-    TenantLimiterBindings {}
+    TenantAuthorityBindings,
+    RegistryBindings {}

@@ -9,12 +9,33 @@ import { type IRequest, Router } from "itty-router";
 import { handleHealth } from "./admin/health.ts";
 import { handleMetrics } from "./admin/metrics.ts";
 import { handleDrainWorker, handleListWorkers, handlePoolHeartbeat, handlePoolSelfDrain } from "./admin/pool-routes.ts";
+import { handleCostReport, handleUsageReport } from "./admin/reports/report-routes.ts";
 import { handleStatusData, handleStatusPage } from "./admin/status.ts";
+import { handleCreateAdminKey, handleListAdminKeys, handleRevokeAdminKey } from "./admin/tenants/admin-key-routes.ts";
+import { handleListAudit, handleVerifyAudit } from "./admin/tenants/audit-routes.ts";
+import {
+  handleCreateKey,
+  handleGetKey,
+  handleListKeys,
+  handleRevokeKey,
+  handleRotateKey,
+  handleUpdateKey,
+} from "./admin/tenants/key-routes.ts";
+import { handleGetPrices, handlePriceVersions, handleSetPrices } from "./admin/tenants/price-routes.ts";
+import {
+  handleArchiveTenant,
+  handleCreateTenant,
+  handleGetTenant,
+  handleListTenants,
+  handleUpdateTenant,
+} from "./admin/tenants/tenant-routes.ts";
 import { handleUsage } from "./admin/usage.ts";
 import { handleIssueCredential, handleListCredentials, handleRevokeCredential } from "./admin/worker-credentials.ts";
 import { loadConfig } from "./config/config.ts";
 import { refuseDevOffLoopback } from "./config/dev-loopback.ts";
+import { clock } from "./core/clock.ts";
 import { ApiError, toApiError } from "./core/errors.ts";
+import type { RateLimitSlot } from "./core/rate-limits.ts";
 import { ResponseSent } from "./core/response-sent.ts";
 import { EdgeTiming } from "./core/timing.ts";
 import type { Env } from "./env.ts";
@@ -22,9 +43,10 @@ import { newRequestId } from "./http/body.ts";
 import type { RequestContext } from "./http/context.ts";
 import { recordRequest } from "./metrics/record.ts";
 import { chatAdapter } from "./protocols/chat/adapter.ts";
-import { isGeminiCaller, renderError } from "./protocols/error-shape.ts";
+import { isGeminiCaller, rateLimitHeaders, renderError } from "./protocols/error-shape.ts";
 import { handleGeminiGetModel, handleGeminiListModels } from "./protocols/gemini/models.ts";
 import { handleGeminiModelAction } from "./protocols/gemini/routes.ts";
+import { handleKeyInfo } from "./protocols/key-info.ts";
 import { messagesAdapter } from "./protocols/messages/adapter.ts";
 import { handleCountTokens } from "./protocols/messages/count-tokens.ts";
 import { handleGetModel, handleListModels } from "./protocols/models.ts";
@@ -33,14 +55,14 @@ import { handleCompact } from "./protocols/responses/compact/handler.ts";
 import { handleInputTokens } from "./protocols/responses/input-tokens.ts";
 import { handleDeleteResponse, handleGetResponse } from "./protocols/responses/records.ts";
 import { handleResponsesSocket } from "./protocols/responses/socket/websocket.ts";
-import { tenantLimited } from "./tenancy/tenant-admission.ts";
 import { turnRoute } from "./turn/pipeline.ts";
 
 export { EdgeMetricsDO } from "./metrics/edge-metrics-do.ts";
 export { PoolDO } from "./pool/pool-do.ts";
 export { ResponseStoreDO } from "./protocols/responses/response-store-do.ts";
 export { SessionDO } from "./session/session-do.ts";
-export { TenantLimiterDO } from "./tenancy/tenant-limiter-do.ts";
+export { TenantAuthorityDO } from "./tenancy/authority/tenant-authority-do.ts";
+export { RegistryDO } from "./tenancy/registry/registry-do.ts";
 export { UsageDO } from "./tenancy/usage-do.ts";
 
 export default {
@@ -48,6 +70,7 @@ export default {
     const requestId = newRequestId();
     const started = Date.now();
     const sent = new ResponseSent((p) => ctx.waitUntil(p));
+    const rateLimits: RateLimitSlot = {};
     let response: Response;
     try {
       const config = loadConfig(env);
@@ -58,6 +81,7 @@ export default {
         waitUntil: (p: Promise<unknown>) => ctx.waitUntil(p),
         timing: new EdgeTiming(started),
         sent,
+        rateLimits,
       });
     } catch (error) {
       response = renderError(toApiError(error, { requestId, path: new URL(request.url).pathname }), request, requestId);
@@ -66,17 +90,19 @@ export default {
     const { status } = response;
     const seconds = (Date.now() - started) / 1000;
     recordRequest(env, sent, request, status, seconds);
-    return withRequestId(response, requestId);
+    const headers: Record<string, string> = { "request-id": requestId };
+    if (rateLimits.snapshot) Object.assign(headers, rateLimitHeaders(request, rateLimits.snapshot, clock.now()));
+    return withHeaders(response, headers);
   },
 } satisfies ExportedHandler<Env>;
 
-function withRequestId(response: Response, requestId: string): Response {
+function withHeaders(response: Response, headers: Record<string, string>): Response {
   try {
-    response.headers.set("request-id", requestId);
+    for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
     return response;
   } catch {
     const copy = new Response(response.body, response);
-    copy.headers.set("request-id", requestId);
+    for (const [name, value] of Object.entries(headers)) copy.headers.set(name, value);
     return copy;
   }
 }
@@ -111,7 +137,7 @@ router
   .all("/healthz", notAllowed("GET"))
   .post("/v1/messages", turnRoute(messagesAdapter))
   .all("/v1/messages", notAllowed("POST"))
-  .post("/v1/messages/count_tokens", tenantLimited<Env>(handleCountTokens))
+  .post("/v1/messages/count_tokens", (request, rc) => handleCountTokens(request, rc))
   .all("/v1/messages/count_tokens", notAllowed("POST"))
   .get("/v1/models", (request, rc) =>
     isGeminiCaller(request) ? handleGeminiListModels(request, rc) : handleListModels(request, rc),
@@ -124,6 +150,8 @@ router
   )
   .post("/v1/models/:action", (request, rc) => handleGeminiModelAction(request, rc, request.params.action ?? ""))
   .all("/v1/models/:id", notAllowed("GET"))
+  .get("/v1/key", (request, rc) => handleKeyInfo(request, rc))
+  .all("/v1/key", notAllowed("GET"))
   .post("/internal/pool/heartbeat", (request, rc) => handlePoolHeartbeat(request, rc))
   .all("/internal/pool/heartbeat", notAllowed("POST"))
   .post("/internal/pool/drain", (request, rc) => handlePoolSelfDrain(request, rc))
@@ -139,6 +167,49 @@ router
     handleRevokeCredential(request, rc, request.params.id ?? ""),
   )
   .all("/admin/worker-credentials/:id", notAllowed("DELETE"))
+  .get("/admin/tenants", (request, rc) => handleListTenants(request, rc))
+  .post("/admin/tenants", (request, rc) => handleCreateTenant(request, rc))
+  .all("/admin/tenants", notAllowed("GET, POST"))
+  .post("/admin/tenants/:t/archive", (request, rc) => handleArchiveTenant(request, rc, request.params.t ?? ""))
+  .all("/admin/tenants/:t/archive", notAllowed("POST"))
+  .get("/admin/tenants/:t/keys", (request, rc) => handleListKeys(request, rc, request.params.t ?? ""))
+  .post("/admin/tenants/:t/keys", (request, rc) => handleCreateKey(request, rc, request.params.t ?? ""))
+  .all("/admin/tenants/:t/keys", notAllowed("GET, POST"))
+  .post("/admin/tenants/:t/keys/:k/rotate", (request, rc) =>
+    handleRotateKey(request, rc, request.params.t ?? "", request.params.k ?? ""),
+  )
+  .all("/admin/tenants/:t/keys/:k/rotate", notAllowed("POST"))
+  .get("/admin/tenants/:t/keys/:k", (request, rc) =>
+    handleGetKey(request, rc, request.params.t ?? "", request.params.k ?? ""),
+  )
+  .post("/admin/tenants/:t/keys/:k", (request, rc) =>
+    handleUpdateKey(request, rc, request.params.t ?? "", request.params.k ?? ""),
+  )
+  .delete("/admin/tenants/:t/keys/:k", (request, rc) =>
+    handleRevokeKey(request, rc, request.params.t ?? "", request.params.k ?? ""),
+  )
+  .all("/admin/tenants/:t/keys/:k", notAllowed("GET, POST, DELETE"))
+  .get("/admin/tenants/:t", (request, rc) => handleGetTenant(request, rc, request.params.t ?? ""))
+  .post("/admin/tenants/:t", (request, rc) => handleUpdateTenant(request, rc, request.params.t ?? ""))
+  .all("/admin/tenants/:t", notAllowed("GET, POST"))
+  .get("/admin/prices", (request, rc) => handleGetPrices(request, rc))
+  .post("/admin/prices", (request, rc) => handleSetPrices(request, rc))
+  .all("/admin/prices", notAllowed("GET, POST"))
+  .get("/admin/prices/versions", (request, rc) => handlePriceVersions(request, rc))
+  .all("/admin/prices/versions", notAllowed("GET"))
+  .get("/admin/admin-keys", (request, rc) => handleListAdminKeys(request, rc))
+  .post("/admin/admin-keys", (request, rc) => handleCreateAdminKey(request, rc))
+  .all("/admin/admin-keys", notAllowed("GET, POST"))
+  .delete("/admin/admin-keys/:id", (request, rc) => handleRevokeAdminKey(request, rc, request.params.id ?? ""))
+  .all("/admin/admin-keys/:id", notAllowed("DELETE"))
+  .get("/admin/usage_report", (request, rc) => handleUsageReport(request, rc))
+  .all("/admin/usage_report", notAllowed("GET"))
+  .get("/admin/cost_report", (request, rc) => handleCostReport(request, rc))
+  .all("/admin/cost_report", notAllowed("GET"))
+  .get("/admin/audit", (request, rc) => handleListAudit(request, rc))
+  .all("/admin/audit", notAllowed("GET"))
+  .get("/admin/audit/verify", (request, rc) => handleVerifyAudit(request, rc))
+  .all("/admin/audit/verify", notAllowed("GET"))
   .get("/admin/usage", (request, rc) => handleUsage(request, rc))
   .all("/admin/usage", notAllowed("GET"))
   .get("/admin/metrics", (request, rc) => handleMetrics(request, rc))

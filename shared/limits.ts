@@ -13,4 +13,6 @@ export const LIMITS = {
   maxStopSequenceLength: 256,
   /** Upper bound of `max_tokens` (the worker also caps it by its free context). */
   maxOutputTokens: 128_000,
+  /** The output budget of a request that sets none (the worker's default; the edge reserves it). */
+  defaultMaxOutputTokens: 4096,
 } as const;

@@ -1,7 +1,7 @@
 /**
- * GET /admin/metrics (admin token): the edge's Prometheus text — the EdgeMetricsDO's request, turn
+ * GET /admin/metrics (admin `read`): the edge's Prometheus text — the EdgeMetricsDO's request, turn
  * and failover counters, the pools' state as the PoolDOs hold it (gauges read now), and each
- * tenant's billed usage from its UsageDO (counters).
+ * tenant's billed usage, spend and limit refusals from its authority (counters).
  */
 import type { MetricSample } from "../metrics/catalog.ts";
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from "../metrics/prometheus.ts";
@@ -9,19 +9,25 @@ import { metricsStub } from "../metrics/record.ts";
 import type { WorkerState } from "../pool/placement.ts";
 import { poolStub, poolView } from "../pool/pool-client.ts";
 import { recordStoreSamples } from "../protocols/responses/record-quota.ts";
-import { requireAdmin } from "./bearer.ts";
+import { authorityOf } from "../tenancy/admission.ts";
+import { units } from "../tenancy/pricing.ts";
+import { registryStub } from "../tenancy/registry/registry-do.ts";
+import { requireAdmin } from "./admin-access.ts";
 import type { AdminContext } from "./bindings.ts";
-import { configuredTenants, usageOf } from "./usage.ts";
+import { knownTenants, usageOf } from "./usage.ts";
 
 const STATES: readonly WorkerState[] = ["up", "draining", "drained", "down"];
+/** Why an authority refused a request: the key (revoked, expired, …), the model, or a limit. */
+const REFUSAL_REASONS = ["key", "model", "concurrency", "requests", "tokens", "budget"] as const;
 
 export async function handleMetrics(request: Request, rc: AdminContext): Promise<Response> {
-  await requireAdmin(request, rc);
+  await requireAdmin(request, rc, { scope: "read" });
+  const tenants = await knownTenants(rc);
   const [counters, pool, usage, records] = await Promise.all([
     metricsStub(rc.env).samples(),
     poolSamples(rc),
-    usageSamples(rc),
-    recordStoreSamples(rc.env, configuredTenants(rc)),
+    usageSamples(rc, tenants),
+    recordStoreSamples(rc.env, tenants),
   ]);
   return new Response(renderPrometheus([...counters, ...pool, ...usage, ...records]), {
     headers: { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" },
@@ -56,9 +62,31 @@ async function poolSamples(rc: AdminContext): Promise<MetricSample[]> {
   return out;
 }
 
-async function usageSamples(rc: AdminContext): Promise<MetricSample[]> {
+/** Per tenant: turns and tokens by key, spend and limit refusals (labels bounded: tenants, a fixed set of reasons). */
+async function usageSamples(rc: AdminContext, tenants: string[]): Promise<MetricSample[]> {
   const out: MetricSample[] = [];
-  for (const report of await usageOf(rc, configuredTenants(rc))) {
+  const [reports, authorities, prices] = await Promise.all([
+    usageOf(rc, tenants),
+    Promise.all(tenants.map((tenant) => authorityOf(rc.env, tenant).metrics())),
+    registryStub(rc.env).prices(),
+  ]);
+  tenants.forEach((tenant, i) => {
+    const refusals = authorities[i]?.refusals ?? {};
+    for (const reason of REFUSAL_REASONS) {
+      out.push({
+        name: "frontier:tenant_limit_refusals_total",
+        labels: { tenant, reason },
+        value: refusals[reason] ?? 0,
+      });
+    }
+    const spent = reports[i]?.keys.reduce((sum, key) => sum + key.costNano, 0) ?? 0;
+    out.push({
+      name: "frontier:tenant_spend_total",
+      labels: { tenant, currency: prices.currency },
+      value: units(spent),
+    });
+  });
+  for (const report of reports) {
     for (const key of report.keys) {
       const labels = { tenant: report.tenant, key_id: key.keyId };
       out.push({ name: "frontier:tenant_turns_total", labels, value: key.turns });

@@ -19,7 +19,10 @@ import type { Refusal } from "../pool/registration-check.ts";
 import { ownDrainableRow, parseSelfDrainRequest, type SelfDrainRequest } from "../pool/self-drain.ts";
 import { parseWorkerReport } from "../pool/worker-report.ts";
 import { sha256Hex } from "../tenancy/auth.ts";
-import { bearerMatches, requireAdmin } from "./bearer.ts";
+import { auditDiff } from "../tenancy/registry/audit-log.ts";
+import { registryStub } from "../tenancy/registry/registry-do.ts";
+import { auditContext, requireAdmin } from "./admin-access.ts";
+import { bearerMatches } from "./bearer.ts";
 import type { AdminContext } from "./bindings.ts";
 import { drainWorker } from "./drain-worker.ts";
 
@@ -156,7 +159,7 @@ async function credentialOf(
 }
 
 export async function handleListWorkers(request: Request, rc: AdminContext): Promise<Response> {
-  await requireAdmin(request, rc);
+  await requireAdmin(request, rc, { scope: ["read", "pool"] });
   const workers = await poolView(rc.env, rc.config, true);
   const regions = await Promise.all(
     rc.config.regions.map(async (region) => ({
@@ -171,6 +174,17 @@ export async function handleListWorkers(request: Request, rc: AdminContext): Pro
 }
 
 export async function handleDrainWorker(request: Request, rc: AdminContext, key: string): Promise<Response> {
-  await requireAdmin(request, rc);
-  return jsonResponse(await drainWorker(rc.env, rc.config, decodeURIComponent(key), rc.requestId));
+  const admin = await requireAdmin(request, rc, { scope: "pool" });
+  const report = await drainWorker(rc.env, rc.config, decodeURIComponent(key), rc.requestId);
+  const { worker, ...outcome } = report;
+  await registryStub(rc.env).appendAudit(
+    {
+      action: "worker.drained",
+      tenant: null,
+      target: { type: "worker", id: worker.id },
+      diff: auditDiff(null, { ...worker, ...outcome }),
+    },
+    auditContext(request, rc, admin),
+  );
+  return jsonResponse(report);
 }

@@ -12,7 +12,7 @@ import { capabilityHeaders, workerScope } from "../worker/worker-capability.ts";
 import { workerClient } from "../worker/worker-client.ts";
 import { rpcErrorToApiError } from "../worker/worker-errors.ts";
 import type { AdminContext } from "./bindings.ts";
-import { configuredTenants, usageOf } from "./usage.ts";
+import { knownTenants, usageOf } from "./usage.ts";
 
 const WORKER_RPC_TIMEOUT_MS = 2000;
 const LATEST_MISSES = 10;
@@ -45,7 +45,7 @@ export async function statusData(rc: AdminContext) {
     poolView(rc.env, rc.config, true),
     metricsStub(rc.env).samples(),
     metricsStub(rc.env).recentTurns(),
-    usageOf(rc, configuredTenants(rc), { from: dayOf(now), to: dayOf(now) }),
+    knownTenants(rc).then((tenants) => usageOf(rc, tenants, { from: dayOf(now), to: dayOf(now) })),
   ]);
   const selves = await Promise.all(workers.map((w) => askWorker(rc, w)));
   const pools = await Promise.all(

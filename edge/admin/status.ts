@@ -3,11 +3,11 @@
  * GET /admin/status.json  its data
  * Both are reads: Basic auth is what lets a browser open the page, and the page itself fetches its
  * data same-origin. A cross-site page cannot read either (no CORS headers) and is refused outright
- * (Sec-Fetch-Site), except a top-level navigation to the page (bearer.ts, cross-site.ts).
+ * (Sec-Fetch-Site), except a top-level navigation to the page (admin-access.ts, cross-site.ts).
  */
 
 import { jsonResponse } from "../http/body.ts";
-import { requireAdmin } from "./bearer.ts";
+import { requireAdmin } from "./admin-access.ts";
 import type { AdminContext } from "./bindings.ts";
 import { statusData } from "./status-data.ts";
 import { STATUS_PAGE_HTML } from "./status-page.ts";
@@ -22,11 +22,11 @@ const PAGE_HEADERS = {
 };
 
 export async function handleStatusPage(request: Request, rc: AdminContext): Promise<Response> {
-  await requireAdmin(request, rc, { page: true });
+  await requireAdmin(request, rc, { scope: "read", page: true });
   return new Response(STATUS_PAGE_HTML, { headers: PAGE_HEADERS });
 }
 
 export async function handleStatusData(request: Request, rc: AdminContext): Promise<Response> {
-  await requireAdmin(request, rc);
+  await requireAdmin(request, rc, { scope: "read" });
   return jsonResponse(await statusData(rc), { headers: { "cache-control": "no-store" } });
 }

@@ -15,13 +15,15 @@ import { log } from "../core/log.ts";
 import { jsonResponse, readJsonBody } from "../http/body.ts";
 import { invalidatePoolView, poolStub, regionNamed } from "../pool/pool-client.ts";
 import { sha256Hex } from "../tenancy/auth.ts";
-import { requireAdmin } from "./bearer.ts";
+import { auditDiff } from "../tenancy/registry/audit-log.ts";
+import { registryStub } from "../tenancy/registry/registry-do.ts";
+import { auditContext, requireAdmin } from "./admin-access.ts";
 import type { AdminContext } from "./bindings.ts";
 
 const MAX_BODY_BYTES = 4096;
 
 export async function handleListCredentials(request: Request, rc: AdminContext): Promise<Response> {
-  await requireAdmin(request, rc);
+  await requireAdmin(request, rc, { scope: ["read", "pool"] });
   const configured = [...rc.config.workerCredentials.values()].map(({ sha256, binding }) => ({
     id: binding.id,
     url: binding.url ?? null,
@@ -40,7 +42,7 @@ export async function handleListCredentials(request: Request, rc: AdminContext):
 }
 
 export async function handleIssueCredential(request: Request, rc: AdminContext): Promise<Response> {
-  await requireAdmin(request, rc);
+  const admin = await requireAdmin(request, rc, { scope: "pool" });
   const body = asObject(await readJsonBody(request, MAX_BODY_BYTES), []);
   const id = body.id;
   if (typeof id !== "string" || !WORKER_ID.test(id)) {
@@ -64,6 +66,14 @@ export async function handleIssueCredential(request: Request, rc: AdminContext):
     throw conflict(`${id} already has a credential; revoke it first`);
   }
   log("worker credential issued", { request: rc.requestId, worker: id, region: region.name, capacity });
+  const after = { url: url ?? null, capacity, region: region.name };
+  const change = {
+    action: "worker_credential.issued",
+    tenant: null,
+    target: { type: "worker_credential", id },
+    diff: auditDiff(null, after),
+  };
+  await registryStub(rc.env).appendAudit(change, auditContext(request, rc, admin));
   return jsonResponse(
     { id, token, url, capacity, region: region.name, source: "runtime", sha256_prefix: sha256.slice(0, 8) },
     { status: 201 },
@@ -71,7 +81,7 @@ export async function handleIssueCredential(request: Request, rc: AdminContext):
 }
 
 export async function handleRevokeCredential(request: Request, rc: AdminContext, key: string): Promise<Response> {
-  await requireAdmin(request, rc);
+  const admin = await requireAdmin(request, rc, { scope: "pool" });
   const id = decodeURIComponent(key);
   if (rc.config.workerCredentials.has(id)) {
     throw conflict(`${id} is configured in POOL_WORKER_TOKENS (read-only here): remove it there and redeploy`);
@@ -81,6 +91,13 @@ export async function handleRevokeCredential(request: Request, rc: AdminContext,
     throw ApiError.notFound(`No issued worker credential "${id}" (or it is revoked already)`);
   invalidatePoolView();
   log("worker credential revoked", { request: rc.requestId, worker: id });
+  const change = {
+    action: "worker_credential.revoked",
+    tenant: null,
+    target: { type: "worker_credential", id },
+    diff: auditDiff({ revoked: false }, { revoked: true }),
+  };
+  await registryStub(rc.env).appendAudit(change, auditContext(request, rc, admin));
   return jsonResponse({ id, revoked: true });
 }
 

@@ -1,6 +1,6 @@
 /**
  * Per-tenant limits on the model routes (/v1/messages, count_tokens, /v1/responses), enforced by
- * tenant-admission.ts with a TenantLimiterDO per tenant. Configuration:
+ * the tenant's authority (tenancy/authority/, the env defaults under its run-time policy). Configuration:
  *   TENANT_MAX_CONCURRENT  requests in flight per tenant (default 64; 0: unlimited)
  *   TENANT_RATE_PER_MIN    requests per minute per tenant (default 6000; 0: unlimited)
  *   TENANT_RESPONSE_STORE_MB   stored Responses records per tenant, all its sessions together

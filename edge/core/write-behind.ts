@@ -26,6 +26,13 @@ export class WriteBehind {
     }, SOFT_STATE_WRITE_MS);
   }
 
+  /** Write now what is pending, if anything (a test that looks at storage without waiting for the timer). */
+  flush(): void {
+    if (this.#timer === undefined) return;
+    this.written();
+    this.write();
+  }
+
   /** A durable write just included the soft state: nothing is pending. */
   written(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);

@@ -3,6 +3,7 @@
  * (each room declares its own: `SessionBindings`, `PoolBindings`, …); the router passes the whole Env.
  */
 import type { EdgeConfig } from "../config/config.ts";
+import type { RateLimitSlot } from "../core/rate-limits.ts";
 import type { ResponseSent } from "../core/response-sent.ts";
 import type { EdgeTiming } from "../core/timing.ts";
 
@@ -16,8 +17,10 @@ export interface RequestContext<E> {
   /** When the client has the whole response; `after` queues the bookkeeping that waits for it. */
   sent: ResponseSent;
   /**
-   * On a tenant-limited route: settles once the tenant's limiter answered (rejects with its 429).
-   * Asked alongside parsing and session lookup; a handler waits for it before it calls a worker.
+   * On a turn: settles once the tenant's authority admitted it (rejects with its refusal). Asked
+   * alongside the session lookup; a handler waits for it before it calls a worker.
    */
   admitted?: Promise<void>;
+  /** The caller's rate-limit state as its authority last answered: the response's rate-limit headers. */
+  rateLimits: RateLimitSlot;
 }

@@ -69,6 +69,14 @@ export const EDGE_METRICS = {
     type: "counter",
     help: "Billed tokens by tenant, key id and kind (input, cached, prefilled, output).",
   },
+  "frontier:tenant_spend_total": {
+    type: "counter",
+    help: "What a tenant's turns cost at the price table's versions that costed them, in currency units.",
+  },
+  "frontier:tenant_limit_refusals_total": {
+    type: "counter",
+    help: "Requests a tenant's authority refused, by tenant and reason (key, model, concurrency, requests, tokens, budget).",
+  },
 } as const satisfies Record<string, MetricInfo>;
 
 export type EdgeMetricName = keyof typeof EDGE_METRICS;

@@ -6,9 +6,19 @@
  * elsewhere.
  */
 import type { ApiError } from "../core/errors.ts";
+import type { RateLimitSnapshot } from "../core/rate-limits.ts";
 import { googleErrorResponse } from "./gemini/errors.ts";
 import { anthropicErrorResponse } from "./messages/errors.ts";
+import { anthropicRateLimitHeaders } from "./messages/rate-limit-headers.ts";
 import { openAiErrorResponse } from "./openai/errors.ts";
+import { openAiRateLimitHeaders } from "./openai/rate-limit-headers.ts";
+
+/** The caller's rate-limit state as the headers of the protocol the path belongs to. */
+export function rateLimitHeaders(request: Request, snapshot: RateLimitSnapshot, now: number): Record<string, string> {
+  return errorProtocol(request) === "openai"
+    ? openAiRateLimitHeaders(snapshot, now)
+    : anthropicRateLimitHeaders(snapshot);
+}
 
 /** The error response in the shape of the protocol the path belongs to. */
 export function renderError(error: ApiError, request: Request, requestId: string): Response {
@@ -30,8 +40,8 @@ function errorProtocol(request: Request): "openai" | "gemini" | "anthropic" {
   const path = new URL(request.url).pathname;
   if (OPENAI_PATHS.test(path)) return "openai";
   if (isGeminiPath(path) || (/^\/v1\/models(\/|$)/.test(path) && isGeminiCaller(request))) return "gemini";
-  // Both protocols list models: Anthropic clients send `anthropic-version` or `x-api-key`.
-  if (/^\/v1\/models(\/|$)/.test(path)) {
+  // Both protocols list models (and read their key): Anthropic clients send `anthropic-version` or `x-api-key`.
+  if (/^\/v1\/(models|key)(\/|$)/.test(path)) {
     const anthropic = request.headers.has("anthropic-version") || request.headers.has("x-api-key");
     return anthropic ? "anthropic" : "openai";
   }

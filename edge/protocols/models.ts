@@ -1,14 +1,17 @@
 /**
- * GET /v1/models and GET /v1/models/:id, from the configured MODEL_IDS. With `client_version` (Codex
+ * GET /v1/models and GET /v1/models/:id, from the configured MODEL_IDS that the caller's key may use
+ * (its tenant's and its own allow-lists, as its authority answers). With `client_version` (Codex
  * CLI's catalog request) the list is Codex's catalog of the served model instead (codex-catalog.ts).
  */
 
-import type { EdgeConfig } from "../config/config.ts";
 import { ApiError } from "../core/errors.ts";
 import { jsonResponse } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { PoolBindings } from "../pool/pool-do.ts";
-import { authenticate } from "../tenancy/auth.ts";
+import { authorize } from "../tenancy/admission.ts";
+import { identifyCaller } from "../tenancy/auth.ts";
+import { modelAllowed } from "../tenancy/authority/policy.ts";
+import type { TenantAuthorityBindings } from "../tenancy/authority/tenant-authority-do.ts";
 import { askPoolHealth } from "../turn/pool-health.ts";
 import { codexCatalog, servedModel } from "./responses/codex-catalog.ts";
 
@@ -28,10 +31,13 @@ function model(id: string) {
   };
 }
 
-export async function handleListModels(request: Request, rc: RequestContext<PoolBindings>): Promise<Response> {
-  await authenticate(request.headers, rc.config.apiKeys);
-  if (new URL(request.url).searchParams.has("client_version")) return codexModels(rc.env, rc.config);
-  const ids = rc.config.modelIds;
+export async function handleListModels(
+  request: Request,
+  rc: RequestContext<PoolBindings & TenantAuthorityBindings>,
+): Promise<Response> {
+  const allowed = await authorize(rc, await identifyCaller(request.headers, rc.config));
+  const ids = rc.config.modelIds.filter((id) => modelAllowed(allowed, id));
+  if (new URL(request.url).searchParams.has("client_version")) return codexModels(rc, ids);
   return jsonResponse({
     object: "list",
     data: ids.map(model),
@@ -41,16 +47,22 @@ export async function handleListModels(request: Request, rc: RequestContext<Pool
   });
 }
 
-async function codexModels(env: PoolBindings, config: EdgeConfig): Promise<Response> {
-  const answers = await askPoolHealth(env, config);
+async function codexModels(rc: RequestContext<PoolBindings>, ids: string[]): Promise<Response> {
+  const answers = await askPoolHealth(rc.env, rc.config);
   const ready = answers.flatMap((a) => ("health" in a && a.health.ready ? [a.health] : []));
   const served = servedModel(ready);
   if (!served) throw ApiError.overloaded("No worker is ready to describe the model; try again shortly");
-  return jsonResponse(codexCatalog(config.modelIds, served));
+  return jsonResponse(codexCatalog(ids, served));
 }
 
-export async function handleGetModel(request: Request, rc: RequestContext<unknown>, id: string): Promise<Response> {
-  await authenticate(request.headers, rc.config.apiKeys);
-  if (!rc.config.modelIds.includes(id)) throw ApiError.notFound(`model: ${id}`);
+export async function handleGetModel(
+  request: Request,
+  rc: RequestContext<TenantAuthorityBindings>,
+  id: string,
+): Promise<Response> {
+  const allowed = await authorize(rc, await identifyCaller(request.headers, rc.config));
+  if (!rc.config.modelIds.includes(id) || !modelAllowed(allowed, id)) {
+    throw new ApiError("not_found_error", `model: ${id}`, { param: "model", code: "model_not_found" });
+  }
   return jsonResponse(model(id));
 }

@@ -1,9 +1,8 @@
 /**
- * UsageDO: one per tenant (named by the tenant id). Durable token usage for billing: every finished
- * turn's input (prompt), cached (reused), prefilled and output tokens, per API key (a hash prefix,
- * never the key) in UTC daily buckets and all-time totals. A turn is keyed by its request id and
- * counted once, however often it is reported (a retried report, a failover inside one request).
- * Turn rows are kept `TURN_RETENTION_DAYS` for that de-duplication; the buckets are kept.
+ * UsageDO: one per tenant (named by the tenant id). The token usage counted before each tenant's
+ * authority kept the ledger (authority/usage-ledger.ts, issue 44): nothing records here any more;
+ * `/admin/usage` and the metrics add what it holds (daily buckets per key hash prefix, all-time
+ * totals) to the ledgers' reports, so no history is lost across the upgrade.
  */
 import { DurableObject } from "cloudflare:workers";
 

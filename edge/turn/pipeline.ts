@@ -2,11 +2,14 @@
  * The one turn pipeline under every protocol (Messages, Responses, Chat Completions). A protocol is
  * a `ProtocolAdapter`: it decodes a request body into the canonical turn (what the worker runs, the
  * IDs it carries, how to render the answer) and nothing else. The pipeline does the rest, in order:
- * authenticate (headers only, before the body is read) and ask the tenant's limiter, read the
- * bounded body, decode, fingerprint the prefix (once, here), find the session, and serve the turn on
- * its worker (serve-turn.ts: failover, rendering, usage, records, metrics). A transport calls
- * `runTurn` with a caller it authenticated, a parsed body and what stands for the client going away;
- * `turnRoute` is the HTTP/SSE transport. The adapters never see which.
+ * identify the caller (headers only, before the body is read: a key the edge never issued is refused
+ * there), read the bounded body (past its first MiB only once the tenant's authority would admit the
+ * caller), decode, ask the authority to admit the turn with its upper bound (the one Durable Object
+ * call a turn waits for besides its session's, and asked alongside it), fingerprint the prefix (once,
+ * here), find the session, and serve the turn on its worker (serve-turn.ts: failover, rendering,
+ * usage, records, metrics); the authority settles the turn's usage after the response. A transport
+ * calls `runTurn` with a caller it identified, a parsed body and what stands for the client going
+ * away; `turnRoute` is the HTTP/SSE transport. The adapters never see which.
  */
 import { LIMITS } from "../../shared/limits.ts";
 import { prefixChain } from "../../shared/prefix-chain.ts";
@@ -18,8 +21,9 @@ import type { ResolvedSession } from "../session/resolved-session.ts";
 import type { RouteCache } from "../session/route-cache.ts";
 import type { IdCandidate, RoutingIds } from "../session/routing.ts";
 import { resolveSession } from "../session/session-route.ts";
-import type { Caller } from "../tenancy/auth.ts";
-import { type Authenticator, tenantLimited } from "../tenancy/tenant-admission.ts";
+import { admissionGate, admitTurn, type TurnAccount } from "../tenancy/admission.ts";
+import { type Caller, type CallerIdentifier, identifyRequestCaller } from "../tenancy/auth.ts";
+import { turnDemand } from "../tenancy/turn-demand.ts";
 import type { WorkerTurn } from "../worker/generate-request.ts";
 import { isStaleEpoch } from "../worker/worker-errors.ts";
 import type { TurnBindings } from "./bindings.ts";
@@ -39,6 +43,8 @@ export interface DecodeContext<E> {
 
 /** One request in canonical form: what the pipeline needs from a protocol. */
 export interface DecodedTurn<R extends TurnRenderer> {
+  /** The model the request names (the key's allow-list, the price of its reservation). */
+  model: string;
   turn: WorkerTurn;
   /** The IDs the request carries (tool results, replayed calls), for routing. */
   ids: RoutingIds;
@@ -53,6 +59,11 @@ export interface DecodedTurn<R extends TurnRenderer> {
   headers?: Record<string, string>;
   /** The renderer of one attempt on `session` (a failover renders afresh). */
   renderer: (session: ResolvedSession) => R;
+  /**
+   * A protocol's own check that must pass before the worker is called (a stored-record quota): it
+   * runs alongside admission and routing and fails the turn like a refusal.
+   */
+  checks?: Promise<void> | undefined;
   /** What must land before the client's final event when the turn stopped. */
   beforeFinal?: (session: ResolvedSession, renderer: R) => Promise<void>;
 }
@@ -79,9 +90,33 @@ export interface TurnRequest<E> {
 /** One turn through the pipeline, whatever carried it: the protocol's JSON or SSE response. */
 export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
   adapter: ProtocolAdapter<E, R>,
-  { rc, caller, headers, body, signal, pin }: TurnRequest<E>,
+  { rc: plain, caller, headers, body, signal, pin }: TurnRequest<E>,
 ): Promise<Response> {
-  const decoded = await adapter.decode(body, { headers, rc, caller });
+  const decoded = await adapter.decode(body, { headers, rc: plain, caller });
+  const account: TurnAccount = {};
+  decoded.checks?.catch(() => undefined); // awaited below, after admission
+  const admission = admitTurn(plain, caller, turnDemand(decoded.model, decoded.turn), account);
+  const admitted = decoded.checks ? admission.then(() => decoded.checks) : admission;
+  admitted.catch(() => undefined); // awaited before the worker call; this only keeps it from counting as unhandled
+  const rc = { ...plain, admitted };
+  try {
+    return await routeAndServe(adapter, { rc, caller, signal, pin }, decoded, account);
+  } catch (error) {
+    // A refusal wins over whatever else the request became (no worker, a stale route, …).
+    const refused = await admitted.then(
+      () => undefined,
+      (refusal: unknown) => refusal,
+    );
+    throw refused ?? error;
+  }
+}
+
+async function routeAndServe<E extends TurnBindings, R extends TurnRenderer>(
+  adapter: ProtocolAdapter<E, R>,
+  { rc, caller, signal, pin }: Omit<TurnRequest<E>, "headers" | "body">,
+  decoded: DecodedTurn<R>,
+  account: TurnAccount,
+): Promise<Response> {
   const prefix = await prefixFingerprint(caller.tenant, decoded.turn.conversation);
   let chain: Promise<string[]> | undefined;
   const prefixChainOnce = () => {
@@ -101,7 +136,7 @@ export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
       noCache,
       ...(pin && { pin }),
     });
-  const options = { ...decoded, protocol: adapter.protocol, caller, prefix };
+  const options = { ...decoded, protocol: adapter.protocol, caller, prefix, account };
   const routed = await route(false);
   try {
     return await serveTurn(signal, rc, routed, options);
@@ -113,24 +148,14 @@ export async function runTurn<E extends TurnBindings, R extends TurnRenderer>(
   }
 }
 
-/**
- * Past this many bytes (declared, or read so far) a body is read on only once the tenant's limiter
- * has admitted the request: a refused tenant never makes the edge read and parse megabytes. Smaller
- * bodies are read while the limiter answers.
- */
-const READ_AFTER_ADMISSION_BYTES = 1 << 20;
-
 /** The HTTP/SSE transport: a route handler that runs `adapter`'s protocol through the pipeline. */
 export function turnRoute<E extends TurnBindings, R extends TurnRenderer>(
   adapter: ProtocolAdapter<E, R>,
-  authenticate?: Authenticator,
+  identify: CallerIdentifier = identifyRequestCaller,
 ) {
-  return tenantLimited<E>(async (request, rc, caller) => {
-    const admitted = async () => rc.admitted;
-    const body = await readJsonBody(request, LIMITS.maxBodyBytes, {
-      after: READ_AFTER_ADMISSION_BYTES,
-      wait: admitted,
-    });
+  return async (request: Request, rc: RequestContext<E>): Promise<Response> => {
+    const caller = await identify(request, rc.config);
+    const body = await readJsonBody(request, LIMITS.maxBodyBytes, admissionGate(rc, caller));
     return runTurn(adapter, { rc, caller, headers: request.headers, body, signal: request.signal });
-  }, authenticate);
+  };
 }

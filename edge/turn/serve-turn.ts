@@ -16,8 +16,9 @@ import { notOfferedTools } from "../server-tools/not-offered.ts";
 import { beginCreation } from "../session/new-session.ts";
 import { type ResolvedSession, routeHeader, turnLogFields } from "../session/resolved-session.ts";
 import { recordTurn, releaseSession } from "../session/session-record.ts";
+import type { TurnAccount } from "../tenancy/admission.ts";
 import type { Caller } from "../tenancy/auth.ts";
-import { recordUsage, turnUsage } from "../tenancy/record-usage.ts";
+import { settledUsage } from "../tenancy/settled-usage.ts";
 import { GenerateCall } from "../worker/generate-call.ts";
 import { generateRequestFor, type WorkerTurn, withIdKeys } from "../worker/generate-request.ts";
 import type { FailoverReason } from "../worker/worker-errors.ts";
@@ -44,6 +45,10 @@ export interface ServeTurnOptions<R extends TurnRenderer> {
   toolsNotOffered: readonly string[];
   /** When a turn stopped, what must land before the client's final event (e.g. store the Responses record). */
   beforeFinal?: ((session: ResolvedSession, renderer: R) => Promise<void>) | undefined;
+  /** The request's model (its usage record). */
+  model: string;
+  /** Where the turn's usage goes for its settlement with the tenant's authority. */
+  account: TurnAccount;
 }
 
 export async function serveTurn<R extends TurnRenderer>(
@@ -57,7 +62,7 @@ export async function serveTurn<R extends TurnRenderer>(
   const { tenant } = options.caller;
   rc.timing.mark("route");
   try {
-    await rc.admitted; // the tenant's limiter, asked while the session was resolved
+    await rc.admitted; // the tenant's authority, asked while the session was resolved
   } catch (error) {
     await releaseSession(env, routed, tenant, requestId);
     throw error;
@@ -127,8 +132,11 @@ async function finishTurn<R extends TurnRenderer>(
 ): Promise<void> {
   const { env, requestId } = rc;
   const { session, renderer, call } = attempt;
-  const { tenant, keyId } = options.caller;
+  const { tenant } = options.caller;
   const prompt = renderer.prompt;
+  // What the authority settles once the client has the response (a turn cut short included).
+  if (prompt)
+    options.account.usage = settledUsage(options.model, prompt, call.stop, renderer.stopped, call.outputEvents);
   const notOffered = notOfferedTools(options.toolsNotOffered, prompt);
   log(`${options.protocol} turn`, {
     ...turnLogFields(session, requestId, prompt),
@@ -147,8 +155,6 @@ async function finishTurn<R extends TurnRenderer>(
     await releaseSession(env, session, tenant, requestId);
     return;
   }
-  const stop = call.stop;
-  rc.sent.after(() => recordUsage(env, tenant, turnUsage(requestId, keyId, prompt, stop)));
   // The session's frontier is recorded after the client has the response, not before its final
   // event: a next request that names the session by a signed ID does not need the record, and
   // a hinted one that finds the lease still held waits for it (SessionDO HINT_FOLLOW_WAIT_MS).

@@ -34,6 +34,7 @@ export class GenerateCall {
   readonly #signThinking: ThinkingSigner | undefined;
   /** Thinking streamed since the last ThinkingEnd. */
   #thinking = "";
+  #outputEvents = 0;
 
   constructor(
     worker: WorkerTarget,
@@ -49,6 +50,11 @@ export class GenerateCall {
       signal: this.#abort.signal,
     });
     this.#stream.catch(() => undefined); // read (and rethrown) by next()
+  }
+
+  /** Output events received (text, thinking, tool-call argument deltas): each carries at least one sampled token. */
+  get outputEvents(): number {
+    return this.#outputEvents;
   }
 
   /** The worker's stop event (with the turn's usage), once it arrived. */
@@ -87,6 +93,7 @@ export class GenerateCall {
     this.#pending = undefined;
     try {
       const event = await pending;
+      if (event && OUTPUT_EVENTS.has(event.event.case)) this.#outputEvents++;
       if (event?.event.case === "stop") this.#stop = event.event.value;
       else if (event?.event.case === "thinkingDelta") this.#thinking += event.event.value.text;
       else if (event?.event.case === "thinkingEnd") {
@@ -123,3 +130,9 @@ export class GenerateCall {
     return (await this.#stream).next();
   }
 }
+
+const OUTPUT_EVENTS: ReadonlySet<GenerateEvent["event"]["case"]> = new Set([
+  "textDelta",
+  "thinkingDelta",
+  "toolCallDelta",
+]);

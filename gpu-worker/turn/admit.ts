@@ -2,6 +2,7 @@
 import type { GenerateRequest } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { StopReason } from "../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { isSessionId, mintIdWithSessionKey } from "../../shared/ids.ts";
+import { LIMITS } from "../../shared/limits.ts";
 import type { PromptSegment } from "../chat/types.ts";
 import { WorkerFailure } from "../errors.ts";
 import { tokenizeSegments } from "../generate/prompt-tokens.ts";
@@ -11,9 +12,6 @@ import { offerServerTools } from "../server-tools/declarations.ts";
 import { checkConversation, idKinds } from "./request.ts";
 import { ServerToolUses } from "./server-tool-steps/server-tool-step.ts";
 import type { Turn, TurnDeps } from "./turn.ts";
-
-/** Default output budget when a request leaves it to the worker. */
-const DEFAULT_MAX_TOKENS = 4096;
 
 /** What admission hands the turn: the checked request and its leased session. */
 export type Admitted = Pick<Turn, "conversation" | "ids" | "offered" | "session">;
@@ -74,7 +72,7 @@ export async function openTurn(
     uses: new ServerToolUses(),
     stepBlocks: [],
     totals: { input: 0, output: 0, cached: 0, thinking: 0 },
-    outputBudget: request.sampling?.maxTokens || DEFAULT_MAX_TOKENS,
+    outputBudget: request.sampling?.maxTokens || LIMITS.defaultMaxOutputTokens,
     firstPlan: undefined,
     sampled: undefined,
     stopReason: StopReason.END_TURN,

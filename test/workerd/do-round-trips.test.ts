@@ -141,7 +141,7 @@ describe("Durable Object round trips per turn", () => {
     fake = toolTurnWorker(log);
     await turn(log, messagesBody());
     const { beforeWorker, beforeFinal, afterFinal, issued } = phases(log);
-    expect(beforeWorker).toEqual(["TENANTS.acquire"]);
+    expect(beforeWorker).toEqual(["TENANTS.admit"]);
     // The single worker up leaves placement no choice: the pool is told, not asked.
     expect(issued).not.toContain("POOLS.place");
     // The final event waits for the session to exist (a signed ID of this turn may name it next),
@@ -149,6 +149,9 @@ describe("Durable Object round trips per turn", () => {
     expect(beforeFinal.sort()).toEqual(["POOLS.notePlaced", "SESSIONS.open"]);
     expect(afterFinal).toContain("SESSIONS.recordTurn");
     expect(issued.filter((n) => n.startsWith("SESSIONS."))).toEqual(["SESSIONS.open", "SESSIONS.recordTurn"]);
+    // The tenant's authority: one admission before the worker, one settlement after the response.
+    expect(issued.filter((n) => n.startsWith("TENANTS."))).toEqual(["TENANTS.admit", "TENANTS.settle"]);
+    expect(afterFinal).toContain("TENANTS.settle");
     const session = await env.SESSIONS.getByName(fake.requests[0]?.sessionId ?? "").get("local");
     expect(session).toMatchObject({ turns: 1, epoch: 1, busy: false });
     expect(session?.frontierToolUseIds).toHaveLength(1);
@@ -185,11 +188,11 @@ describe("Durable Object round trips per turn", () => {
     expect(timing.route).toBeGreaterThanOrEqual(3);
     expect(timing.total).toBe((timing.route ?? 0) + (timing.admit ?? 0) + (timing.worker ?? 0));
     const { beforeWorker, beforeFinal, afterFinal, issued } = phases(log);
-    expect(beforeWorker.sort()).toEqual(["SESSIONS.open", "TENANTS.acquire"]);
+    expect(beforeWorker.sort()).toEqual(["SESSIONS.open", "TENANTS.admit"]);
     // Both asked before either answered: one round trip's wait, not two.
     const calls = log.map((e) => (e.kind === "call" || e.kind === "done" ? `${e.kind} ${e.name}` : e.kind));
-    expect(calls.indexOf("call SESSIONS.open")).toBeLessThan(calls.indexOf("done TENANTS.acquire"));
-    expect(calls.indexOf("call TENANTS.acquire")).toBeLessThan(calls.indexOf("done SESSIONS.open"));
+    expect(calls.indexOf("call SESSIONS.open")).toBeLessThan(calls.indexOf("done TENANTS.admit"));
+    expect(calls.indexOf("call TENANTS.admit")).toBeLessThan(calls.indexOf("done SESSIONS.open"));
     expect(beforeFinal).toEqual([]);
     expect(afterFinal).toContain("SESSIONS.recordTurn");
     expect(issued.filter((n) => n.startsWith("SESSIONS."))).toEqual(["SESSIONS.open", "SESSIONS.recordTurn"]);
@@ -255,9 +258,9 @@ describe("Durable Object round trips per turn", () => {
     expect(response.headers.get("x-frontier-route")).toBe("branch; epoch=1");
     const { beforeWorker, beforeFinal, afterFinal } = phases(log);
     // The hinted session exists: it is opened alongside the limiter (only creating one waits for it).
-    expect(beforeWorker.sort()).toEqual(["SESSIONS.open", "TENANTS.acquire"]);
+    expect(beforeWorker.sort()).toEqual(["SESSIONS.open", "TENANTS.admit"]);
     const calls = log.map((e) => (e.kind === "call" || e.kind === "done" ? `${e.kind} ${e.name}` : e.kind));
-    expect(calls.indexOf("call SESSIONS.open")).toBeLessThan(calls.indexOf("done TENANTS.acquire"));
+    expect(calls.indexOf("call SESSIONS.open")).toBeLessThan(calls.indexOf("done TENANTS.admit"));
     // The branch's creation, and its placement counted (a sibling is placed like any new session).
     expect(beforeFinal.sort()).toEqual(["POOLS.notePlaced", "SESSIONS.open"]);
     expect(afterFinal).toContain("SESSIONS.recordTurn");

@@ -219,13 +219,20 @@ describe("Responses over WebSocket", () => {
       waitUntil: () => undefined,
       timing: new EdgeTiming(),
       sent: new ResponseSent(() => undefined),
+      rateLimits: {},
     };
     const closedAfter = async (limits: SocketLimits): Promise<string> => {
       const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
       server.accept();
       client.accept();
       const closed = new Promise<string>((resolve) => client.addEventListener("close", (e) => resolve(e.reason)));
-      new ResponsesSocket(server, rc, { tenant: "local", keyId: "k" }, new Headers(), limits).listen();
+      new ResponsesSocket(
+        server,
+        rc,
+        { tenant: "local", keyId: "k", credential: { kind: "env" as const } },
+        new Headers(),
+        limits,
+      ).listen();
       return closed;
     };
     expect(await closedAfter({ ...SOCKET_LIMITS, idleMs: 30 })).toBe("idle");

@@ -1,6 +1,6 @@
 /**
- * Usage per tenant: every finished turn is counted in the tenant's UsageDO (daily bucket and totals,
- * per key id), the totals after a tool loop equal the sum of the usage the client was shown, a turn
+ * Usage per tenant: every finished turn is counted in its tenant's authority ledger (daily buckets and
+ * totals, per key id), the totals after a tool loop equal the sum of the usage the client was shown, a turn
  * that failed over is counted once, a repeated report of one request id is ignored, and the admin
  * endpoint refuses callers without the admin token.
  */
@@ -204,18 +204,15 @@ describe("usage per tenant", () => {
     expect((await failovers()) - failoversBefore).toBe(1);
     expect(after.outputTokens - before.outputTokens).toBe(moved.usage.output_tokens);
 
-    const object = env.USAGE.getByName("local");
+    // The authority counts a request id once, however often it is settled.
+    const authority = env.TENANTS.getByName("local");
     const turn = {
       requestId: "req_repeated",
       keyId: "0123456789abcdef",
-      inputTokens: 10,
-      cachedTokens: 4,
-      prefilledTokens: 6,
-      outputTokens: 2,
-      at: Date.now(),
+      usage: { model: "frontier-test", prefilled: 6, cached: 4, output: 2, partial: false },
     };
-    expect(await object.record(turn)).toEqual({ counted: true });
-    expect(await object.record(turn)).toEqual({ counted: false });
+    expect(await authority.settle(turn)).toEqual({ counted: true });
+    expect(await authority.settle(turn)).toEqual({ counted: false });
     const final = await usage();
     expect(final.turns - settled.turns).toBe(1);
     expect(final.outputTokens - settled.outputTokens).toBe(2);

@@ -24,6 +24,7 @@ export const chatAdapter: ProtocolAdapter<TurnBindings, ChatTurn> = {
     const body = validateChatRequest(json);
     const createdAt = Math.floor(Date.now() / 1000);
     return {
+      model: body.model,
       turn: {
         idKinds: CHAT_ID_KINDS,
         conversation: toChatConversation(body),

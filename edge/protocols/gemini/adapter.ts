@@ -29,6 +29,7 @@ export function geminiAdapter(model: string, delivery: GeminiDelivery): Protocol
       await markOwnThoughts(request.contents, (text) => signThinking(rc.config.idSecret, caller.tenant, text));
       const includeThoughts = request.generation.includeThoughts;
       return {
+        model,
         turn: toGeminiWorkerTurn(request),
         ids: collectGeminiRoutingIds(request.contents),
         hint: requestHint(headers),

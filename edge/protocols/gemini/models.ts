@@ -9,8 +9,11 @@ import { ApiError } from "../../core/errors.ts";
 import { jsonResponse } from "../../http/body.ts";
 import type { RequestContext } from "../../http/context.ts";
 import type { PoolBindings } from "../../pool/pool-do.ts";
+import { authorize } from "../../tenancy/admission.ts";
+import { modelAllowed } from "../../tenancy/authority/policy.ts";
+import type { TenantAuthorityBindings } from "../../tenancy/authority/tenant-authority-do.ts";
 import { askPoolHealth } from "../../turn/pool-health.ts";
-import { authenticateGemini } from "./auth.ts";
+import { identifyGeminiCaller } from "./auth.ts";
 import { decodeSegment } from "./routes.ts";
 
 const METHODS = ["generateContent", "streamGenerateContent", "countTokens"];
@@ -39,19 +42,28 @@ async function contextSize(env: PoolBindings, config: EdgeConfig): Promise<numbe
   return sizes.length === 0 ? undefined : Math.min(...sizes);
 }
 
-export async function handleGeminiListModels(request: Request, rc: RequestContext<PoolBindings>): Promise<Response> {
-  await authenticateGemini(request, rc.config.apiKeys);
+/** The models the caller's key may use (its tenant's and its own allow-lists, as its authority answers). */
+async function allowedIds(request: Request, rc: RequestContext<TenantAuthorityBindings>): Promise<string[]> {
+  const allowed = await authorize(rc, await identifyGeminiCaller(request, rc.config));
+  return rc.config.modelIds.filter((id) => modelAllowed(allowed, id));
+}
+
+export async function handleGeminiListModels(
+  request: Request,
+  rc: RequestContext<PoolBindings & TenantAuthorityBindings>,
+): Promise<Response> {
+  const ids = await allowedIds(request, rc);
   const size = await contextSize(rc.env, rc.config);
-  return jsonResponse({ models: rc.config.modelIds.map((id) => model(id, size)) });
+  return jsonResponse({ models: ids.map((id) => model(id, size)) });
 }
 
 export async function handleGeminiGetModel(
   request: Request,
-  rc: RequestContext<PoolBindings>,
+  rc: RequestContext<PoolBindings & TenantAuthorityBindings>,
   id: string,
 ): Promise<Response> {
-  await authenticateGemini(request, rc.config.apiKeys);
+  const ids = await allowedIds(request, rc);
   const name = decodeSegment(id);
-  if (!rc.config.modelIds.includes(name)) throw ApiError.notFound(`models/${name} is not found`);
+  if (!ids.includes(name)) throw ApiError.notFound(`models/${name} is not found`);
   return jsonResponse(model(name, await contextSize(rc.env, rc.config)));
 }

@@ -5,11 +5,10 @@
  */
 import { ApiError } from "../../core/errors.ts";
 import type { RequestContext } from "../../http/context.ts";
-import { tenantLimited } from "../../tenancy/tenant-admission.ts";
 import type { TurnBindings } from "../../turn/bindings.ts";
 import { turnRoute } from "../../turn/pipeline.ts";
 import { type GeminiDelivery, geminiAdapter } from "./adapter.ts";
-import { authenticateGemini } from "./auth.ts";
+import { identifyGeminiCaller } from "./auth.ts";
 import { handleGeminiCountTokens } from "./count-tokens.ts";
 
 /** A path segment URL-decoded (one that is not valid percent-encoding is not found, never a 500). */
@@ -33,16 +32,13 @@ export function handleGeminiModelAction(request: Request, rc: RequestContext<Tur
   const { model, method } = parseModelAction(segment);
   switch (method) {
     case "generateContent":
-      return turnRoute(geminiAdapter(model, "json"), authenticateGemini)(request, rc);
+      return turnRoute(geminiAdapter(model, "json"), identifyGeminiCaller)(request, rc);
     case "streamGenerateContent": {
       const delivery: GeminiDelivery = new URL(request.url).searchParams.get("alt") === "sse" ? "sse" : "json-array";
-      return turnRoute(geminiAdapter(model, delivery), authenticateGemini)(request, rc);
+      return turnRoute(geminiAdapter(model, delivery), identifyGeminiCaller)(request, rc);
     }
     case "countTokens":
-      return tenantLimited<TurnBindings>(
-        (req, ctx, caller) => handleGeminiCountTokens(req, ctx, caller, model),
-        authenticateGemini,
-      )(request, rc);
+      return handleGeminiCountTokens(request, rc, model);
     default:
       throw ApiError.notFound(
         `Method '${method}' is not served on models/${model}; use generateContent, streamGenerateContent or countTokens`,

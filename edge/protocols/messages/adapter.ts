@@ -21,6 +21,7 @@ export const messagesAdapter: ProtocolAdapter<TurnBindings, AnthropicTurn> = {
     const parsed = validateMessagesRequest(json, { requireMaxTokens: true });
     const body = { ...parsed, messages: await resolveOwnBlocks(parsed.messages, ownBlobsFor(config.idSecret, tenant)) };
     return {
+      model: body.model,
       turn: toWorkerTurn(body),
       ids: collectRoutingIds(body.messages),
       hint: requestHint(headers),

@@ -89,8 +89,11 @@ export function responsesAdapterWith(memory?: SocketMemory): ProtocolAdapter<Res
       const { config, requestId } = rc;
       const { tenant } = caller;
       const { body, input, items, pinned, previousFrom } = await decodeConversation(json, rc, tenant, memory);
-      if (body.store) await refuseOverRecordQuota(rc, tenant, input);
+      // The quota is asked alongside admission and routing, not before them.
+      const checks = body.store ? refuseOverRecordQuota(rc, tenant, input) : undefined;
       return {
+        checks,
+        model: body.model,
         turn: toWorkerTurn(body, items),
         ids: collectResponsesRoutingIds(items),
         pinned,

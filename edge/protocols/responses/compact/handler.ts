@@ -12,7 +12,9 @@ import { LIMITS } from "../../../../shared/limits.ts";
 import { fail, isObject } from "../../../core/check.ts";
 import { ApiError } from "../../../core/errors.ts";
 import { jsonResponse, readJsonBody } from "../../../http/body.ts";
-import { tenantLimited } from "../../../tenancy/tenant-admission.ts";
+import type { RequestContext } from "../../../http/context.ts";
+import { admissionGate } from "../../../tenancy/admission.ts";
+import { identifyCaller } from "../../../tenancy/auth.ts";
 import { runTurn } from "../../../turn/pipeline.ts";
 import type { ResponsesBindings } from "../adapter.ts";
 import {
@@ -40,8 +42,9 @@ export interface CompactionResponse {
   usage: ResponseUsage | null;
 }
 
-export const handleCompact = tenantLimited<ResponsesBindings>(async (request, rc, caller) => {
-  const body = withInput(await readJsonBody(request, LIMITS.maxBodyBytes));
+export async function handleCompact(request: Request, rc: RequestContext<ResponsesBindings>): Promise<Response> {
+  const caller = await identifyCaller(request.headers, rc.config);
+  const body = withInput(await readJsonBody(request, LIMITS.maxBodyBytes, admissionGate(rc, caller)));
   const adapter = summaryTurn();
   const answer = await runTurn(adapter, { rc, caller, headers: request.headers, body, signal: request.signal });
   if (!answer.ok) return answer;
@@ -64,7 +67,7 @@ export const handleCompact = tenantLimited<ResponsesBindings>(async (request, rc
   const headers: Record<string, string> = { "x-request-id": rc.requestId };
   for (const [name, value] of answer.headers) if (name.startsWith("x-frontier-")) headers[name] = value;
   return jsonResponse(response, { headers });
-});
+}
 
 /**
  * The body with an `input` the Responses validator accepts: `[]` when only `previous_response_id`

@@ -30,6 +30,7 @@ export function summaryTurn(): SummaryTurn {
       const summary = withSummaryRequest({ ...decoded.body, stream: false, store: false }, decoded.items);
       const { body, items } = summary;
       return {
+        model: body.model,
         turn: toWorkerTurn(body, items),
         ids: collectResponsesRoutingIds(items),
         pinned: decoded.pinned,

@@ -1,7 +1,8 @@
 /**
  * Responses over WebSocket (`GET /v1/responses` with `Upgrade: websocket`, OpenAI's "WebSocket
- * mode"): one long-lived socket per caller, authenticated once from the upgrade's headers (a 401
- * before any upgrade). Each `response.create` event is a turn through the same pipeline and adapter
+ * mode"): one long-lived socket per caller, authenticated from the upgrade's headers (a 401 before
+ * any upgrade) and again by every turn's admission: a key revoked while the socket is open is
+ * refused on its next turn. Each `response.create` event is a turn through the same pipeline and adapter
  * as `POST /v1/responses` (its body is the create body minus `stream`/`background`); the SSE events
  * it yields go out as one JSON text message each. The socket remembers the responses made on it
  * (SocketMemory), so follow-ups send only new items with `previous_response_id`, `store: false`
@@ -17,8 +18,8 @@ import { log } from "../../../core/log.ts";
 import { ResponseSent } from "../../../core/response-sent.ts";
 import { EdgeTiming } from "../../../core/timing.ts";
 import { newRequestId } from "../../../http/body.ts";
-import { authenticateCaller, type Caller } from "../../../tenancy/auth.ts";
-import { withAdmission } from "../../../tenancy/tenant-admission.ts";
+import { authorize } from "../../../tenancy/admission.ts";
+import { type Caller, identifyCaller } from "../../../tenancy/auth.ts";
 import { runTurn } from "../../../turn/pipeline.ts";
 import { openAiErrorBody } from "../../openai/errors.ts";
 import { type ResponsesContext, responsesAdapterWith } from "../adapter.ts";
@@ -35,7 +36,8 @@ export async function handleResponsesSocket(request: Request, rc: ResponsesConte
       headers: { upgrade: "websocket" },
     });
   }
-  const caller = await authenticateCaller(request.headers, rc.config.apiKeys);
+  const caller = await identifyCaller(request.headers, rc.config);
+  await authorize(rc, caller);
   const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
   server.accept();
   new ResponsesSocket(server, rc, caller, request.headers, SOCKET_LIMITS).listen();
@@ -179,25 +181,30 @@ export class ResponsesSocket {
     if (this.#closed.signal.aborted) return;
     const { type: _type, stream_id: _lane, background, generate, ...body } = event;
     const requestId = newRequestId();
-    const rc = { ...this.rc, requestId, timing: new EdgeTiming(), sent: new ResponseSent(this.rc.waitUntil) };
+    const rc = {
+      ...this.rc,
+      requestId,
+      timing: new EdgeTiming(),
+      sent: new ResponseSent(this.rc.waitUntil),
+      rateLimits: {},
+    };
     try {
       if (background === true) throw ApiError.invalid("background is not supported over WebSocket");
       if (generate === false) {
+        await authorize(rc, this.caller);
         for (const message of await warmUp(body, rc, this.caller.tenant, this.#memory)) this.#send(message, lane);
         return;
       }
       const pin = this.#pins.of(lane ?? "");
       const records = pin.records;
-      const response = await withAdmission(rc, this.caller, (admitted) =>
-        runTurn(this.#adapter, {
-          rc: admitted,
-          caller: this.caller,
-          headers: this.headers,
-          body: { ...body, stream: true },
-          signal: this.#closed.signal,
-          pin,
-        }),
-      );
+      const response = await runTurn(this.#adapter, {
+        rc,
+        caller: this.caller,
+        headers: this.headers,
+        body: { ...body, stream: true },
+        signal: this.#closed.signal,
+        pin,
+      });
       rc.sent.returned();
       // A turn that stopped is recorded just after its last event: the lane's next turn waits for
       // that record (bounded), so it finds the lane pinned however fast the client answers.

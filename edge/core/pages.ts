@@ -1,0 +1,26 @@
+/**
+ * Cursor pagination as the OpenAI and Anthropic admin APIs have it: a page is
+ * `{data, has_more, first_id, last_id}`, the next one starts `after_id` the last id, the previous one
+ * ends `before_id` the first. A store fetches `limit + 1` rows in ascending order (the extra row,
+ * which tells whether there is more, is the last one after a cursor and the first one before it).
+ */
+
+export interface PageRequest {
+  limit: number;
+  afterId?: string | undefined;
+  beforeId?: string | undefined;
+}
+
+export interface Page<T> {
+  data: T[];
+  has_more: boolean;
+  first_id: string | null;
+  last_id: string | null;
+}
+
+/** A page from `limit + 1` ascending rows fetched for `request`. */
+export function pageOf<T extends { id: string }>(rows: readonly T[], request: PageRequest): Page<T> {
+  const more = rows.length > request.limit;
+  const data = more ? (request.beforeId !== undefined ? rows.slice(1) : rows.slice(0, request.limit)) : [...rows];
+  return { data, has_more: more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+}
