@@ -56,7 +56,7 @@ function barChart(id, days, values, series, format) {
       rect.appendChild(title);
       svg.appendChild(rect);
     }
-    if (i % 2 === days.length % 2 || days.length <= 7) {
+    if ((days.length - 1 - i) % 2 === 0 || days.length <= 7) {
       const label = svgEl("text", { x: x + step * 0.35, y: height - 8, "text-anchor": "middle", "font-size": 11, fill: "#6b7280" });
       label.textContent = day.slice(5);
       svg.appendChild(label);

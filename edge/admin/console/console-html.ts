@@ -60,8 +60,7 @@ export const CONSOLE_HTML = `
 </div>
 <table id="keys"><thead><tr>
   <th>name</th><th>id</th><th>key</th><th>status</th><th>created</th><th>last used</th><th>expires</th>
-  <th>requests / min</th><th>tokens / min</th><th>concurrent</th><th>budget</th><th>models</th>
-  <th>turns</th><th>tokens in / out</th><th>cost</th><th></th>
+  <th>limits</th><th>budget</th><th>models</th><th>turns</th><th>tokens in / out</th><th>cost</th><th></th>
 </tr></thead><tbody></tbody></table>
 <form id="issue-key">
   <label>name <input name="name" required placeholder="ci"></label>

@@ -53,6 +53,12 @@ async function listAll(path) {
 const tenantPath = (id) => "tenants/" + encodeURIComponent(id);
 const when = (iso, none) => (iso === null || iso === undefined ? none : iso.slice(0, 16).replace("T", " ") + " UTC");
 const limit = (n) => (n === null ? "–" : n === 0 ? "unlimited" : String(n));
+/** A policy's limits in one cell ("–": none of its own). */
+function limits(l) {
+  const parts = [[l.requests_per_minute, "requests / min"], [l.tokens_per_minute, "tokens / min"], [l.concurrent_requests, "concurrent"]]
+    .filter(([n]) => n !== null).map(([n, what]) => limit(n) + " " + what);
+  return parts.length === 0 ? "–" : parts.join(", ");
+}
 const budget = (b) => (b === null ? "–" : money(b.amount) + " / " + b.period);
 function money(n) { return n === 0 ? "0" : n < 0.01 ? n.toPrecision(2) : n.toFixed(2); }
 function count(n) { return n >= 1e6 ? (n / 1e6).toFixed(1) + "M" : n >= 1e4 ? (n / 1e3).toFixed(1) + "k" : String(n); }
@@ -93,9 +99,8 @@ function renderTenants() {
 function renderKeys(tenant, keys) {
   $("keys-tenant").textContent = tenant.name + " (" + tenant.id + ")";
   const spend = tenant.spend ? " (spent " + money(tenant.spend.amount) + ", remaining " + money(tenant.spend.remaining) + ")" : "";
-  $("tenant-policy").textContent = "tenant limits: requests / min " + limit(tenant.limits.requests_per_minute) +
-    " · tokens / min " + limit(tenant.limits.tokens_per_minute) + " · concurrent " + limit(tenant.limits.concurrent_requests) +
-    " · budget " + budget(tenant.budget) + spend + " · models " + (tenant.models === null ? "any" : tenant.models.join(", "));
+  $("tenant-policy").textContent = "tenant limits: " + limits(tenant.limits) + " · budget " + budget(tenant.budget) + spend +
+    " · models " + (tenant.models === null ? "any" : tenant.models.join(", ")) + " (–: the deployment's defaults)";
   clear("keys");
   const totals = consoleState.status ? consoleState.status.keyTotals : [];
   for (const k of keys) {
@@ -108,8 +113,8 @@ function renderKeys(tenant, keys) {
       action = { node: button };
     }
     row("keys", [k.name, k.id, k.partial_key_hint || (k.read_only ? "API_KEYS" : "–"), { text: k.status, className: "status-" + k.status },
-      when(k.created_at, "–"), when(k.last_used_at, "never"), when(k.expires_at, "never"), limit(k.limits.requests_per_minute),
-      limit(k.limits.tokens_per_minute), limit(k.limits.concurrent_requests), budget(k.budget), k.models === null ? "any" : k.models.join(", "),
+      when(k.created_at, "–"), when(k.last_used_at, "never"), when(k.expires_at, "never"), limits(k.limits),
+      budget(k.budget), k.models === null ? "any" : k.models.join(", "),
       used ? used.turns : 0, used ? count(used.inputTokens) + " / " + count(used.outputTokens) : "0 / 0", used ? money(used.cost) : "0", action]);
     $("keys").tBodies[0].lastChild.dataset.key = k.id;
   }

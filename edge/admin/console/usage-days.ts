@@ -6,12 +6,14 @@
  */
 import type { UsageReport, UsageTotals } from "../../tenancy/authority/usage-ledger.ts";
 import { units } from "../../tenancy/pricing.ts";
-import { dayOf } from "../../tenancy/usage-do.ts";
 
 export const USAGE_DAYS = 14;
 const DAY_MS = 86_400_000;
 
 type TenantReport = UsageReport & { tenant: string };
+
+/** A UTC day as `YYYY-MM-DD` (the ledger's day buckets). */
+const dayOf = (epochMs: number) => new Date(epochMs).toISOString().slice(0, 10);
 
 /** The days the charts cover, oldest first: [from, to] as `YYYY-MM-DD`. */
 export function usageWindow(now: number): { from: string; to: string } {
