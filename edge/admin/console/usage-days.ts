@@ -4,13 +4,24 @@
  * tenant (the status page's table), from the same reports `/admin/usage` reads. Amounts are
  * currency units of the price table's currency; nothing here names a secret (keys by id only).
  */
-import type { UsageReport, UsageTotals } from "../../tenancy/authority/usage-ledger.ts";
 import { units } from "../../tenancy/pricing.ts";
 
 export const USAGE_DAYS = 14;
 const DAY_MS = 86_400_000;
 
-type TenantReport = UsageReport & { tenant: string };
+/** The fields read from a tenant's usage report (the ledger's UsageReport, usage.ts's usageOf). */
+interface UsageTotals {
+  turns: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  costNano: number;
+}
+interface TenantReport {
+  tenant: string;
+  days: readonly (UsageTotals & { day: string; keyId: string })[];
+  keys: readonly (UsageTotals & { keyId: string })[];
+}
 
 /** A UTC day as `YYYY-MM-DD` (the ledger's day buckets). */
 const dayOf = (epochMs: number) => new Date(epochMs).toISOString().slice(0, 10);
