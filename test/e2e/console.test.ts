@@ -29,7 +29,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   context = await browser.newContext({
     httpCredentials: { username: "operator", password: DEV_ADMIN_TOKEN },
-    viewport: { width: 1600, height: 1000 },
+    viewport: { width: 1800, height: 1000 },
   });
   page = await context.newPage();
   page.on("dialog", (dialog) => void dialog.accept());

@@ -6,6 +6,7 @@
  * the page's memory only.
  */
 export const CONSOLE_STYLE = `
+  #console { width: max-content; min-width: 100%; }
   #console form { display: flex; gap: .5rem; flex-wrap: wrap; align-items: end; margin: .5rem 0; }
   #console label { display: flex; flex-direction: column; font-size: .8rem; color: #4b5563; }
   #console input, #console select { font: inherit; padding: .2rem .4rem; }

@@ -99,8 +99,9 @@ function renderTenants() {
 function renderKeys(tenant, keys) {
   $("keys-tenant").textContent = tenant.name + " (" + tenant.id + ")";
   const spend = tenant.spend ? " (spent " + money(tenant.spend.amount) + ", remaining " + money(tenant.spend.remaining) + ")" : "";
-  $("tenant-policy").textContent = "tenant limits: " + limits(tenant.limits) + " · budget " + budget(tenant.budget) + spend +
-    " · models " + (tenant.models === null ? "any" : tenant.models.join(", ")) + " (–: the deployment's defaults)";
+  const own = limits(tenant.limits);
+  $("tenant-policy").textContent = "tenant limits: " + (own === "–" ? "the deployment's defaults" : own) + " · budget " +
+    budget(tenant.budget) + spend + " · models " + (tenant.models === null ? "any" : tenant.models.join(", "));
   clear("keys");
   const totals = consoleState.status ? consoleState.status.keyTotals : [];
   for (const k of keys) {
