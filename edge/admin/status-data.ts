@@ -1,17 +1,20 @@
 /**
  * The status page's data (GET /admin/status.json): every pool and worker as the PoolDOs hold them,
  * each reachable worker's own Health and Stats (sessions, checkpoint store use), the cache hit rate
- * and latest turns from the EdgeMetricsDO, and today's usage per tenant.
+ * and latest turns from the EdgeMetricsDO, and usage: today's per tenant, per day over the console's
+ * window (console/usage-days.ts) and each key's totals.
  */
 import type { RecentTurn } from "../metrics/edge-metrics-do.ts";
 import { metricsStub } from "../metrics/record.ts";
 import type { PoolWorker } from "../pool/placement.ts";
 import { poolStub, poolView } from "../pool/pool-client.ts";
+import { registryStub } from "../tenancy/registry/registry-do.ts";
 import { dayOf } from "../tenancy/usage-do.ts";
 import { capabilityHeaders, workerScope } from "../worker/worker-capability.ts";
 import { workerClient } from "../worker/worker-client.ts";
 import { rpcErrorToApiError } from "../worker/worker-errors.ts";
 import type { AdminContext } from "./bindings.ts";
+import { keyTotals, usageDays, usageToday, usageWindow } from "./console/usage-days.ts";
 import { knownTenants, usageOf } from "./usage.ts";
 
 const WORKER_RPC_TIMEOUT_MS = 2000;
@@ -41,11 +44,13 @@ type WorkerSelf =
 
 export async function statusData(rc: AdminContext) {
   const now = Date.now();
-  const [workers, counters, recent, usage] = await Promise.all([
+  const span = usageWindow(now);
+  const [workers, counters, recent, usage, prices] = await Promise.all([
     poolView(rc.env, rc.config, true),
     metricsStub(rc.env).samples(),
     metricsStub(rc.env).recentTurns(),
-    knownTenants(rc).then((tenants) => usageOf(rc, tenants, { from: dayOf(now), to: dayOf(now) })),
+    knownTenants(rc).then((tenants) => usageOf(rc, tenants, span)),
+    registryStub(rc.env).prices(),
   ]);
   const selves = await Promise.all(workers.map((w) => askWorker(rc, w)));
   const pools = await Promise.all(
@@ -102,13 +107,9 @@ export async function statusData(rc: AdminContext) {
       count: reachable.reduce((a, s) => a + s.checkpoints, 0),
       bytes: reachable.reduce((a, s) => a + s.checkpointBytes, 0),
     },
-    usageToday: usage.map((u) => ({
-      tenant: u.tenant,
-      turns: u.days.reduce((a, d) => a + d.turns, 0),
-      inputTokens: u.days.reduce((a, d) => a + d.inputTokens, 0),
-      cachedTokens: u.days.reduce((a, d) => a + d.cachedTokens, 0),
-      outputTokens: u.days.reduce((a, d) => a + d.outputTokens, 0),
-    })),
+    usageToday: usageToday(usage, dayOf(now)),
+    usageDays: usageDays(usage, span, prices.currency),
+    keyTotals: keyTotals(usage),
   };
 }
 

@@ -2,7 +2,13 @@
  * The status page (GET /admin/status): one static HTML document, no framework. Its script reads
  * /admin/status.json (same origin: the browser resends the admin credentials it was asked for) every
  * 5 seconds and fills the tables with textContent only, so nothing a worker reports becomes markup.
+ * Below the pool, the console (console/: tenants, keys, usage and cost charts, and the changes an
+ * operator makes there; docs/operations/console.md).
  */
+import { CHART_SCRIPT } from "./console/chart-script.ts";
+import { CONSOLE_HTML, CONSOLE_STYLE } from "./console/console-html.ts";
+import { CONSOLE_SCRIPT } from "./console/console-script.ts";
+
 export const STATUS_PAGE_HTML = `<!doctype html>
 <html lang="en">
 <head>
@@ -22,7 +28,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
   .tile b { display: block; font-size: 1.3rem; }
   #error { color: #b3261e; }
   .muted { color: #6b7280; }
-</style>
+${CONSOLE_STYLE}</style>
 </head>
 <body>
 <h1>Frontier status</h1>
@@ -55,7 +61,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 <table id="usage"><thead><tr>
   <th>tenant</th><th>turns</th><th>input tokens</th><th>cached tokens</th><th>output tokens</th>
 </tr></thead><tbody></tbody></table>
-
+${CONSOLE_HTML}
 <script>
 "use strict";
 const $ = (id) => document.getElementById(id);
@@ -63,7 +69,8 @@ function row(table, cells) {
   const tr = document.createElement("tr");
   for (const cell of cells) {
     const td = document.createElement("td");
-    if (cell && typeof cell === "object") { td.textContent = cell.text; td.className = cell.className; }
+    if (cell && typeof cell === "object" && cell.node) td.appendChild(cell.node);
+    else if (cell && typeof cell === "object") { td.textContent = cell.text; td.className = cell.className; }
     else td.textContent = cell === null || cell === undefined ? "–" : String(cell);
     tr.appendChild(td);
   }
@@ -105,14 +112,21 @@ function render(s) {
   $("updated").textContent = new Date(s.generatedAt).toLocaleTimeString();
   document.body.dataset.loaded = "true";
 }
+${CHART_SCRIPT}${CONSOLE_SCRIPT}
+/** Each refresh renders only if no later one started (a slow answer never overwrites a newer one). */
+let refreshSeq = 0;
 async function refresh() {
+  const seq = ++refreshSeq;
   try {
     const response = await fetch("status.json", { credentials: "same-origin", cache: "no-store" });
     if (!response.ok) throw new Error("status.json answered " + response.status);
-    render(await response.json());
+    const status = await response.json();
+    if (seq !== refreshSeq) return;
+    render(status);
     $("error").textContent = "";
+    await refreshConsole(status, seq);
   } catch (error) {
-    $("error").textContent = String(error);
+    if (seq === refreshSeq) $("error").textContent = String(error);
   }
 }
 refresh();
