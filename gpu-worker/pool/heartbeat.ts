@@ -3,6 +3,11 @@
  * edge's authenticated internal endpoint (`POST /internal/pool/heartbeat`, bearer pool token), the
  * report being the proto's `WorkerReport` in proto JSON.
  * A failing edge is retried every interval; the state changes are logged once, never the token.
+ * A heartbeat waits up to `HEARTBEAT_ANSWER_MS` for the edge's answer, not one interval: the pool
+ * takes a worker for down only after `HEARTBEAT_TIMEOUT_MS` (6 s) without one, so a heartbeat a
+ * crowded edge answers in 1–5 s still keeps the worker up. Giving up after the interval lost every
+ * heartbeat while the edge lagged, and the pool refused every new session although both workers
+ * were serving (the 256-agent load run, docs/bench/history/issue-42-load.md).
  */
 import { randomBytes } from "node:crypto";
 import { toJson } from "@bufbuild/protobuf";
@@ -22,6 +27,9 @@ export interface Heartbeat {
   stop(leaving: boolean): Promise<void>;
 }
 
+/** How long one heartbeat waits for the edge's answer (below the pool's 6 s staleness bound). */
+const HEARTBEAT_ANSWER_MS = 5000;
+
 /** A random id for this process: a restarted worker is a new member (a drain does not outlive it). */
 export const BOOT_ID = randomBytes(8).toString("hex");
 
@@ -39,7 +47,7 @@ export function startHeartbeat(options: HeartbeatOptions, report: () => WorkerRe
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${options.token}` },
         body: JSON.stringify(toJson(WorkerReportSchema, { ...report(), ...extra })),
-        signal: AbortSignal.timeout(Math.max(1000, options.intervalMs)),
+        signal: AbortSignal.timeout(Math.max(HEARTBEAT_ANSWER_MS, options.intervalMs)),
       });
       ok = response.ok;
       detail = ok ? "" : `HTTP ${response.status}`;
