@@ -286,7 +286,9 @@ export class SequenceDispatcher {
         this.#shareTimer = undefined;
         this.pump();
       },
-      Math.max(0, at - Date.now()) + 1,
+      // Due at the window's end exactly (a waiter is eligible from then on); one that fires early
+      // finds the tenant still sharing, and the pump arms it again.
+      Math.max(0, at - Date.now()),
     );
     timer.unref();
     this.#shareTimer = { at, timer };

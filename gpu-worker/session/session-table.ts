@@ -4,6 +4,7 @@ import type { SessionCheckpoints } from "../checkpoints/session-checkpoints.ts";
 import { DATA_KEY_BYTES, type TenantDataKey } from "../checkpoints/state/sealed-file.ts";
 import { WorkerFailure } from "../errors.ts";
 import { log } from "../log.ts";
+import { BusyWaiters } from "./busy-waiters.ts";
 import type { LeasedSession, LiveSession } from "./live-session.ts";
 import { type QueueStats, SequenceDispatcher } from "./sequence-dispatcher.ts";
 import { SessionEpochs } from "./session-epochs.ts";
@@ -22,6 +23,8 @@ export interface SessionTableOptions {
   maxQueuePerTenant?: number;
   /** Sequences one tenant's running turns may hold at once (default: all). */
   tenantMaxSequences?: number;
+  /** How long a request waits for its session while another request holds it (default 30 s). */
+  busyWaitMs?: number;
 }
 
 /**
@@ -44,6 +47,8 @@ export class SessionTable {
   readonly #epochs = new SessionEpochs();
   readonly #scheduler: CheckpointScheduler | undefined;
   readonly #parking: SessionParking;
+  readonly #busyWaiters = new BusyWaiters();
+  readonly #busyWaitMs: number;
 
   constructor(
     engine: Engine,
@@ -51,6 +56,7 @@ export class SessionTable {
     options: SessionTableOptions = { maxQueue: 64 },
   ) {
     this.#checkpoints = checkpoints;
+    this.#busyWaitMs = options.busyWaitMs ?? 30_000;
     this.#scheduler =
       checkpoints && new CheckpointScheduler(checkpoints, options.checkpointDelayMs ?? 250, () => this.#changed());
     this.#parking = new SessionParking(this.#scheduler, (s) => {
@@ -149,17 +155,25 @@ export class SessionTable {
     const key = sessionKey(tenant, sessionId);
     this.#parking.returned(key);
     let session = this.#sessions.get(key);
-    // The live KV comes first: a checkpoint write that has not started is cancelled (the next tool
-    // turn schedules a newer one). One that is reading the sequence (the engine's dump; parking or a
-    // hand-over) finishes that step first; parking removes the session, so look it up again.
-    while (session) {
-      if (this.#scheduler?.cancel(session)) log("checkpoint deferred", { session: sessionId.slice(0, 8) });
-      if (!session.saving) break;
-      await session.saving;
+    const busyUntil = Date.now() + this.#busyWaitMs;
+    for (;;) {
+      // The live KV comes first: a checkpoint write that has not started is cancelled (the next tool
+      // turn schedules a newer one). One that is reading the sequence (the engine's dump; parking or a
+      // hand-over) finishes that step first; parking removes the session, so look it up again.
+      while (session) {
+        if (this.#scheduler?.cancel(session)) log("checkpoint deferred", { session: sessionId.slice(0, 8) });
+        if (!session.saving) break;
+        await session.saving;
+        session = this.#sessions.get(key);
+      }
+      signal?.throwIfAborted();
+      if (!session?.busy) break;
+      // Another request holds it (often this client's own aborted turn, still stopping): wait for it.
+      await this.#busyWaiters.next(signal, busyUntil, () =>
+        WorkerFailure.busy("another request on this session is still running"),
+      );
       session = this.#sessions.get(key);
     }
-    signal?.throwIfAborted();
-    if (session?.busy) throw WorkerFailure.busy("another request on this session is still running");
     if (!session) {
       session = {
         tenant,
@@ -298,6 +312,7 @@ export class SessionTable {
 
   /** A sequence may have been freed, or a session become parkable: let the dispatcher hand it on. */
   #changed(): void {
+    this.#busyWaiters.wakeAll();
     this.#dispatcher.pump();
   }
 }

@@ -267,9 +267,16 @@ class Run {
   #waiting(r: LeaseRecord): boolean {
     return (
       r.state === "pending" &&
+      !this.#waitingForSession(r) &&
       !this.checkpoints.restoringSessions().has(r.id) &&
       !this.checkpoints.savingSessions().has(r.id)
     );
+  }
+
+  /** An earlier request of the same session holds it (leased, or itself still pending): r waits for the session, not in the queue. */
+  #waitingForSession(r: LeaseRecord): boolean {
+    const at = this.records.indexOf(r);
+    return this.records.some((q, i) => i < at && q.id === r.id && (q.state === "leased" || q.state === "pending"));
   }
 
   #restoresOf(id: string): number {
