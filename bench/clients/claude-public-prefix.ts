@@ -175,6 +175,11 @@ async function main(): Promise<void> {
       await runClaude(proxy.url, key, args, dirs[run.tenant] ?? userDirs());
       writeFileSync(join(dump, `run-${n + 1}-${tenant}.requests.json`), `[${proxy.bodies.slice(sent).join(",\n")}]\n`);
       const t = firstTurn(logs.slice(from));
+      if (n === 0 && !logs.some((l) => l.includes(" public prefix saved "))) {
+        console.log(
+          "warning: the first cold prefill saved no public prefix: the registration does not match the request",
+        );
+      }
       const prompt = Number(t?.prompt ?? 0);
       const cached = Number(t?.cached ?? 0);
       const conversation = RUNS.slice(0, n + 1).filter((r) => r.tenant === run.tenant).length;
