@@ -12,10 +12,12 @@
  * worker's time to first token. Claude Code runs with CLAUDE_CODE_DISABLE_AUTO_MEMORY=1: with its
  * auto memory on, its system prompt names the user's memory folder (home and project path) 3.6k
  * characters in, and only what comes before that is the same for every user.
+ * Leaves the worker's log and every request body Claude Code sent (through a recording proxy in
+ * front of the edge) in a folder under $TMPDIR, whose path it prints.
  */
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { publicPrefixEntry, workerFormat } from "../../scripts/public-prefix.ts";
@@ -70,7 +72,7 @@ async function runClaude(
   await runCli(CLAUDE, args, { cwd: dirs.work, env: claudeEnv(baseUrl, key, dirs.home), timeoutMs: 600_000 });
 }
 
-/** Claude Code's main first request (the one with the most tools), as a user in a fresh home sends it. */
+/** Claude Code's main first request (its first with tools), as a user in a fresh home sends it. */
 async function captureFirstRequest(): Promise<unknown> {
   const bodies: { tools?: unknown[] }[] = [];
   const server = createServer((req, res) => {
@@ -92,9 +94,38 @@ async function captureFirstRequest(): Promise<unknown> {
     server.close();
     dirs.remove();
   }
-  const main = bodies.sort((a, b) => (b.tools?.length ?? 0) - (a.tools?.length ?? 0))[0];
+  // Its first attempt: after the recorded errors Claude Code 2.1.332 falls back to another request
+  // (21 tools listed in full instead of 12 with deferred tool search) that a server which answers never sees.
+  const main = bodies.find((b) => (b.tools?.length ?? 0) > 0);
   if (!main) throw new Error("Claude Code sent no request");
   return main;
+}
+
+/** A pass-through proxy to `target` that keeps every POST body it forwards, in order. */
+async function recordingProxy(target: string): Promise<{ url: string; bodies: string[]; close: () => void }> {
+  const bodies: string[] = [];
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      if (req.method === "POST") bodies.push(body.toString());
+      const forward = request(
+        { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
+        (reply) => {
+          res.writeHead(reply.statusCode ?? 502, reply.headers);
+          reply.pipe(res);
+        },
+      );
+      forward.on("error", () => res.destroy());
+      forward.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return { url: `http://127.0.0.1:${port}`, bodies, close: () => server.close() };
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -130,6 +161,8 @@ async function main(): Promise<void> {
   });
   const rows: string[] = [];
   const dirs = TENANTS.map(() => userDirs());
+  const dump = mkdtempSync(join(tmpdir(), "frontier-pp-dump-"));
+  const proxy = await recordingProxy(stack.edgeUrl);
   try {
     const logs = stack.workers[0]?.logs ?? [];
     for (const [n, run] of RUNS.entries()) {
@@ -137,9 +170,16 @@ async function main(): Promise<void> {
       if (!who) throw new Error(`no tenant ${run.tenant}`);
       const { tenant, key } = who;
       const from = logs.length;
+      const sent = proxy.bodies.length;
       const args = ["-p", run.task, "--allowedTools", "Bash", "--max-turns", "4"];
-      await runClaude(stack.edgeUrl, key, args, dirs[run.tenant] ?? userDirs());
+      await runClaude(proxy.url, key, args, dirs[run.tenant] ?? userDirs());
+      writeFileSync(join(dump, `run-${n + 1}-${tenant}.requests.json`), `[${proxy.bodies.slice(sent).join(",\n")}]\n`);
       const t = firstTurn(logs.slice(from));
+      if (n === 0 && !logs.some((l) => l.includes(" public prefix saved "))) {
+        console.log(
+          "warning: the first cold prefill saved no public prefix: the registration does not match the request",
+        );
+      }
       const prompt = Number(t?.prompt ?? 0);
       const cached = Number(t?.cached ?? 0);
       const conversation = RUNS.slice(0, n + 1).filter((r) => r.tenant === run.tenant).length;
@@ -149,7 +189,10 @@ async function main(): Promise<void> {
       console.log(rows.at(-1));
     }
   } finally {
+    proxy.close();
     await stack.stop();
+    writeFileSync(join(dump, "worker.log"), `${(stack.workers[0]?.logs ?? []).join("\n")}\n`);
+    console.log(`worker log and Claude Code's requests: ${dump}`);
     for (const d of dirs) d.remove();
     rmSync(state, { recursive: true, force: true });
   }

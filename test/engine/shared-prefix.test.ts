@@ -193,6 +193,39 @@ describe("public prefixes", () => {
   });
 });
 
+describe("public prefix and cold anchor at one save point", () => {
+  it("a cold prefill saves both at the end of system + tools; another tenant restores the public one and samples as cold", async () => {
+    const reference = await withHarness((h) => h.turn("tenant-b", newSessionId(), task("two"), 16), {
+      sharedPrefix: false,
+    });
+    expect(reference.decision).toBe("cold");
+    // Registered as an operator registers a client version: its whole header, where the tenant's anchor also goes.
+    const header = renderedHeader(task("x"));
+    const publicPrefixes = [{ name: "team-client", sha256: publicPrefixHash(header), chars: header.length }];
+    await withHarness(
+      async (h) => {
+        const first = await h.turn("tenant-a", newSessionId(), task("one"), 4);
+        expect(first.decision).toBe("cold");
+        await h.settle();
+        const anchor = h.deps.checkpoints?.store.findLongestPrefix(testDataKey("tenant-a"), header);
+        expect(anchor?.reason).toBe("cold-anchor");
+        const state = h.deps.shared?.publicPrefixes.entries[0];
+        const saved = state && h.deps.shared?.publicStates.get(state);
+        expect(saved?.tokens.length).toBe(anchor?.tokenCount);
+        const other = await h.turn("tenant-b", newSessionId(), task("two"), 16);
+        expect(other.decision).toBe("public-prefix");
+        expect(other.cachedTokens).toBe(anchor?.tokenCount);
+        expect(other.promptTokens).toBe(reference.promptTokens);
+        expect(other.text).toBe(reference.text);
+        expect(other.toolCalls.map((c) => [c.name, c.argumentsJson])).toEqual(
+          reference.toolCalls.map((c) => [c.name, c.argumentsJson]),
+        );
+      },
+      { anchorMinTokens: 1, sharedPrefix: { blockTokens: 64, minTokens: 64, publicPrefixes } },
+    );
+  });
+});
+
 /** The rendered system + tools of a conversation (what an operator registers for a client version). */
 function renderedHeader(conversation: MessageInitShape<typeof ConversationSchema>): string {
   const rendered = new ChatMlFormat().render(create(ConversationSchema, conversation));
