@@ -19,6 +19,11 @@ export interface LoadSettings {
   sequences: number;
   /** KV cells per sequence (FRONTIER_CONTEXT_SIZE), the same for llama-server's slots. */
   contextSize: number;
+  /**
+   * Turns each worker may hold waiting for a sequence (FRONTIER_MAX_QUEUE; the worker's default 64):
+   * past it, and past a tenant's quarter of it, the worker refuses with 529 and the client retries.
+   */
+  maxQueue: number;
   /** API keys the agents are spread over (one tenant each). */
   tenants: number;
   /** Share of turns whose client aborts the stream after the first event (then re-sends the turn). */
@@ -52,6 +57,7 @@ const DEFAULTS: LoadSettings = {
   workers: 2,
   sequences: 4,
   contextSize: 8192,
+  maxQueue: 64,
   tenants: 4,
   abortShare: 0.1,
   maxTokens: 48,
@@ -73,6 +79,7 @@ const NUMERIC_KEYS = {
   workers: "workers",
   sequences: "sequences",
   context: "contextSize",
+  queue: "maxQueue",
   tenants: "tenants",
   abort: "abortShare",
   "max-tokens": "maxTokens",
@@ -130,7 +137,7 @@ function nonNegative(name: string, text: string): number {
 export function describeSettings(s: LoadSettings): string {
   return [
     `${s.agents} agents × ${s.waves} waves × ${s.turns} turns`,
-    `${s.workers} worker${s.workers > 1 ? "s" : ""} × ${s.sequences} sequences (context ${s.contextSize})`,
+    `${s.workers} worker${s.workers > 1 ? "s" : ""} × ${s.sequences} sequences (context ${s.contextSize}, queue ${s.maxQueue})`,
     `${s.tenants} tenant${s.tenants > 1 ? "s" : ""}`,
     `max_tokens ${s.maxTokens}`,
     `system ≈${s.systemTokens} tokens per agent`,

@@ -47,6 +47,7 @@ export async function startLoadStack(
       FRONTIER_MODEL_PATH: modelPath,
       FRONTIER_CONTEXT_SIZE: String(settings.contextSize),
       FRONTIER_SEQUENCES: String(settings.sequences),
+      FRONTIER_MAX_QUEUE: String(settings.maxQueue),
     },
     workerEnvFor: (id) => ({ FRONTIER_STATE_DIR: join(stateDir, id) }),
     edgeVars: { API_KEYS: JSON.stringify(digests) },
