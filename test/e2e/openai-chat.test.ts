@@ -59,7 +59,9 @@ describe("OpenAI Chat Completions through the openai SDK", () => {
       expect(await verifyId(DEV_ID_SECRET, call.id, "local")).toEqual({ kind: "call", session });
       expect(() => JSON.parse(call.function.arguments)).not.toThrow();
     }
-    expect(cachedOf(first)).toBe(0);
+    // A first turn starts cold or from a prefix another conversation of the tenant shares (the same
+    // system and tools: docs/operations/shared-prefixes.md), never from all of its input.
+    expect(cachedOf(first)).toBeLessThan(first.usage?.prompt_tokens ?? 0);
 
     const assistant = first.choices[0]?.message;
     if (!assistant) throw new Error("no message");
