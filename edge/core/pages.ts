@@ -24,3 +24,35 @@ export function pageOf<T extends { id: string }>(rows: readonly T[], request: Pa
   const data = more ? (request.beforeId !== undefined ? rows.slice(1) : rows.slice(0, request.limit)) : [...rows];
   return { data, has_more: more, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }
+
+/**
+ * A page of `table`'s rows in `seq` order (the column every paged table keeps), `limit + 1` rows
+ * fetched as {@link pageOf} wants; undefined for a cursor id the table does not hold. `filter` adds
+ * `AND …` conditions with their arguments.
+ */
+export function seqPage<R extends Record<string, SqlStorageValue>, T extends { id: string }>(
+  sql: SqlStorage,
+  table: string,
+  request: PageRequest,
+  map: (row: R) => T,
+  filter: { where: string; args: SqlStorageValue[] } = { where: "", args: [] },
+): Page<T> | undefined {
+  const cursorId = request.beforeId ?? request.afterId;
+  const cursor =
+    cursorId === undefined
+      ? 0
+      : sql.exec<{ seq: number }>(`SELECT seq FROM ${table} WHERE id = ?`, cursorId).toArray()[0]?.seq;
+  if (cursor === undefined) return undefined;
+  const before = request.beforeId !== undefined;
+  const rows = sql
+    .exec<R>(
+      `SELECT * FROM ${table} WHERE seq ${before ? "<" : ">"} ? ${filter.where} ORDER BY seq ${before ? "DESC" : "ASC"} LIMIT ?`,
+      cursor,
+      ...filter.args,
+      request.limit + 1,
+    )
+    .toArray()
+    .map(map);
+  if (before) rows.reverse();
+  return pageOf(rows, request);
+}

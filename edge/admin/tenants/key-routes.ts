@@ -95,9 +95,7 @@ export async function handleUpdateKey(
   tenant: string,
   id: string,
 ): Promise<Response> {
-  const admin = await requireAdmin(request, rc, { scope: "keys", tenant });
-  await knownTenant(rc, tenant);
-  refuseEnvKey(rc, tenant, id);
+  const admin = await keyChanger(request, rc, tenant, id);
   const body = await bodyObject(request);
   const authority = authorityOf(rc.env, tenant);
   const before = found(await authority.key(id), id);
@@ -127,9 +125,7 @@ export async function handleRevokeKey(
   tenant: string,
   id: string,
 ): Promise<Response> {
-  const admin = await requireAdmin(request, rc, { scope: "keys", tenant });
-  await knownTenant(rc, tenant);
-  refuseEnvKey(rc, tenant, id);
+  const admin = await keyChanger(request, rc, tenant, id);
   const revoked = await authorityOf(rc.env, tenant).revokeKey(id);
   if (revoked === "revoked") throw conflict(`Key ${id} is revoked already`);
   const key = found(revoked, id);
@@ -146,9 +142,7 @@ export async function handleRotateKey(
   tenant: string,
   id: string,
 ): Promise<Response> {
-  const admin = await requireAdmin(request, rc, { scope: "keys", tenant });
-  await knownTenant(rc, tenant);
-  refuseEnvKey(rc, tenant, id);
+  const admin = await keyChanger(request, rc, tenant, id);
   const body = await bodyObject(request);
   const grace =
     body.grace_seconds === undefined
@@ -223,4 +217,12 @@ async function audit(
 ): Promise<void> {
   const change = { action, tenant, target: { type: "api_key", id }, diff: auditDiff(diff.before, diff.after) };
   await registryStub(rc.env).appendAudit(change, auditContext(request, rc, admin));
+}
+
+/** The admin allowed to change `tenant`'s key `id`: a keys-scoped admin of a known tenant; an `API_KEYS` key is read-only (409). */
+async function keyChanger(request: Request, rc: AdminContext, tenant: string, id: string) {
+  const admin = await requireAdmin(request, rc, { scope: "keys", tenant });
+  await knownTenant(rc, tenant);
+  refuseEnvKey(rc, tenant, id);
+  return admin;
 }

@@ -5,7 +5,7 @@
  * the grace period ends. A revoked key stays as a row (its usage history names it) and never
  * authenticates again; an inactive one can be made active again.
  */
-import { type Page, type PageRequest, pageOf } from "../../core/pages.ts";
+import { type Page, type PageRequest, seqPage } from "../../core/pages.ts";
 import { sameDigest } from "../keys/key-digest.ts";
 import type { Policy } from "./policy.ts";
 
@@ -114,20 +114,7 @@ export class KeyStore {
 
   /** A page of keys in creation order (undefined for an unknown cursor). */
   page(request: PageRequest, now: number): Page<KeyInfo> | undefined {
-    const cursorId = request.beforeId ?? request.afterId;
-    const cursor = cursorId === undefined ? 0 : this.#row(cursorId)?.seq;
-    if (cursor === undefined) return undefined;
-    const before = request.beforeId !== undefined;
-    const rows = this.sql
-      .exec<KeyRow>(
-        `SELECT * FROM api_keys WHERE seq ${before ? "<" : ">"} ? ORDER BY seq ${before ? "DESC" : "ASC"} LIMIT ?`,
-        cursor,
-        request.limit + 1,
-      )
-      .toArray()
-      .map((row) => info(row, now));
-    if (before) rows.reverse();
-    return pageOf(rows, request);
+    return seqPage(this.sql, "api_keys", request, (row: KeyRow) => info(row, now));
   }
 
   /** Apply a patch; undefined for an unknown key, `revoked` for one that can no longer change. */

@@ -3,7 +3,7 @@
  * is confined to, and the keyed digest of its secret (never the secret). The env admin token is not
  * here: it is the break-glass root and the only one that manages admin keys.
  */
-import { type Page, type PageRequest, pageOf } from "../../core/pages.ts";
+import { type Page, type PageRequest, seqPage } from "../../core/pages.ts";
 import { sameDigest } from "../keys/key-digest.ts";
 
 /** What an admin key may do: read everything in its reach, manage API keys, prices and budgets, the worker pool. */
@@ -82,20 +82,7 @@ export class AdminKeyStore {
   }
 
   page(request: PageRequest): Page<AdminKeyInfo> | undefined {
-    const cursorId = request.beforeId ?? request.afterId;
-    const cursor = cursorId === undefined ? 0 : this.#row(cursorId)?.seq;
-    if (cursor === undefined) return undefined;
-    const before = request.beforeId !== undefined;
-    const rows = this.sql
-      .exec<Row>(
-        `SELECT * FROM admin_keys WHERE seq ${before ? "<" : ">"} ? ORDER BY seq ${before ? "DESC" : "ASC"} LIMIT ?`,
-        cursor,
-        request.limit + 1,
-      )
-      .toArray()
-      .map(infoOf);
-    if (before) rows.reverse();
-    return pageOf(rows, request);
+    return seqPage(this.sql, "admin_keys", request, infoOf);
   }
 
   #row(id: string): Row | undefined {

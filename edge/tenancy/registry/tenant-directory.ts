@@ -4,7 +4,7 @@
  * Only admin routes read it (lists, reports, metrics): a request finds its tenant's authority from
  * its key alone. Archived tenants stay, so their usage history stays reachable.
  */
-import { type Page, type PageRequest, pageOf } from "../../core/pages.ts";
+import { type Page, type PageRequest, seqPage } from "../../core/pages.ts";
 
 export interface DirectoryTenant {
   id: string;
@@ -85,26 +85,14 @@ export class TenantDirectory {
     request: PageRequest,
     options: { includeArchived: boolean; only?: string | undefined },
   ): Page<DirectoryTenant> | undefined {
-    const seqOf = (id: string) =>
-      this.sql.exec<{ seq: number }>("SELECT seq FROM tenants WHERE id = ?", id).toArray()[0]?.seq;
-    const cursorId = request.beforeId ?? request.afterId;
-    const cursor = cursorId === undefined ? 0 : seqOf(cursorId);
-    if (cursor === undefined) return undefined;
-    const archived = options.includeArchived ? "" : "AND archived_at IS NULL";
-    const only = options.only === undefined ? "" : "AND id = ?";
-    const args = options.only === undefined ? [] : [options.only];
-    const before = request.beforeId !== undefined;
-    const rows = this.sql
-      .exec<Row>(
-        `SELECT * FROM tenants WHERE seq ${before ? "<" : ">"} ? ${archived} ${only} ORDER BY seq ${before ? "DESC" : "ASC"} LIMIT ?`,
-        cursor,
-        ...args,
-        request.limit + 1,
-      )
-      .toArray()
-      .map(tenantOf);
-    if (before) rows.reverse();
-    return pageOf(rows, request);
+    const where = [
+      options.includeArchived ? "" : "AND archived_at IS NULL",
+      options.only === undefined ? "" : "AND id = ?",
+    ].join(" ");
+    return seqPage(this.sql, "tenants", request, tenantOf, {
+      where,
+      args: options.only === undefined ? [] : [options.only],
+    });
   }
 }
 
