@@ -110,7 +110,10 @@ export function canStartNow(w: PoolWorker): boolean {
 export function queueFull(w: PoolWorker): boolean {
   const capacity = w.queueCapacity ?? 0;
   if (capacity === 0 || w.sequencesTotal === 0) return false;
-  const waiting = w.queueDepth + Math.max(0, w.activeRequests + w.pending - w.sequencesTotal);
+  // `activeRequests` counts every request holding a session, those waiting for a sequence included
+  // (worker.proto): only the running ones take sequences from the placements made since.
+  const running = Math.max(0, w.activeRequests - w.queueDepth);
+  const waiting = w.queueDepth + Math.max(0, running + w.pending - w.sequencesTotal);
   return waiting >= capacity;
 }
 

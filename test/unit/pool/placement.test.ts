@@ -130,6 +130,12 @@ describe("placeSession", () => {
     expect(queueFull({ ...filling, pending: 1 })).toBe(false);
     // Every queue full: no placement (the edge answers 529 without sending the turn to be refused).
     expect(placeSession([full], { prefix: "p" })).toBeUndefined();
+    // The requests waiting for a sequence are in `activeRequests` too (worker.proto): they count once.
+    // (Counted twice, a worker with 100 of 160 places taken refused every new session: 529s at 256 agents.)
+    const halfFull = worker("half", { activeRequests: 104, queueDepth: 100, queueCapacity: 160 });
+    expect(queueFull(halfFull)).toBe(false);
+    expect(queueFull({ ...halfFull, pending: 59 })).toBe(false);
+    expect(queueFull({ ...halfFull, pending: 60 })).toBe(true);
     // A worker that does not report its queue's capacity (an older one) is never taken for full.
     expect(queueFull(worker("old", { activeRequests: 4, queueDepth: 50 }))).toBe(false);
   });

@@ -1654,11 +1654,15 @@ export type WorkerReport = Message$1<"frontier.worker.v1.WorkerReport"> & {
   sequencesFree: number;
 
   /**
+   * Requests waiting for a sequence.
+   *
    * @generated from field: uint32 queue_depth = 8;
    */
   queueDepth: number;
 
   /**
+   * Requests holding a session: the running ones and the queue_depth waiting for a sequence.
+   *
    * @generated from field: uint32 active_requests = 9;
    */
   activeRequests: number;
