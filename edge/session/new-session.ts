@@ -34,8 +34,18 @@ export async function placeNew(
   const forced = order[0]?.name === config.homeRegion ? forcedPlacement(pool, config, request) : undefined;
   if (forced) return { placement: forced, forced: true };
   const placed = await placeNewSession(env, config, request, order);
-  if (!placed) throw ApiError.overloaded("No GPU worker is available; retry shortly", 5);
+  if (!placed) throw noPlacement(pool);
   return { placement: placed, forced: false };
+}
+
+/**
+ * Why no worker could take a new session: none is up, or every one that is up has a full queue (its
+ * heartbeat's queue plus the sessions placed since). Both 529: a client retries either.
+ */
+function noPlacement(pool: readonly PoolWorker[]): ApiError {
+  return pool.some((w) => w.state === "up")
+    ? ApiError.overloaded("Every GPU worker's queue is full; retry shortly", 5)
+    : ApiError.overloaded("No GPU worker is available; retry shortly", 5);
 }
 
 /** Tell the pool about a forced placement (no-op otherwise); never rejects. */

@@ -105,6 +105,19 @@ describe("a hinted new conversation is placed like any other", () => {
       expect(await hinted(crypto.randomUUID())).toMatchObject({ status: 200, workers: [A] });
     }
   });
+
+  it("is refused with 529 at the edge, saying the queues are full, when every worker up has a full queue", async () => {
+    const full = { sequences_free: 0, active_requests: 6, resident_sessions: 4, queue_depth: 2, queue_capacity: 2 };
+    await heartbeat(A, full);
+    await heartbeat(B, full);
+    const calls = fake?.urls.length ?? 0;
+    const response = await call("/v1/messages", { method: "POST", body: messagesBody({ system: SYSTEM }) });
+    expect(response.status).toBe(529);
+    const body = (await response.json()) as { error: { type: string; message: string } };
+    expect(body.error).toEqual({ type: "overloaded_error", message: "Every GPU worker's queue is full; retry shortly" });
+    // No worker was sent the turn.
+    expect(fake?.urls.length).toBe(calls);
+  });
 });
 
 describe("an OVERLOADED refusal", () => {
