@@ -114,7 +114,10 @@ describe("a hinted new conversation is placed like any other", () => {
     const response = await call("/v1/messages", { method: "POST", body: messagesBody({ system: SYSTEM }) });
     expect(response.status).toBe(529);
     const body = (await response.json()) as { error: { type: string; message: string } };
-    expect(body.error).toEqual({ type: "overloaded_error", message: "Every GPU worker's queue is full; retry shortly" });
+    expect(body.error).toEqual({
+      type: "overloaded_error",
+      message: "Every GPU worker's queue is full; retry shortly",
+    });
     // No worker was sent the turn.
     expect(fake?.urls.length).toBe(calls);
   });
