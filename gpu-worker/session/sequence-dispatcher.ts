@@ -97,7 +97,10 @@ export class SequenceDispatcher {
       return Promise.reject(abortReason(signal));
     }
     const tenant = session.tenant;
-    const refused = this.#queue.refusal(tenant, this.#share.shared(tenant));
+    // Older waiters first: a sequence freed since the last dispatch goes to them, and what is left
+    // waiting is what this turn's admission counts (not a queue about to move).
+    this.pump();
+    const admission = this.#queue.admission(tenant, this.#share.shared(tenant));
     const parksBefore = this.#parksStarted;
     return new Promise<EngineSequence>((resolve, reject) => {
       const waiter: Waiter = {
@@ -116,20 +119,26 @@ export class SequenceDispatcher {
       this.#queue.push(waiter);
       signal?.addEventListener("abort", waiter.onAbort, { once: true });
       this.pump();
-      // Still waiting, and nothing was set in motion for it: a turn that must wait past a bound is refused.
-      if (refused !== undefined && this.#queue.has(waiter) && this.#parksStarted === parksBefore) {
-        this.#queue.remove(waiter);
-        signal?.removeEventListener("abort", waiter.onAbort);
-        this.#refused[refused]++;
-        reject(
-          WorkerFailure.overloaded(
-            refused === "total"
-              ? "all sequences are busy and the queue is full; retry shortly"
-              : "this tenant's waiting turns fill its share of the queue; retry shortly",
-          ),
-        );
-      }
+      // Still waiting, and nothing was set in motion for it: a turn that must wait past a bound is
+      // refused, or takes the place of a waiter past its tenant's share (refused instead).
+      if (admission.kind === "admit" || !this.#queue.has(waiter) || this.#parksStarted !== parksBefore) return;
+      if (admission.kind === "refuse") this.#refuse(waiter, admission.bound);
+      else if (this.#queue.has(admission.victim)) this.#refuse(admission.victim, "tenant");
     });
+  }
+
+  /** Take a waiting turn out of the queue and fail it with OVERLOADED, naming the bound. */
+  #refuse(waiter: Waiter, bound: QueueRefusal): void {
+    this.#queue.remove(waiter);
+    waiter.signal?.removeEventListener("abort", waiter.onAbort);
+    this.#refused[bound]++;
+    waiter.reject(
+      WorkerFailure.overloaded(
+        bound === "total"
+          ? "all sequences are busy and the queue is full; retry shortly"
+          : "this tenant's waiting turns fill its share of the queue; retry shortly",
+      ),
+    );
   }
 
   /** Hand free sequences to waiters in fair order, and park idle sessions for those left. */

@@ -2,9 +2,12 @@
  * The turns waiting for a sequence, fair between tenants. Each tenant has its own FIFO of waiting
  * turns; a freed sequence goes to the oldest waiter of the next tenant in round-robin order whose
  * running turns are under its cap, so one tenant's burst queues behind itself, never in front of
- * everyone else. While tenants share the worker a tenant may hold at most `perTenant` waiting turns,
- * and the queue `total`; past either the caller is refused (the worker answers OVERLOADED, which the
- * edge retries elsewhere or returns as 529), so a burst can't fill the queue for others.
+ * everyone else. The queue holds at most `total` waiting turns. While tenants share the worker, each
+ * is guaranteed `perTenant` places (its share): a tenant past its share may still wait while the queue
+ * has room (borrowing room nobody uses), and when the queue is full and a tenant within its share
+ * arrives, the newest waiter of the tenant furthest past its share gives its place back (refused, as
+ * it would have been on arrival). So a burst can't keep others out, and no place sits empty while a
+ * turn is refused. A refused caller gets OVERLOADED (the edge retries elsewhere or returns 529).
  *
  * It only orders and bounds: who is served, and when, is the dispatcher's (sequence-dispatcher.ts).
  * A waiter can leave at any time (`remove`: its call was cancelled); the counts never drift because
@@ -20,6 +23,15 @@ export interface FairQueueLimits {
 
 /** Why a turn may not wait: the queue is full, or its tenant's share of it is. */
 export type QueueRefusal = "total" | "tenant";
+
+/**
+ * May a turn of this tenant wait? Yes; yes in the place of `victim` (the newest waiter of the tenant
+ * furthest past its share, to be refused); or no, and which bound refused it.
+ */
+export type QueueAdmission<W> =
+  | { kind: "admit" }
+  | { kind: "displace"; victim: W }
+  | { kind: "refuse"; bound: QueueRefusal };
 
 export class TenantFairQueue<W extends { readonly tenant: string }> {
   readonly #limits: FairQueueLimits;
@@ -46,13 +58,22 @@ export class TenantFairQueue<W extends { readonly tenant: string }> {
   }
 
   /**
-   * Why `tenant` can't wait now, or undefined when it can. `shared`: other tenants use this worker,
-   * so the per-tenant share applies (a tenant alone may fill the queue).
+   * Whether a turn of `tenant` may wait now. `shared`: other tenants use this worker, so the shares
+   * apply (a tenant alone may fill the queue). With room, anyone waits. Full: a tenant within its
+   * share takes the place of the newest waiter of the tenant furthest past its share, if any; else it
+   * is refused, by its share when it is past it, else by the total.
    */
-  refusal(tenant: string, shared = true): QueueRefusal | undefined {
-    if (this.#size >= this.#limits.total) return "total";
-    if (shared && this.waiting(tenant) >= this.#limits.perTenant) return "tenant";
-    return undefined;
+  admission(tenant: string, shared = true): QueueAdmission<W> {
+    if (this.#size < this.#limits.total) return { kind: "admit" };
+    const mine = this.waiting(tenant);
+    if (!shared) return { kind: "refuse", bound: "total" };
+    if (mine >= this.#limits.perTenant) return { kind: "refuse", bound: "tenant" };
+    let over: W[] | undefined;
+    for (const [other, queue] of this.#queues) {
+      if (other !== tenant && queue.length > this.#limits.perTenant && queue.length > (over?.length ?? 0)) over = queue;
+    }
+    const victim = over?.[over.length - 1];
+    return victim === undefined ? { kind: "refuse", bound: "total" } : { kind: "displace", victim };
   }
 
   /** Queue a turn behind its tenant's earlier ones. */

@@ -16,6 +16,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { LeasedSession } from "../../../gpu-worker/session/live-session.ts";
 import { SessionTable } from "../../../gpu-worker/session/session-table.ts";
 import { FAIR_SHARE_WINDOW_MS } from "../../../gpu-worker/session/tenant-share.ts";
+import { WorkerErrorCode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
 import { CheckpointsDouble, EngineDouble, frontierDouble } from "../../support/scheduler-doubles.ts";
 
 const TENANTS = ["t0", "t1", "t2"];
@@ -85,6 +86,8 @@ interface LeaseRecord {
   error: unknown;
   /** Restores of its session seen when it was cancelled while waiting (checked, then cleared, by the next check). */
   abortedAfterRestores: number | undefined;
+  /** Its failure was checked against the queue bound (once, in the step it failed). */
+  refusalChecked?: boolean;
 }
 
 class Run {
@@ -208,6 +211,15 @@ class Run {
     // The queue's count: pending leases that are not restoring and not waiting for their own session's write.
     const waiting = pending.filter((r) => this.#waiting(r));
     expect(table.stats().queued, `${context}: queue count`).toBe(waiting.length);
+    // The queue never holds more than its bound, and refuses a turn (OVERLOADED) only while full: a
+    // share refuses nobody while room is left (the shares lend it out, and take it back when full).
+    expect(waiting.length, `${context}: queue bound`).toBeLessThanOrEqual(this.setup.maxQueue);
+    for (const r of this.records) {
+      if (r.state !== "failed" || r.refusalChecked) continue;
+      r.refusalChecked = true;
+      if ((r.error as { code?: unknown } | undefined)?.code !== WorkerErrorCode.OVERLOADED) continue;
+      expect(waiting.length, `${context}: a turn refused while the queue had room`).toBe(this.setup.maxQueue);
+    }
     // Eligibility, from this model: the cap binds only while another tenant leased within the window.
     const now = Date.now();
     const headroom = (tenant: string): number => {

@@ -39,8 +39,8 @@ describe("a cancelled waiter", () => {
     const next = track(table.lease("t", "next"));
     await drain();
     expect(table.stats().queued).toBe(2);
-    // The queue is full: a third turn is refused.
-    await expect(table.lease("u", "third")).rejects.toMatchObject({ code: WorkerErrorCode.OVERLOADED });
+    // The queue is full: a third turn (of the one tenant here) is refused.
+    await expect(table.lease("t", "third")).rejects.toMatchObject({ code: WorkerErrorCode.OVERLOADED });
     client.abort(new Error("client went away"));
     await drain();
     expect(cancelled.state).toBe("failed");

@@ -40,24 +40,41 @@ describe("TenantFairQueue", () => {
     expect(q.waiting("a")).toBe(3);
   });
 
-  it("bounds the queue per tenant and in total, naming which bound refused", () => {
-    const q = new TenantFairQueue<Turn>({ total: 3, perTenant: 2 });
+  it("lends a tenant room past its share while the queue has it; full, refuses by the bound it is past", () => {
+    const q = new TenantFairQueue<Turn>({ total: 3, perTenant: 1 });
     enqueue(q, "a", 2);
-    expect(q.refusal("a")).toBe("tenant");
-    expect(q.refusal("b")).toBeUndefined();
-    expect(q.refusal("a", false)).toBeUndefined(); // alone on the worker: only the total bounds it
+    // a is past its share (1), but the queue has room: nobody else needs the place now.
+    expect(q.admission("a")).toEqual({ kind: "admit" });
     enqueue(q, "b", 1);
-    expect(q.refusal("c")).toBe("total");
+    // Full: a (past its share) is refused by its share; alone on the worker only by the total.
+    expect(q.admission("a")).toEqual({ kind: "refuse", bound: "tenant" });
+    expect(q.admission("a", false)).toEqual({ kind: "refuse", bound: "total" });
+    // b holds its share (1): full, it is refused by it too.
+    expect(q.admission("b")).toEqual({ kind: "refuse", bound: "tenant" });
+  });
+
+  it("full, a tenant within its share takes the place of the newest waiter of the tenant furthest past its share", () => {
+    const q = new TenantFairQueue<Turn>({ total: 6, perTenant: 2 });
+    enqueue(q, "a", 2); // at its share
+    const bs = enqueue(q, "b", 4); // 2 past its share
+    expect(q.admission("c")).toEqual({ kind: "displace", victim: bs[3] });
+    // A tenant alone never displaces (the shares do not apply).
+    expect(q.admission("c", false)).toEqual({ kind: "refuse", bound: "total" });
+    // Nobody past a share: the total refuses.
+    const q2 = new TenantFairQueue<Turn>({ total: 4, perTenant: 2 });
+    enqueue(q2, "a", 2);
+    enqueue(q2, "b", 2);
+    expect(q2.admission("c")).toEqual({ kind: "refuse", bound: "total" });
   });
 
   it("a cancelled turn leaves at once: its place, its tenant's count and the total are freed", () => {
     const q = new TenantFairQueue<Turn>({ total: 3, perTenant: 3 });
     const [a0, a1] = enqueue(q, "a", 2);
     const [b0] = enqueue(q, "b", 1);
-    expect(q.refusal("c")).toBe("total");
+    expect(q.admission("c")).toEqual({ kind: "refuse", bound: "total" });
     expect(a1 && q.remove(a1)).toBe(true);
     expect(a1 && q.remove(a1)).toBe(false);
-    expect([q.size, q.waiting("a"), q.refusal("c")]).toEqual([2, 1, undefined]);
+    expect([q.size, q.waiting("a"), q.admission("c")]).toEqual([2, 1, { kind: "admit" }]);
     expect(b0 && q.remove(b0)).toBe(true);
     expect([...q.tenants()].map(([t]) => t)).toEqual(["a"]);
     expect(serve(q, 3)).toEqual([a0?.name]);
