@@ -89,6 +89,7 @@ export class EngineDouble implements Engine {
     method: "state-restore",
     sequenceCopyUnavailable: "a double",
     stateRestoreBelow: 0,
+    coldStateRestoreBelow: 0,
   };
 
   async copyPrefix(): Promise<PrefixCopyMethod> {
