@@ -86,7 +86,6 @@ async function main(): Promise<void> {
     threads: config.threads,
     prefixCopy: engine.prefixCopy.method,
     prefixCopyStateBelow: engine.prefixCopy.stateRestoreBelow || undefined,
-    prefixCopyColdStateBelow: engine.prefixCopy.coldStateRestoreBelow || undefined,
     sequenceCopyUnavailable: engine.prefixCopy.sequenceCopyUnavailable,
     sharedPrefix: shared ? `blocks of ${config.sharedPrefix.blockTokens}` : "off",
     publicPrefixes: shared ? shared.publicPrefixes.size : undefined,

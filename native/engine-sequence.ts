@@ -12,7 +12,6 @@ import {
 import type { DecodeGate } from "./decode-gate.ts";
 import { DisposedError, type EngineSequence, type GenerateOptions, SamplingError, type Token } from "./engine-types.ts";
 import type { SamplingFailures } from "./sampling-guard.ts";
-import { nativeSequenceId } from "./sequence-copy/sequence-copier.ts";
 
 /** What a sequence needs from its engine. */
 export interface SequenceHost {
@@ -59,11 +58,6 @@ export class EngineSequenceImpl implements EngineSequence {
     private readonly inner: LlamaContextSequence,
     private readonly host: SequenceHost,
   ) {}
-
-  /** llama.cpp's id of the sequence this one runs on (the same cells across acquire and dispose). */
-  get nativeId(): number {
-    return nativeSequenceId(this.inner);
-  }
 
   /** The KV's tokens (a snapshot: the array is replaced, never mutated). Empty after dispose. */
   get tokens(): readonly Token[] {

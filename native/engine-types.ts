@@ -54,10 +54,7 @@ export type PrefixCopyMethod = (typeof PREFIX_COPY_METHODS)[number];
  * The engine's prefix copy. `method` is the way `copyPrefix` prefers: "sequence-copy" when llama.cpp's
  * sequence copy works here, else "state-restore". With "auto" on a CPU build the copy still restores a
  * state when the source holds fewer than `stateRestoreBelow` tokens: the sequence copy moves every cell
- * of the source's sequence, used or not, so for a short source the state is the smaller copy. Into a
- * target whose cells no sequence copy has written yet, the bar is `coldStateRestoreBelow`: that first
- * copy also page-faults in every cell of the target's sequence (host memory is mapped on first write),
- * which costs more than the whole copy does afterwards.
+ * of the source's sequence, used or not, so for a short source the state is the smaller copy.
  */
 export interface PrefixCopyInfo {
   method: PrefixCopyMethod;
@@ -65,8 +62,6 @@ export interface PrefixCopyInfo {
   sequenceCopyUnavailable: string | undefined;
   /** Sources shorter than this are copied by a state restore (0: never). */
   stateRestoreBelow: number;
-  /** The same, into a target no sequence copy has written yet (≥ stateRestoreBelow; 0: never). */
-  coldStateRestoreBelow: number;
 }
 
 /** KV cache element types a worker may be configured with (FRONTIER_KV_TYPE). */

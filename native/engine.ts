@@ -22,7 +22,7 @@ import {
 import { GrammarCache } from "./grammar-cache.ts";
 import { type GgufSummary, validateGguf } from "./model/gguf-validate.ts";
 import { guardSampling, type SamplingFailures } from "./sampling-guard.ts";
-import { choosePrefixCopy, copyPrefixBetween, prefixCopyOf, WarmSequences } from "./sequence-copy/prefix-copy.ts";
+import { copyPrefixBetween, prefixCopyOf } from "./sequence-copy/prefix-copy.ts";
 import type { SequenceCopier } from "./sequence-copy/sequence-copier.ts";
 import { TextTokenizer } from "./tokenizer/text-tokenizer.ts";
 import { TokenBytes } from "./tokenizer/token-bytes.ts";
@@ -83,8 +83,6 @@ class EngineImpl implements Engine, SequenceHost {
   private readonly text: TextTokenizer;
   private readonly grammars: GrammarCache;
   private readonly live = new Set<EngineSequenceImpl>();
-  /** Native sequences a sequence copy has written whole (prefix-copy.ts `choosePrefixCopy`). */
-  private readonly warm = new WarmSequences();
   /** Sequences being freed: their native slot returns once node-llama-cpp reclaims it. */
   private readonly freeing = new Map<EngineSequenceImpl, Promise<void>>();
   private readonly backgroundErrors: unknown[] = [];
@@ -172,9 +170,9 @@ class EngineImpl implements Engine, SequenceHost {
   ): Promise<PrefixCopyMethod> {
     this.ensureAlive();
     const [from, to] = [this.own(source), this.own(target)];
-    method ??= choosePrefixCopy(this.prefixCopy, from.tokens.length, this.warm.has(to.nativeId));
+    const { method: preferred, stateRestoreBelow } = this.prefixCopy;
+    if (method === undefined) method = from.tokens.length < stateRestoreBelow ? "state-restore" : preferred;
     await copyPrefixBetween(from, to, length, method, this.copier);
-    if (method === "sequence-copy") this.warm.add(to.nativeId);
     return method;
   }
 

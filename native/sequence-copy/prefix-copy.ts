@@ -58,38 +58,6 @@ export async function copyPrefixBetween(
  */
 const SEQUENCE_COPY_MIN_FILL = 32;
 
-/**
- * The same into a target sequence no sequence copy has written yet (one in 2): that copy writes every
- * cell of the target's sequence, and host memory is mapped page by page on first write, so it costs
- * the page faults of the whole sequence (5,120 cells of the tiny model: ~390 faults, 7-54 ms on the
- * loaded 2-core VM, against 0.4-1.7 ms for the next copy; 20,480 cells: ~1,540 faults, 38-315 ms). A
- * state restore faults in the source's cells twice (the scratch file and the target), so it is the
- * cheaper first copy while the source fills less than half the cells. Measured by
- * `npm run bench -- --only prefix-copy` (the cold rows) and docs/bench/history/issue-45-sharing.md.
- */
-const COLD_SEQUENCE_COPY_MIN_FILL = 2;
-
-/** The way `Engine.copyPrefix` copies when not told: by the source's length and whether the target is warm. */
-export function choosePrefixCopy(info: PrefixCopyInfo, sourceTokens: number, targetWarm: boolean): PrefixCopyMethod {
-  if (info.method !== "sequence-copy") return info.method;
-  return sourceTokens < (targetWarm ? info.stateRestoreBelow : info.coldStateRestoreBelow)
-    ? "state-restore"
-    : "sequence-copy";
-}
-
-/** The native sequences whose cells a sequence copy has written (all of them: they are mapped now). */
-export class WarmSequences {
-  readonly #ids = new Set<number>();
-
-  has(sequenceId: number): boolean {
-    return this.#ids.has(sequenceId);
-  }
-
-  add(sequenceId: number): void {
-    this.#ids.add(sequenceId);
-  }
-}
-
 /** The prefix copy this engine uses: llama.cpp's sequence copy when its binding works here (and is not turned off). */
 export async function prefixCopyOf(
   options: EngineOptions,
@@ -105,20 +73,10 @@ export async function prefixCopyOf(
   if (!probe.ok && wanted === "sequence-copy")
     throw new ModelLoadError(`llama.cpp's sequence copy was asked for but is unavailable: ${probe.why}`);
   if (!probe.ok) {
-    const prefixCopy = {
-      method: "state-restore",
-      sequenceCopyUnavailable: probe.why,
-      stateRestoreBelow: 0,
-      coldStateRestoreBelow: 0,
-    } as const;
+    const prefixCopy = { method: "state-restore", sequenceCopyUnavailable: probe.why, stateRestoreBelow: 0 } as const;
     return { prefixCopy: Object.freeze(prefixCopy), copier: undefined };
   }
-  const cpu = wanted === "auto" && backend === "cpu";
-  const prefixCopy = {
-    method: "sequence-copy",
-    sequenceCopyUnavailable: undefined,
-    stateRestoreBelow: cpu ? Math.ceil(options.contextSize / SEQUENCE_COPY_MIN_FILL) : 0,
-    coldStateRestoreBelow: cpu ? Math.ceil(options.contextSize / COLD_SEQUENCE_COPY_MIN_FILL) : 0,
-  } as const;
+  const below = wanted === "auto" && backend === "cpu" ? Math.ceil(options.contextSize / SEQUENCE_COPY_MIN_FILL) : 0;
+  const prefixCopy = { method: "sequence-copy", sequenceCopyUnavailable: undefined, stateRestoreBelow: below } as const;
   return { prefixCopy: Object.freeze(prefixCopy), copier: probe.copier };
 }

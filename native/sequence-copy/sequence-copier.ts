@@ -42,11 +42,6 @@ interface SequenceInternals {
   _loadedTokenPredictions: unknown[];
 }
 
-/** llama.cpp's id of the sequence `sequence` runs on (node-llama-cpp reuses it after a dispose). */
-export function nativeSequenceId(sequence: LlamaContextSequence): number {
-  return (sequence as unknown as SequenceInternals)._sequenceId;
-}
-
 /** lifecycle-utils' lock, the same module instance node-llama-cpp locks its context with. */
 type AcquireLock = (scope: readonly [object, string]) => Promise<{ dispose(): void }>;
 

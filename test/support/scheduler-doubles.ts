@@ -89,7 +89,6 @@ export class EngineDouble implements Engine {
     method: "state-restore",
     sequenceCopyUnavailable: "a double",
     stateRestoreBelow: 0,
-    coldStateRestoreBelow: 0,
   };
 
   async copyPrefix(): Promise<PrefixCopyMethod> {
