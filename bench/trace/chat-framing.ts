@@ -49,12 +49,12 @@ export interface ChatFraming {
 }
 
 /** Tokenizes one prompt segment as the worker does (control tokens parsed only when `special`). */
-export type SegmentTokenizer = (text: string, special: boolean) => Promise<readonly number[]>;
+type SegmentTokenizer = (text: string, special: boolean) => Promise<readonly number[]>;
 
 const textBlock = (text: string) => create(ContentBlockSchema, { block: { case: "text", value: { text } } });
 
 /** A conversation of user texts and assistant outputs as the edge builds it from Responses input items. */
-export function responsesConversation(turns: readonly { role: "user" | "assistant"; text: string }[]): Conversation {
+function responsesConversation(turns: readonly { role: "user" | "assistant"; text: string }[]): Conversation {
   return create(ConversationSchema, {
     messages: turns.map((t) =>
       create(MessageSchema, { role: t.role === "user" ? Role.USER : Role.ASSISTANT, content: [textBlock(t.text)] }),
@@ -64,7 +64,7 @@ export function responsesConversation(turns: readonly { role: "user" | "assistan
 }
 
 /** The conversation rendered by `format` and tokenized segment by segment, from segment `from` on. */
-export async function renderTokens(
+async function renderTokens(
   format: ChatFormat,
   conversation: Conversation,
   tokenize: SegmentTokenizer,

@@ -22,9 +22,9 @@ interface TraceTurn {
 }
 
 /** The most a re-tokenized last sampled token adds (U+FFFD: 3 byte tokens for 1). */
-export const LAST_TOKEN_TEXT_SLACK = 2;
+const LAST_TOKEN_TEXT_SLACK = 2;
 
-export interface FramingCheck {
+interface FramingCheck {
   violations: string[];
   /** What was checked, for the progress log and the report. */
   note: string;

@@ -33,7 +33,7 @@ export interface AccountingMismatch {
   cacheN: number;
 }
 
-export interface LlamaServerTarget extends ReplayTarget {
+interface LlamaServerTarget extends ReplayTarget {
   /** Requests whose `timings` did not add up to the prompt sent (checked, reported as a violation). */
   readonly mismatches: readonly AccountingMismatch[];
 }
