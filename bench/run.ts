@@ -22,6 +22,8 @@
  *   --out PATH            report file (default docs/bench/report.md); docs/benchmarks.md is then left alone
  *   --trace FILE          the trace workload's JSONL trace (default ../shared/traces/mooncake-conversation.jsonl)
  *   --json OUT            the trace workload's machine-readable report
+ *   --llama-server-prompt framed|raw   the trace workload's llama-server prompts: the chat framing
+ *                         Frontier's worker prefills around each turn (default), or the trace's ids alone
  *   --workers 1,4,16,64   the pool simulation's worker counts (`--only sim`, bench/sim/; it reads --trace, --json too)
  *   --rates prefill=n,decode=n,restore=n   the simulation's costs in tokens/s (default: bench/sim/cost-model.ts)
  *   --agents n            the load workload's concurrent agents (default 64; `--only load`, bench/workloads/load/)
@@ -42,6 +44,7 @@ import { llamaServerWorkload } from "./peer/peer-llama-server.ts";
 import { reapWorkers } from "./reap-workers.ts";
 import { currentRows, machineDescription, type ReportInput, recordInBenchmarksDoc, renderReport } from "./report.ts";
 import { simWorkload } from "./sim/sim-workload.ts";
+import { isPeerPromptMode, PEER_PROMPT_MODES, type PeerPromptMode } from "./trace/chat-framing.ts";
 import { traceWorkload } from "./trace/workload.ts";
 import type { BenchOptions, BenchStack, Workload, WorkloadResult } from "./workload.ts";
 import { agentLoopWorkload } from "./workloads/agent-loop.ts";
@@ -72,7 +75,11 @@ const WORKLOADS: Workload[] = [
   routingOverheadWorkload,
   placementWorkload,
   llamaServerWorkload,
-  traceWorkload(() => ({ trace: values.trace, json: values.json })),
+  traceWorkload(() => ({
+    trace: values.trace,
+    json: values.json,
+    peerPrompt: peerPromptMode(values["llama-server-prompt"]),
+  })),
   fleetWorkload,
   simWorkload,
   fairnessWorkload,
@@ -89,6 +96,7 @@ const { values } = parseArgs({
     "agent-turns": { type: "string" },
     only: { type: "string" },
     "llama-server": { type: "string" },
+    "llama-server-prompt": { type: "string" },
     size: { type: "string" },
     family: { type: "string" },
     edge: { type: "string", default: "wrangler" },
@@ -104,6 +112,11 @@ const { values } = parseArgs({
     load: { type: "string" },
   },
 });
+
+function peerPromptMode(value: string | undefined): PeerPromptMode | undefined {
+  if (value === undefined || isPeerPromptMode(value)) return value;
+  throw new Error(`--llama-server-prompt must be one of ${PEER_PROMPT_MODES}`);
+}
 
 function numberList(text: string): number[] {
   const list = text.split(",").map(Number);

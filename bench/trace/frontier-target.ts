@@ -41,6 +41,7 @@ export function frontierTarget(name: string, edgeUrl: string, blocks: BlockToken
         body: JSON.stringify(body),
       });
       if (res.status !== 200 || !res.body) throw new Error(`edge answered ${res.status}: ${await res.text()}`);
+      const decision = /decision=([^;]+)/.exec(res.headers.get("x-frontier-cache") ?? "")?.[1];
       let ttftMs = Number.NaN;
       let usage: ResponseUsage | undefined;
       let id = "";
@@ -64,6 +65,7 @@ export function frontierTarget(name: string, edgeUrl: string, blocks: BlockToken
         promptTokens: usage.input_tokens,
         cachedTokens: usage.input_tokens_details?.cached_tokens ?? 0,
         outputTokens: usage.output_tokens,
+        ...(decision === undefined ? {} : { decision }),
       };
     },
   };

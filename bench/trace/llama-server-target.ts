@@ -4,8 +4,13 @@
  * least recently used) and its host-memory prompt cache as shipped. A next turn sends the parent's
  * prompt + the tokens the parent generated + what the trace adds, so its own output can be reused
  * exactly as Frontier's live KV reuses it. Prefilled/cached/queue come from the server's `timings`.
+ *
+ * With a framing (`--llama-server-prompt framed`, the default) every prompt carries the chat framing
+ * Frontier's worker prefills around the same turn (chat-framing.ts), so both systems are fed the same
+ * token sequence; without one (`raw`) it gets the trace's token ids alone, as before issue 45's fix.
  */
 import type { BlockTokens } from "./block-tokens.ts";
+import { type ChatFraming, framedFirstTurn, framedNextTurn, outputInContext } from "./chat-framing.ts";
 import type { ReplayTarget, TurnResult } from "./replay.ts";
 import type { ScaledRequest } from "./scale.ts";
 
@@ -20,17 +25,33 @@ interface CompletionChunk {
 /** GBNF: any run of printable ASCII. */
 const PRINTABLE_ASCII = "root ::= [ -~]*";
 
-export function llamaServerTarget(url: string, blocks: BlockTokens): ReplayTarget {
-  const contexts = new Map<number, number[]>();
+/** A request whose prompt llama-server did not account as prompt_n + cache_n = the tokens sent. */
+export interface AccountingMismatch {
+  id: number;
+  sent: number;
+  promptN: number;
+  cacheN: number;
+}
+
+interface LlamaServerTarget extends ReplayTarget {
+  /** Requests whose `timings` did not add up to the prompt sent (checked, reported as a violation). */
+  readonly mismatches: readonly AccountingMismatch[];
+}
+
+export function llamaServerTarget(url: string, blocks: BlockTokens, framing?: ChatFraming): LlamaServerTarget {
+  const contexts = new Map<number, readonly number[]>();
+  const mismatches: AccountingMismatch[] = [];
   return {
     name: "llama-server",
+    mismatches,
     async send(request: ScaledRequest, parent: ScaledRequest | undefined): Promise<TurnResult> {
       const tokens = blocks.prompt(request.hashIds, request.inputLength);
-      let prompt = tokens;
+      let prompt = framing ? framedFirstTurn(framing, tokens) : tokens;
       if (parent !== undefined) {
         const context = contexts.get(parent.id);
         if (!context) throw new Error(`no context for turn ${parent.id}`);
-        prompt = [...context, ...tokens.slice(parent.inputLength + parent.outputLength)];
+        const added = tokens.slice(parent.inputLength + parent.outputLength);
+        prompt = framing ? framedNextTurn(framing, context, added) : [...context, ...added];
       }
       const started = performance.now();
       const res = await fetch(`${url}/completion`, {
@@ -74,8 +95,11 @@ export function llamaServerTarget(url: string, blocks: BlockTokens): ReplayTarge
       }
       const e2eMs = performance.now() - started;
       if (!timings) throw new Error("llama-server sent no timings");
-      contexts.set(request.id, [...prompt, ...output]);
+      contexts.set(request.id, [...prompt, ...(framing ? outputInContext(framing, output) : output)]);
       const prefilled = timings.prompt_n ?? 0;
+      if (timings.cache_n !== undefined && prefilled + timings.cache_n !== prompt.length) {
+        mismatches.push({ id: request.id, sent: prompt.length, promptN: prefilled, cacheN: timings.cache_n });
+      }
       return {
         ttftMs: Number.isNaN(ttftMs) ? e2eMs : ttftMs,
         e2eMs,

@@ -19,6 +19,8 @@ export interface TurnResult {
   outputTokens: number;
   /** Time the target says the request waited before its prefill began (when it says). */
   queueMs?: number;
+  /** The target's cache decision for the turn (Frontier's `x-frontier-cache` decision). */
+  decision?: string;
 }
 
 /** One system under test. `parent` is the earlier turn this one continues (same target). */

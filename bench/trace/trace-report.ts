@@ -2,6 +2,7 @@
 import { fmt } from "../stats.ts";
 import type { SummaryRow } from "../workload.ts";
 import { traceChart } from "./chart.ts";
+import type { PeerPromptMode } from "./chat-framing.ts";
 import type { ReplayRun } from "./replay.ts";
 import type { ScaledTrace } from "./scale.ts";
 import { reuseOverTime, type SystemSummary } from "./summary.ts";
@@ -22,6 +23,10 @@ export interface TraceContext {
   fullCeiling: number;
   scaled: ScaledTrace;
   contextSize: number;
+  /** How llama-server was prompted: the same framed tokens as Frontier's worker prefills, or raw trace ids. */
+  peerPrompt: PeerPromptMode;
+  /** What the framing check found per Frontier run (framing-check.ts). */
+  framingNotes: readonly string[];
 }
 
 export const CHART_FILE = "trace-replay.svg";
@@ -53,6 +58,7 @@ export function traceJson(context: TraceContext, systems: readonly ReplaySystem[
       full_trace_ceiling_reuse: context.fullCeiling,
       scaling: { ...scaled.scaling, factor: scaled.factor, time_compression: scaled.timeCompression },
       context_per_sequence: context.contextSize,
+      llama_server_prompt: context.peerPrompt,
     },
   };
   for (const s of systems) out[s.key] = { ...s.summary, decisions: Object.fromEntries(s.decisions) };
@@ -124,13 +130,18 @@ export function traceSection(context: TraceContext, systems: readonly ReplaySyst
     ...rows.map((r) => `| ${r} |`),
     "",
     ...decisions,
+    ...context.framingNotes.map((n) => `- framing check, ${n}`),
     "",
     "Reuse is cached / prompt tokens as each system counts them (a next turn's context holds its parent's own output). " +
       "\"Blocks only\" caps each request's cached tokens at what an infinite cache of the trace's blocks could reuse, over the trace's input tokens. " +
       "Ceilings are computed on the scaled sample. Frontier: Responses API through the edge, a next turn by `previous_response_id`, " +
-      "prompts as text over a 1:1 token alphabet (checked: every first turn is its input + the same framing); queue ms from its workers' " +
+      "prompts as text over a 1:1 token alphabet (checked: every turn's input_tokens is its tokens + the chat framing, above); queue ms from its workers' " +
       "`frontier:request_queue_time_seconds`. llama-server: `/completion` with token ids, `cache_prompt`, a next turn sending prompt + " +
-      "generated tokens + the new tokens; queue ms = TTFT − its `timings.prompt_ms`. Systems run one after the other on the same machine.",
+      "generated tokens + the new tokens; queue ms = TTFT − its `timings.prompt_ms`. " +
+      (context.peerPrompt === "framed"
+        ? "Its prompts carry the chat framing Frontier's worker prefills around each turn (`--llama-server-prompt framed`: its chat format and tokenizer; checked against every Frontier turn's input_tokens), so both are fed the same token sequences. "
+        : "Its prompts are the trace's token ids alone (`--llama-server-prompt raw`): Frontier's chat framing is not sent to it. ") +
+      "Systems run one after the other on the same machine.",
     "",
     `![TTFT CDF and reuse over time](${CHART_FILE})`,
     "",

@@ -1,17 +1,21 @@
 /**
- * `npm run bench -- --only trace [--trace FILE] [--quick] [--json OUT]`: a production request trace
- * (Mooncake's conversation trace by default), scaled down, replayed open-loop against Frontier through
- * the edge (1 and 2 workers) and llama-server on the same GGUF, slots and KV cells, one after the
- * other in the same run. --quick replays a tiny slice on one worker (llama-server only if given).
+ * `npm run bench -- --only trace [--trace FILE] [--quick] [--json OUT] [--llama-server-prompt framed|raw]`:
+ * a production request trace (Mooncake's conversation trace by default), scaled down, replayed
+ * open-loop against Frontier through the edge (1 and 2 workers) and llama-server on the same GGUF,
+ * slots and KV cells, one after the other in the same run. --quick replays a tiny slice on one worker
+ * (llama-server only if given). llama-server gets the same token sequence as Frontier's worker
+ * prefills (`framed`, the default: chat-framing.ts) or the trace's token ids alone (`raw`).
  */
 import { writeFileSync } from "node:fs";
 import { DEFAULT_BLOCK_TOKENS } from "../../gpu-worker/continuation/shared-prefix/options.ts";
 import { TEST_MODEL_SPECS } from "../../native/model/gguf-writer.ts";
 import type { Workload } from "../workload.ts";
 import { BlockTokens, oneToOneAlphabet, tokensToText } from "./block-tokens.ts";
+import { modelChatFraming, type PeerPromptMode } from "./chat-framing.ts";
+import { accountingViolations, checkFrontierFraming } from "./framing-check.ts";
 import { frontierTarget } from "./frontier-target.ts";
 import { llamaServerTarget } from "./llama-server-target.ts";
-import { type ReplayRun, replay } from "./replay.ts";
+import { replay } from "./replay.ts";
 import { scaleTrace, type TraceScaling } from "./scale.ts";
 import { summarise } from "./summary.ts";
 import { llamaServerBinary, startFrontier, startPeer } from "./targets.ts";
@@ -24,6 +28,8 @@ export const QUICK_SCALING: TraceScaling = { blockTokens: 8, maxRequests: 6, spa
 export interface TraceArgs {
   trace?: string | undefined;
   json?: string | undefined;
+  /** How llama-server is prompted (default framed). */
+  peerPrompt?: PeerPromptMode | undefined;
 }
 
 export function traceWorkload(args: () => TraceArgs): Workload {
@@ -32,11 +38,16 @@ export function traceWorkload(args: () => TraceArgs): Workload {
     needsStack: false,
     async run({ options, progress }) {
       if (options.family !== undefined) throw new Error("the trace replay needs the byte-level generated model");
-      const { trace: tracePath = defaultTracePath(), json } = args();
+      const { trace: tracePath = defaultTracePath(), json, peerPrompt = "framed" } = args();
       const full = readTrace(tracePath);
       const scaling = options.quick ? QUICK_SCALING : DEFAULT_SCALING;
       const scaled = scaleTrace(full, scaling);
       const blocks = new BlockTokens(oneToOneAlphabet(TEST_MODEL_SPECS[options.size].vocab), scaling.blockTokens);
+      // The worker's chat framing (its format and tokenizer), checked against every Frontier turn below.
+      const framing = await modelChatFraming(options.modelPath, blocks.block(-1));
+      progress(
+        `trace: ${framing.format} framing: ${framing.open.length} tokens before a first turn's text, ${framing.close.length} after every turn's, ${framing.between.length} between an output and the next text; llama-server prompts ${peerPrompt}`,
+      );
       const contextSize =
         Math.ceil((Math.max(...scaled.requests.map((r) => r.inputLength + r.outputLength)) + 256) / 256) * 256;
       progress(
@@ -44,6 +55,7 @@ export function traceWorkload(args: () => TraceArgs): Workload {
       );
       const systems: ReplaySystem[] = [];
       const violations: string[] = [];
+      const framingNotes: string[] = [];
       for (const workers of options.quick ? [1] : [1, 2]) {
         const name = workers === 1 ? "Frontier, 1 worker" : `Frontier, ${workers} workers`;
         progress(`trace: starting ${name}`);
@@ -71,7 +83,10 @@ export function traceWorkload(args: () => TraceArgs): Workload {
             summary: summarise(scaled, run, queueMean),
             decisions,
           });
-          violations.push(...framingViolations(name, run, scaled.requests));
+          const check = checkFrontierFraming(run, scaled.requests, framing);
+          progress(`trace: ${check.note}`);
+          framingNotes.push(check.note);
+          violations.push(...check.violations);
         } finally {
           await frontier.stop();
         }
@@ -91,13 +106,14 @@ export function traceWorkload(args: () => TraceArgs): Workload {
               "llama-server tokenizes the prompt text differently from its token ids: the 1:1 alphabet is wrong for this model",
             );
           }
-          const target = llamaServerTarget(peer.url, blocks);
+          const target = llamaServerTarget(peer.url, blocks, peerPrompt === "framed" ? framing : undefined);
           await target.send(
             { ...scaled.requests[0]!, id: -1, hashIds: [-1], inputLength: scaling.blockTokens, parent: undefined },
             undefined,
           );
           const run = await replay(scaled.requests, target, progress);
           systems.push({ key: "llama_server", run, summary: summarise(scaled, run), decisions: [] });
+          violations.push(...accountingViolations(target.mismatches));
         } finally {
           await peer.stop();
         }
@@ -118,6 +134,8 @@ export function traceWorkload(args: () => TraceArgs): Workload {
         fullCeiling: infiniteCacheCeiling(full),
         scaled,
         contextSize,
+        peerPrompt,
+        framingNotes,
       };
       if (json) writeFileSync(json, `${JSON.stringify(traceJson(context, systems), null, 2)}\n`);
       return {
@@ -140,24 +158,4 @@ export function traceWorkload(args: () => TraceArgs): Workload {
 function sharedPrefixEnv(factor: number): Record<string, string> {
   const block = String(Math.max(1, Math.round(DEFAULT_BLOCK_TOKENS * factor)));
   return { FRONTIER_PREFIX_BLOCK_TOKENS: block, FRONTIER_PREFIX_MIN_TOKENS: block };
-}
-
-/**
- * Frontier renders a first turn as fixed framing around the user text, so prompt tokens minus the
- * trace's input tokens must be the same for every first turn: if the text did not tokenize 1:1 (a
- * merge across two block tokens), it would vary.
- */
-function framingViolations(
-  name: string,
-  run: ReplayRun,
-  requests: readonly { id: number; parent: number | undefined; inputLength: number }[],
-): string[] {
-  const framing = new Set(
-    run.requests
-      .filter((r) => requests[r.id]?.parent === undefined)
-      .map((r) => r.promptTokens - (requests[r.id]?.inputLength ?? 0)),
-  );
-  return framing.size > 1
-    ? [`${name}: first turns' prompt tokens are not input + a constant framing (${[...framing]}): the text is not 1:1`]
-    : [];
 }

@@ -11,7 +11,13 @@ import { runInNewContext } from "node:vm";
 import { blockChain, tenantChainRoot } from "../../gpu-worker/continuation/shared-prefix/block-chain.ts";
 import { SharedPrefixIndex } from "../../gpu-worker/continuation/shared-prefix/prefix-index.ts";
 import { createEngine } from "../../native/engine.ts";
-import { type Engine, PREFIX_COPY_METHODS, type PrefixCopyMethod, type Token } from "../../native/engine-types.ts";
+import {
+  type Engine,
+  type EngineSequence,
+  PREFIX_COPY_METHODS,
+  type PrefixCopyMethod,
+  type Token,
+} from "../../native/engine-types.ts";
 import { fmt, median, ratioSpread } from "../stats.ts";
 import type { BenchOptions, SummaryRow, Workload } from "../workload.ts";
 
@@ -30,19 +36,28 @@ interface CopyRow {
   tokens: number;
   prefillMs: number[];
   copyMs: Record<PrefixCopyMethod, number[]>;
+  /** The first copy into a sequence whose cells were never written (one per repetition). */
+  coldMs: Record<PrefixCopyMethod, number[]>;
 }
 
 async function measureCopies(options: BenchOptions, tokens: number, contextSize: number): Promise<CopyRow> {
   const engine = await createEngine({
     modelPath: options.modelPath,
     contextSize,
-    sequences: 2,
+    // A source and a warm target, plus one never-written target per method and repetition.
+    sequences: 2 + PREFIX_COPY_METHODS.length * options.reps,
     threads: Number(process.env.FRONTIER_THREADS || 1),
     gpu: options.gpu === "off" ? false : "auto",
     flashAttention: process.env.FRONTIER_FLASH_ATTENTION === "on",
     batchSize: 512,
   });
-  const row: CopyRow = { tokens, prefillMs: [], copyMs: { "sequence-copy": [], "state-restore": [] } };
+  const row: CopyRow = {
+    tokens,
+    prefillMs: [],
+    copyMs: { "sequence-copy": [], "state-restore": [] },
+    coldMs: { "sequence-copy": [], "state-restore": [] },
+  };
+  const cold: EngineSequence[] = [];
   try {
     if (engine.prefixCopy.sequenceCopyUnavailable)
       throw new Error(`llama.cpp's sequence copy is unavailable: ${engine.prefixCopy.sequenceCopyUnavailable}`);
@@ -53,6 +68,14 @@ async function measureCopies(options: BenchOptions, tokens: number, contextSize:
       const t0 = performance.now();
       await source.append(prompt);
       row.prefillMs.push(performance.now() - t0);
+      // Into a sequence no one has written (held to the end, so its cells are never reused here).
+      for (const method of copy0Order(rep)) {
+        const fresh = await engine.acquireSequence();
+        cold.push(fresh);
+        const c0 = performance.now();
+        await engine.copyPrefix(source, fresh, tokens, method);
+        row.coldMs[method].push(performance.now() - c0);
+      }
       // One untimed copy each first: the first copy into a sequence's cells pays the page faults of
       // every cell it writes (a one-time cost per sequence, not per copy). Then alternate the order.
       for (const method of PREFIX_COPY_METHODS) await engine.copyPrefix(source, target, tokens, method);
@@ -71,9 +94,13 @@ async function measureCopies(options: BenchOptions, tokens: number, contextSize:
     }
     return row;
   } finally {
+    for (const s of cold) s.dispose();
     await engine.dispose();
   }
 }
+
+/** Alternate which method meets a cold sequence first. */
+const copy0Order = (rep: number) => (rep % 2 === 0 ? PREFIX_COPY_METHODS : [...PREFIX_COPY_METHODS].reverse());
 
 interface IndexRow {
   blockTokens: number;
@@ -129,8 +156,8 @@ export const prefixCopyWorkload: Workload = {
     const lines = [
       "## Prefix copy vs prefill (in process)",
       "",
-      "| tokens | KV cells per sequence | prefill ms per 1k tokens | sequence copy ms per 1k tokens | state restore ms per 1k tokens | prefill / sequence copy | prefill / state restore |",
-      "|---|---|---|---|---|---|---|",
+      "| tokens | KV cells per sequence | prefill ms per 1k tokens | sequence copy ms per 1k tokens | state restore ms per 1k tokens | prefill / sequence copy | prefill / state restore | first copy into a cold sequence, ms: sequence copy / state restore |",
+      "|---|---|---|---|---|---|---|---|",
     ];
     for (const tokens of options.restoreSizes) {
       const contextSize = options.contextSize;
@@ -149,7 +176,7 @@ export const prefixCopyWorkload: Workload = {
         0,
       );
       lines.push(
-        `| ${tokens} | ${Math.max(contextSize, tokens + 256)} | ${fmt(prefill)} | **${fmt(seq, 2)}** | ${fmt(state, 2)} | ${bySeq.value} | ${byState.value} |`,
+        `| ${tokens} | ${Math.max(contextSize, tokens + 256)} | ${fmt(prefill)} | **${fmt(seq, 2)}** | ${fmt(state, 2)} | ${bySeq.value} | ${byState.value} | ${fmt(median(r.coldMs["sequence-copy"]), 1)} / ${fmt(median(r.coldMs["state-restore"]), 1)} |`,
       );
       const spreadOf = (ms: number[]) =>
         ms.length < 2
@@ -160,13 +187,13 @@ export const prefixCopyWorkload: Workload = {
           workload: "prefix copy",
           measure: `sequence copy ms per 1k tokens at ${tokens} tokens`,
           value: `${fmt(seq, 2)} ms`,
-          spread: `${spreadOf(r.copyMs["sequence-copy"])}; prefill ${fmt(prefill)} ms per 1k (${bySeq.value} the copy)`,
+          spread: `${spreadOf(r.copyMs["sequence-copy"])}; prefill ${fmt(prefill)} ms per 1k (${bySeq.value} the copy); first into a cold sequence ${fmt(median(r.coldMs["sequence-copy"]), 1)} ms`,
         },
         {
           workload: "prefix copy",
           measure: `state restore ms per 1k tokens at ${tokens} tokens`,
           value: `${fmt(state, 2)} ms`,
-          spread: `${spreadOf(r.copyMs["state-restore"])}; prefill ${fmt(prefill)} ms per 1k (${byState.value} the restore)`,
+          spread: `${spreadOf(r.copyMs["state-restore"])}; prefill ${fmt(prefill)} ms per 1k (${byState.value} the restore); first into a cold sequence ${fmt(median(r.coldMs["state-restore"]), 1)} ms`,
         },
       );
     }
@@ -174,7 +201,7 @@ export const prefixCopyWorkload: Workload = {
       "",
       "Each repetition prefills a fresh prompt into one sequence (the prefill column), copies all of it into a second sequence once each way untimed (the first copy into a sequence's cells pays the page faults of every cell it writes: a one-time cost per sequence), then " +
         String(COPIES) +
-        " times each way, alternating which goes first; medians over all copies. The sequence copy is llama.cpp's `llama_memory_seq_cp` through the binding in `native/sequence-copy/`: with one KV stream per sequence it copies the whole source stream (every cell of the sequence, used or not) and decodes the prefix's last token again, so its cost grows with the cells per sequence, not with the tokens copied; the state restore saves the source to `/dev/shm`, loads it into the target and cuts it, so its cost grows with the source's tokens.",
+        " times each way, alternating which goes first; medians over all copies. The last column: before those, one copy each way into a sequence never written (one per repetition, medians): host memory is mapped on first write, so the sequence copy's first copy into a sequence faults in all its cells (once per sequence: native/sequence-copy/README.md). The sequence copy is llama.cpp's `llama_memory_seq_cp` through the binding in `native/sequence-copy/`: with one KV stream per sequence it copies the whole source stream (every cell of the sequence, used or not) and decodes the prefix's last token again, so its cost grows with the cells per sequence, not with the tokens copied; the state restore saves the source to `/dev/shm`, loads it into the target and cuts it, so its cost grows with the source's tokens.",
       "",
       "## Shared-prefix index: memory and hashing per 1k cached tokens",
       "",

@@ -43,7 +43,15 @@ describe("trace replay report", () => {
     },
     { key: "llama_server", run: peerRun, summary: summarise(scaled, peerRun), decisions: [] },
   ];
-  const context = { tracePath: "t.jsonl", fullRequests: 2, fullCeiling: 0.3, scaled, contextSize: 512 };
+  const context = {
+    tracePath: "t.jsonl",
+    fullRequests: 2,
+    fullCeiling: 0.3,
+    scaled,
+    contextSize: 512,
+    peerPrompt: "framed" as const,
+    framingNotes: [],
+  };
 
   it("summarises reuse in both readings against the scaled ceilings", () => {
     const f = systems[0]?.summary;
