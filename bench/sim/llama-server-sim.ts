@@ -56,7 +56,8 @@ export function simulateLlamaServer(requests: readonly SimRequest[], config: Lla
     const reusedOut = Math.min(Math.max(a.reusedWithOutput, reused), r.inputLength);
     const prefill = r.inputLength - reused;
     const engineMs =
-      costMs(a.savedTokens + a.loadedTokens, cost.restoreTokensPerSecond) + costMs(prefill, cost.prefillTokensPerSecond);
+      costMs(a.savedTokens + a.loadedTokens, cost.restoreTokensPerSecond) +
+      costMs(prefill, cost.prefillTokensPerSecond);
     const begin = Math.max(now, s.engineFreeAt);
     s.engineFreeAt = begin + engineMs;
     s.busyMs += engineMs;
