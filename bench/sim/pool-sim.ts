@@ -1,12 +1,15 @@
 /**
  * The pool simulation: a discrete-event run of a trace over N simulated workers (sim-worker.ts) in
  * virtual time. New sessions are placed by a policy: `frontier` is the edge's own placement
- * (`placeSession` on heartbeat views plus `notePlacement` between heartbeats) with session stickiness
+ * (`placeSession` on heartbeat views plus `notePlacement` between heartbeats, by the request's prefix
+ * chain as the workers advertise what they hold) with session stickiness
  * (a follow-up claims its session's worker, waits behind its parent's running turn, or branches next to
  * it, as `hintDecision` says);
  * `round-robin` and `least-loaded` (the same load measure without prefix or stickiness) route every
- * request. Each worker serialises prefill, restore and parking dumps on one engine and decodes on its
- * sequences in parallel (cost-model.ts).
+ * request. Each worker serialises prefill, restore, prefix copies and parking dumps on one engine and
+ * decodes on its sequences in parallel (cost-model.ts). Its ladder: the session's own KV (live or
+ * restored), the shared-prefix rung (shared-prefix-rung.ts), the stored cold anchor. llama-server is
+ * simulated apart (llama-server-sim.ts).
  */
 import { notePlacement, type PoolWorker, placeSession } from "../../edge/pool/placement.ts";
 import { hintDecision } from "../../edge/session/routing.ts";
@@ -14,50 +17,17 @@ import { BLOCK_TOKENS } from "../trace/trace-file.ts";
 import { type CostModel, costMs } from "./cost-model.ts";
 import { EventQueue } from "./event-queue.ts";
 import { runningTurnOf, type SessionTurn } from "./running-turn.ts";
-import { type KvContent, SimWorker, simFrontier, type WorkerCapacity } from "./sim-worker.ts";
-import { fullBlocks, type SimRequest } from "./trace-sessions.ts";
-
-export type SimPolicy = "frontier" | "round-robin" | "least-loaded";
-export const SIM_POLICIES: readonly SimPolicy[] = ["frontier", "round-robin", "least-loaded"];
+import { SHARED_MIN_TOKENS, sharedPrefixCopy } from "./shared-prefix-rung.ts";
+import { type KvContent, liveReuse, newSimResult, type SimPolicy, type SimResult } from "./sim-result.ts";
+import { SIM_TENANT, SimWorker, simFrontier, type WorkerCapacity } from "./sim-worker.ts";
+import { fullBlocks, requestChain, type SimRequest } from "./trace-sessions.ts";
 
 export interface SimConfig {
   workers: number;
-  policy: SimPolicy;
+  policy: Exclude<SimPolicy, "llama-server">;
   capacity: WorkerCapacity;
   cost: CostModel;
   heartbeatMs: number;
-}
-
-export interface SimResult {
-  policy: SimPolicy;
-  workers: number;
-  requests: number;
-  served: number;
-  /** Refused: queue full (529) or longer than a sequence's context. */
-  refused: number;
-  inputTokens: number;
-  /** Reused input tokens, counted in whole trace blocks (the reading of the trace's ceiling). */
-  reusedTokens: number;
-  /** Reused tokens when a live or restored session also holds its previous turn's output. */
-  reusedWithOutput: number;
-  prefilledTokens: number;
-  ttftMs: number[];
-  /** Wait for a sequence (queue), ms, per served request. */
-  queueMs: number[];
-  perWorkerRequests: number[];
-  perWorkerBusyMs: number[];
-  durationMs: number;
-  liveHits: number;
-  restores: number;
-  storedPrefixHits: number;
-  parks: number;
-  evictions: number;
-  branches: number;
-  /** Follow-ups that waited for their parent's running turn instead of branching. */
-  waits: number;
-  /** Placements of new sessions (frontier policy): on a worker advertising the prefix / by load. */
-  placedByPrefix: number;
-  placedByLoad: number;
 }
 
 interface SessionInfo {
@@ -76,31 +46,7 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
   const sessions = new Map<string, SessionInfo>();
   const sessionOf: string[] = [];
   const events = new EventQueue();
-  const result: SimResult = {
-    policy: config.policy,
-    workers: config.workers,
-    requests: requests.length,
-    served: 0,
-    refused: 0,
-    inputTokens: 0,
-    reusedTokens: 0,
-    reusedWithOutput: 0,
-    prefilledTokens: 0,
-    ttftMs: [],
-    queueMs: [],
-    perWorkerRequests: [],
-    perWorkerBusyMs: [],
-    durationMs: 0,
-    liveHits: 0,
-    restores: 0,
-    storedPrefixHits: 0,
-    parks: 0,
-    evictions: 0,
-    branches: 0,
-    waits: 0,
-    placedByPrefix: 0,
-    placedByLoad: 0,
-  };
+  const result = newSimResult(config.policy, config.workers, requests.length);
   let lastHeartbeat = Number.NEGATIVE_INFINITY;
   let roundRobin = 0;
   let newSessions = 0;
@@ -116,10 +62,11 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
 
   const place = (r: SimRequest, now: number): number => {
     if (config.policy === "round-robin") return roundRobin++ % workers.length;
-    const prefix = config.policy === "frontier" ? r.fingerprint : undefined;
-    const placement = placeSession(views(now), { prefix });
+    const chain = config.policy === "frontier" ? requestChain(r) : undefined;
+    const prefix = chain?.[0];
+    const placement = placeSession(views(now), { prefix, chain });
     if (!placement) throw new Error("no worker up");
-    notePlacement(placement.worker, prefix);
+    notePlacement(placement.worker, prefix, chain);
     if (placement.reason === "prefix") result.placedByPrefix++;
     else result.placedByLoad++;
     return byView(placement.worker);
@@ -171,19 +118,33 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
     const { blocks, withOutput } = liveReuse(live, r);
     let reused = blocks;
     let reusedOut = withOutput;
-    if (reused === 0) {
-      const stored = w.storedPrefix(r.prefixKeys, BLOCK_TOKENS, r.inputLength, ready);
-      if (stored > 0) {
-        result.storedPrefixHits++;
-        restoreTokens += stored;
-        reused = stored;
-        reusedOut = stored;
+    // The disk rung's offer (a stored cold anchor) counts against the shared prefix, as in the real ladder.
+    const stored = reused === 0 ? w.storedPrefix(r.prefixKeys, BLOCK_TOKENS, r.inputLength) : undefined;
+    const copy = sharedPrefixCopy(w, r, sessionId, Math.max(reused, stored?.tokens ?? 0) + SHARED_MIN_TOKENS, ready);
+    let copyMs = 0;
+    if (copy) {
+      if (copy.from === "live") {
+        result.sharedFromLive++;
+        copyMs = costMs(copy.movedTokens, cost.copyTokensPerSecond);
+      } else {
+        result.sharedFromCheckpoint++;
+        restoreTokens += copy.movedTokens;
       }
+      result.sharedTokens += copy.tokens;
+      reused = copy.tokens;
+      reusedOut = copy.tokens;
+    } else if (stored) {
+      w.touchCheckpoint(stored.id, ready);
+      result.storedPrefixHits++;
+      restoreTokens += stored.tokens;
+      reused = stored.tokens;
+      reusedOut = stored.tokens;
     }
     reused = Math.min(reused, r.inputLength);
     reusedOut = Math.min(Math.max(reusedOut, reused), r.inputLength);
     const prefill = r.inputLength - reused;
-    const engineMs = costMs(restoreTokens, cost.restoreTokensPerSecond) + costMs(prefill, cost.prefillTokensPerSecond);
+    const engineMs =
+      costMs(restoreTokens, cost.restoreTokensPerSecond) + copyMs + costMs(prefill, cost.prefillTokensPerSecond);
     const begin = Math.max(ready, w.engineFreeAt);
     w.engineFreeAt = begin + engineMs;
     w.engineBusyMs += engineMs;
@@ -196,18 +157,13 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
     result.prefilledTokens += prefill;
     result.served++;
     w.requests++;
-    w.prefixes.add(r.fingerprint, ready);
+    w.advert.holdSession(SIM_TENANT, sessionId, requestChain(r));
     // A cold prefill of a long enough system prefix leaves an anchor at its end (one per worker).
     const anchorKey = r.prefixKeys[0];
     if (reused < BLOCK_TOKENS && anchorKey && BLOCK_TOKENS >= capacity.anchorMinTokens) {
       if (r.inputLength >= BLOCK_TOKENS && !w.hasStoredPrefix(anchorKey, BLOCK_TOKENS)) {
-        w.store(
-          "cold-anchor",
-          "",
-          `blocks:${anchorKey}`,
-          { tokens: BLOCK_TOKENS, blockKeys: [anchorKey], inputTokens: BLOCK_TOKENS },
-          ready,
-        );
+        const anchor = { tokens: BLOCK_TOKENS, blockKeys: [anchorKey], inputTokens: BLOCK_TOKENS };
+        w.store("cold-anchor", "", `blocks:${anchorKey}`, anchor, ready, sessionId);
       }
     }
     const end = firstToken + costMs(r.outputLength, cost.decodeTokensPerSecond);
@@ -233,7 +189,7 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
       session.busy = false;
       session.lastUsed = now;
       session.frontier = simFrontier(kv.tokens);
-      w.content.set(sessionId, kv);
+      w.holdLive(sessionId, kv);
     }
     // Follow-ups queued behind this turn come first: the session keeps its sequence for them.
     for (const follower of info?.followers.splice(0) ?? []) arrive(follower, now);
@@ -300,18 +256,4 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
     w.close();
   }
   return result;
-}
-
-/**
- * What a session's KV (live or just restored) gives a request: the leading full blocks they share,
- * and, when the request starts with every full block the KV holds and is at least as long as it, the
- * whole KV (the previous turn's output is then part of this prompt).
- */
-export function liveReuse(kv: KvContent | undefined, r: SimRequest): { blocks: number; withOutput: number } {
-  if (!kv) return { blocks: 0, withOutput: 0 };
-  let shared = 0;
-  while (shared < kv.blockKeys.length && kv.blockKeys[shared] === r.prefixKeys[shared]) shared++;
-  const blocks = shared * BLOCK_TOKENS;
-  const extends_ = shared === kv.blockKeys.length && r.inputLength >= kv.tokens;
-  return { blocks, withOutput: extends_ ? Math.max(blocks, kv.tokens - 1) : blocks };
 }

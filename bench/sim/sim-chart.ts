@@ -1,5 +1,5 @@
 /** The simulation's chart: hit rate and TTFT p90 against workers, one line per policy (plain SVG). */
-import type { SimPolicy } from "./pool-sim.ts";
+import type { SimPolicy } from "./sim-result.ts";
 
 export interface ChartPoint {
   policy: SimPolicy;
@@ -9,7 +9,12 @@ export interface ChartPoint {
   ceiling: number;
 }
 
-const COLORS: Record<SimPolicy, string> = { frontier: "#1f77b4", "round-robin": "#d62728", "least-loaded": "#2ca02c" };
+const COLORS: Record<SimPolicy, string> = {
+  frontier: "#1f77b4",
+  "round-robin": "#d62728",
+  "least-loaded": "#2ca02c",
+  "llama-server": "#ff7f0e",
+};
 
 function panel(
   points: readonly ChartPoint[],
@@ -57,7 +62,7 @@ export function simChart(points: readonly ChartPoint[], caption: string): string
   const legend = [...Object.entries(COLORS), ["capacity-bound ceiling", "#999"] as const]
     .map(
       ([name, color], i) =>
-        `<rect x="${60 + i * 200}" y="330" width="14" height="4" fill="${color}"/><text x="${80 + i * 200}" y="335" font-size="11">${name}</text>`,
+        `<rect x="${40 + i * 165}" y="330" width="14" height="4" fill="${color}"/><text x="${60 + i * 165}" y="335" font-size="11">${name}</text>`,
     )
     .join("\n");
   return [

@@ -3,28 +3,36 @@
  * records, ranked for parking by `leastValuableIdle` from gpu-worker/session/live-session.ts), the
  * bounded FIFO of requests waiting for a sequence (as SessionTable), its checkpoint index (the real
  * `CheckpointIndex`, SQLite in memory: the store's lookups and its eviction order) under a token
- * budget, and the prefixes it advertises (`PrefixSet`: system + tools fingerprints, as workers did before issue 45). No model: a KV state is its
- * token count and the prefix keys of the blocks it holds.
+ * budget, the shared-prefix index of the KV it holds (the real `SharedPrefixIndex`, keyed by the
+ * trace's block keys: resident sessions and stored checkpoints, dropped when parked or evicted), and
+ * what it advertises to placement (the real `PrefixAdvert`: the chains of the KV still held). No
+ * model: a KV state is its token count and the prefix keys of the blocks it holds.
  */
 import { randomBytes } from "node:crypto";
 import type { PoolWorker } from "../../edge/pool/placement.ts";
 import { CheckpointIndex } from "../../gpu-worker/checkpoints/store/checkpoint-index.ts";
 import type { CheckpointMeta, CheckpointReason } from "../../gpu-worker/checkpoints/store/types.ts";
 import type { Frontier } from "../../gpu-worker/continuation/frontier.ts";
+import { SharedPrefixIndex } from "../../gpu-worker/continuation/shared-prefix/prefix-index.ts";
+import { MAX_ADVERTISED, PrefixAdvert } from "../../gpu-worker/pool/prefix-advert.ts";
 import { type LiveSession, leastValuableIdle } from "../../gpu-worker/session/live-session.ts";
 import type { EngineSequence } from "../../native/engine-types.ts";
-import { PrefixSet } from "./prefix-set.ts";
+import type { KvContent } from "./sim-result.ts";
 
 export const SIM_TENANT = "trace";
 export const SIM_MODEL = "sim-model";
 
-/** What a KV state (live or checkpointed) holds: tokens, and the keys of the full trace blocks among them. */
-export interface KvContent {
-  tokens: number;
-  blockKeys: readonly string[];
-  /** The request's input length when recorded (tokens past it are the turn's own output). */
-  inputTokens: number;
-}
+/**
+ * Distinct blocks the shared-prefix index remembers: the worker's default (FRONTIER_PREFIX_INDEX_BLOCKS,
+ * 65,536 blocks of 256 tokens) as the same tokens in the trace's 512-token blocks.
+ */
+export const SIM_INDEX_BLOCKS = 32_768;
+
+/** A holder in the shared-prefix index: another session's resident sequence, or a stored checkpoint. */
+export type SimPrefixHolder = { kind: "live"; sessionId: string } | { kind: "checkpoint"; id: string };
+
+export const holderKey = (h: SimPrefixHolder): string =>
+  h.kind === "live" ? `live:${h.sessionId}` : `checkpoint:${h.id}`;
 
 export interface WorkerCapacity {
   sequences: number;
@@ -57,8 +65,12 @@ export class SimWorker {
   readonly sessions = new Map<string, LiveSession>();
   readonly content = new Map<string, KvContent>();
   readonly waiters: Waiter[] = [];
-  readonly prefixes = new PrefixSet();
   readonly index = new CheckpointIndex(":memory:");
+  readonly shared = new SharedPrefixIndex<SimPrefixHolder>(SIM_INDEX_BLOCKS);
+  readonly advert = new PrefixAdvert({
+    isResident: (_tenant, sessionId) => this.sessions.get(sessionId)?.sequence !== undefined,
+    hasCheckpoint: (id) => this.#stored.has(id),
+  });
   readonly #stored = new Map<string, KvContent>();
   #resident = 0;
   /** The worker's engine (prefill, restore, park dumps) is free from this virtual time. */
@@ -95,7 +107,7 @@ export class SimWorker {
       queueDepth: this.waiters.length,
       activeRequests: active,
       residentSessions: this.#resident,
-      prefixes: this.prefixes.list(64),
+      prefixes: this.advert.list(MAX_ADVERTISED),
       state: "up",
       static: false,
       pending: 0,
@@ -150,6 +162,7 @@ export class SimWorker {
       tokens = kv.tokens;
       this.parks++;
     }
+    this.shared.drop(holderKey({ kind: "live", sessionId: victim.sessionId }));
     this.sessions.delete(victim.sessionId);
     this.content.delete(victim.sessionId);
     victim.sequence = undefined;
@@ -157,8 +170,29 @@ export class SimWorker {
     return tokens;
   }
 
-  /** Write a checkpoint row (a session reason replaces the session's older one), then evict to the budget. */
-  store(reason: CheckpointReason, sessionId: string, textHash: string, kv: KvContent, now: number): string {
+  /** A finished turn: the session's sequence holds `kv`, indexed as a shared-prefix holder. */
+  holdLive(sessionId: string, kv: KvContent): void {
+    this.content.set(sessionId, kv);
+    this.shared.hold(holderKey({ kind: "live", sessionId }), { kind: "live", sessionId }, kv.blockKeys);
+  }
+
+  /** A stored checkpoint's content, undefined once evicted or replaced. */
+  storedKv(id: string): KvContent | undefined {
+    return this.#stored.get(id);
+  }
+
+  /**
+   * Write a checkpoint row (a session reason replaces the session's older one), index and advertise
+   * it, then evict to the budget. `owner`: the session whose prefill left a cold anchor.
+   */
+  store(
+    reason: CheckpointReason,
+    sessionId: string,
+    textHash: string,
+    kv: KvContent,
+    now: number,
+    owner?: string,
+  ): string {
     const id = randomBytes(16).toString("hex");
     const meta: CheckpointMeta = {
       id,
@@ -176,15 +210,17 @@ export class SimWorker {
       lastUsedAt: Math.round(now),
       hits: 0,
     };
-    for (const old of this.index.insert(meta, "", reason !== "cold-anchor")) this.#stored.delete(old.id);
+    for (const old of this.index.insert(meta, "", reason !== "cold-anchor")) this.#forget(old.id);
     this.#stored.set(id, kv);
+    this.shared.hold(holderKey({ kind: "checkpoint", id }), { kind: "checkpoint", id }, kv.blockKeys);
+    this.advert.holdCheckpoint(id, SIM_TENANT, sessionId, reason, owner);
     let total = this.index.totalBytes();
     if (total > this.capacity.checkpointTokens) {
       for (const row of this.index.evictionOrder(SIM_MODEL)) {
         if (total <= this.capacity.checkpointTokens) break;
         if (row.id === id) continue;
         this.index.delete(row.id);
-        this.#stored.delete(row.id);
+        this.#forget(row.id);
         this.evictions++;
         total = this.index.totalBytes();
       }
@@ -200,20 +236,31 @@ export class SimWorker {
     return kv;
   }
 
-  /** The longest stored prefix of a request (the ladder's disk rung): its tokens, 0 when none. */
-  storedPrefix(prefixKeys: readonly string[], blockTokens: number, inputTokens: number, now: number): number {
+  /** The longest stored prefix of a request (the ladder's disk rung): its tokens and checkpoint, undefined when none. */
+  storedPrefix(
+    prefixKeys: readonly string[],
+    blockTokens: number,
+    inputTokens: number,
+  ): { tokens: number; id: string } | undefined {
     const lengths = this.index.prefixLengths(SIM_TENANT, SIM_MODEL, inputTokens, 1, 64);
     for (const length of lengths) {
       if (length % blockTokens !== 0) continue;
       const key = prefixKeys[length / blockTokens - 1];
       if (key === undefined) continue;
       const meta = this.index.findByPrefix(SIM_TENANT, SIM_MODEL, length, `blocks:${key}`, 1);
-      if (meta) {
-        this.index.touch(meta.id, Math.round(now));
-        return length;
-      }
+      if (meta) return { tokens: length, id: meta.id };
     }
-    return 0;
+    return undefined;
+  }
+
+  /** A checkpoint was just used: the last to be evicted. */
+  touchCheckpoint(id: string, now: number): void {
+    this.index.touch(id, Math.round(now));
+  }
+
+  #forget(id: string): void {
+    this.#stored.delete(id);
+    this.shared.drop(holderKey({ kind: "checkpoint", id }));
   }
 
   hasStoredPrefix(key: string, length: number): boolean {

@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- --only sim [--trace FILE] [--workers 1,4,16,64] [--json OUT] [--rates …]`: the
  * pool at scale, by simulation (pool-sim.ts) of a whole request trace, Frontier's placement against
- * round-robin and least-loaded. No stack, no model. `--quick` simulates the first 600 requests at 1
+ * round-robin and least-loaded, and llama-server's slots and host prompt cache (llama-server-sim.ts).
+ * No stack, no model. `--quick` simulates the first 600 requests at 1
  * and 4 workers. Writes `sim-pool.svg` next to the report (docs/bench/sim-pool.svg on a recorded run).
  */
 import { writeFileSync } from "node:fs";
@@ -10,8 +11,10 @@ import { defaultTracePath, infiniteCacheCeiling, readTrace } from "../trace/trac
 import type { Workload, WorkloadResult } from "../workload.ts";
 import { capacityCeiling } from "./capacity-ceiling.ts";
 import { type CostModel, MEASURED_TINY_CPU, parseRates } from "./cost-model.ts";
-import { SIM_POLICIES, type SimResult, simulate } from "./pool-sim.ts";
+import { simulateLlamaServer } from "./llama-server-sim.ts";
+import { simulate } from "./pool-sim.ts";
 import { type ChartPoint, simChart } from "./sim-chart.ts";
+import { SIM_POLICIES, type SimResult } from "./sim-result.ts";
 import type { WorkerCapacity } from "./sim-worker.ts";
 import { deriveSessions, type SimRequest } from "./trace-sessions.ts";
 
@@ -94,7 +97,10 @@ export function runSimulation(
     );
     for (const policy of SIM_POLICIES) {
       const started = Date.now();
-      const result = simulate(requests, { workers, policy, capacity, cost, heartbeatMs: 2000 });
+      const result =
+        policy === "llama-server"
+          ? simulateLlamaServer(requests, { servers: workers, capacity, cost })
+          : simulate(requests, { workers, policy, capacity, cost, heartbeatMs: 2000 });
       rows.push(summarise(result, ceiling));
       progress(`sim: ${workers} workers, ${policy}: ${Date.now() - started} ms`);
     }
@@ -103,14 +109,18 @@ export function runSimulation(
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+const copies = (r: SimRow) =>
+  r.policy === "llama-server"
+    ? `slots by prefix ${r.result.slotsByPrefix}, host cache loads ${r.result.hostCacheLoads}`
+    : `${r.result.sharedFromLive} / ${r.result.sharedFromCheckpoint}`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 
 export function simTable(rows: readonly SimRow[]): string {
   const head =
-    "| workers | policy | hit rate | with own output | capacity ceiling | TTFT p50 / p90 / p99 | refused | busy max/mean | requests max/mean | limit |\n|---|---|---|---|---|---|---|---|---|---|";
+    "| workers | policy | hit rate | of ceiling | with own output | capacity ceiling | prefilled tokens | TTFT p50 / p90 / p99 | refused | shared-prefix copies (live / checkpoint) | busy max/mean | requests max/mean | limit |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|";
   const body = rows.map(
     (r) =>
-      `| ${r.workers} | ${r.policy} | ${pct(r.hitRate)} | ${pct(r.hitRateWithOutput)} | ${pct(r.ceiling)} | ${secs(r.ttftMs.p50)} / ${secs(r.ttftMs.p90)} / ${secs(r.ttftMs.p99)} | ${r.refused} | ${r.busyImbalance.toFixed(2)} | ${r.requestImbalance.toFixed(2)} | ${r.limit} |`,
+      `| ${r.workers} | ${r.policy} | ${pct(r.hitRate)} | ${pct(r.hitRate / Math.max(1e-9, r.ceiling))} | ${pct(r.hitRateWithOutput)} | ${pct(r.ceiling)} | ${r.result.prefilledTokens.toLocaleString("en-US")} | ${secs(r.ttftMs.p50)} / ${secs(r.ttftMs.p90)} / ${secs(r.ttftMs.p99)} | ${r.refused} | ${copies(r)} | ${r.busyImbalance.toFixed(2)} | ${r.requestImbalance.toFixed(2)} | ${r.limit} |`,
   );
   return [head, ...body].join("\n");
 }
@@ -163,6 +173,9 @@ export const simWorkload: Workload = {
     const largest = Math.max(...workerCounts);
     const at = (policy: string) => rows.find((r) => r.workers === largest && r.policy === policy);
     const frontier = at("frontier");
+    const llama = at("llama-server");
+    const versus = (row: SimRow) =>
+      `${pct(row.hitRate)} (${pct(row.hitRate / Math.max(1e-9, row.ceiling))} of the ceiling), ${row.result.prefilledTokens.toLocaleString("en-US")} prefilled, TTFT p50 / p90 ${secs(row.ttftMs.p50)} / ${secs(row.ttftMs.p90)}, ${row.refused} refused`;
     const summary = frontier
       ? [
           {
@@ -175,8 +188,18 @@ export const simWorkload: Workload = {
             workload: "pool simulation",
             measure: `TTFT p90 at ${largest} workers (Frontier / round-robin / least-loaded)`,
             value: `${secs(frontier.ttftMs.p90)} / ${secs(at("round-robin")?.ttftMs.p90 ?? 0)} / ${secs(at("least-loaded")?.ttftMs.p90 ?? 0)}`,
-            spread: "virtual time, one deterministic run",
+            spread: `virtual time, one deterministic run; llama-server ${secs(llama?.ttftMs.p90 ?? 0)}`,
           },
+          ...(llama
+            ? [
+                {
+                  workload: "pool simulation",
+                  measure: `hit rate at ${largest} workers, Frontier vs llama-server`,
+                  value: `${pct(frontier.hitRate)} vs ${pct(llama.hitRate)}`,
+                  spread: `Frontier ${versus(frontier)}; llama-server ${versus(llama)}`,
+                },
+              ]
+            : []),
         ]
       : [];
     const section = [
@@ -184,6 +207,7 @@ export const simWorkload: Workload = {
       "",
       `Trace \`${tracePath}\`: ${requests.length} requests, ${followUps} follow-up turns (a request whose hash ids start with every full block of an earlier one, past the shared system block); infinite-cache ceiling ${pct(infinite)}.`,
       `Per worker: ${DEFAULT_CAPACITY.sequences} sequences × ${DEFAULT_CAPACITY.contextTokens} tokens of live KV, ${DEFAULT_CAPACITY.checkpointTokens} tokens of checkpoints, a queue of ${DEFAULT_CAPACITY.maxQueue}. Costs: prefill ${cost.prefillTokensPerSecond} tok/s, decode ${cost.decodeTokensPerSecond} tok/s per sequence, restore ${cost.restoreTokensPerSecond} tok/s (${cost.source}).`,
+      `Copy rate (shared prefixes from a resident sequence) ${cost.copyTokensPerSecond} tok/s. llama-server: ${DEFAULT_CAPACITY.sequences} slots × ${DEFAULT_CAPACITY.contextTokens} tokens per server, host prompt cache of ${DEFAULT_CAPACITY.checkpointTokens} tokens, conversation-sticky round-robin in front.`,
       "Hit rate counts whole trace blocks (the ceiling's reading); `with own output` also counts a live or restored session's previous output when the follow-up is long enough to contain it. TTFT is over served requests.",
       "",
       simTable(rows),

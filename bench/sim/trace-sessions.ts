@@ -5,6 +5,7 @@
  * the longest match. The prefix fingerprint placement sees (system + tools in production) is the first
  * block: every request of the Mooncake conversation trace starts with the same block 0.
  */
+import { PREFIX_CHAIN_DEPTH } from "../../shared/prefix-chain.ts";
 import { BLOCK_TOKENS, type TraceRequest } from "../trace/trace-file.ts";
 
 /** A request with what the simulation derives from the trace. */
@@ -43,6 +44,15 @@ export function prefixKeysOf(hashIds: readonly number[]): string[] {
 /** Full blocks of a request's input (the last block is partial unless the length is a multiple). */
 export function fullBlocks(r: Pick<TraceRequest, "inputLength">, blockTokens = BLOCK_TOKENS): number {
   return Math.floor(r.inputLength / blockTokens);
+}
+
+/**
+ * The request's stand-in for the text-side prefix chain placement reads (shared/prefix-chain.ts):
+ * the system + tools fingerprint, then the key of each further full trace block (a key names its
+ * whole prefix, as each chain hash does), at most PREFIX_CHAIN_DEPTH of them.
+ */
+export function requestChain(r: SimRequest): string[] {
+  return [r.fingerprint, ...r.prefixKeys.slice(1, Math.min(fullBlocks(r), PREFIX_CHAIN_DEPTH + 1))];
 }
 
 export function deriveSessions(trace: readonly TraceRequest[], blockTokens = BLOCK_TOKENS): SimRequest[] {
