@@ -4,12 +4,17 @@
  * memory before and after a full garbage collection (process.memoryUsage, VmRSS split by where the pages
  * live: V8's 256 KiB heap pages, glibc's main heap (brk), other anonymous mappings, file-backed pages),
  * and once more a second later (V8 unmaps freed pages from a background thread), so the driver can tell
- * JS heap, external buffers and native memory apart.
+ * JS heap, external buffers and native memory apart. With $FRONTIER_MEMORY_PROBE_SNAPSHOTS, also a
+ * heap snapshot per reading (after the GC) into that folder.
  */
 import { appendFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import v8 from "node:v8";
 
 const file = process.env.FRONTIER_MEMORY_PROBE_FILE;
+/** A folder for a heap snapshot after every reading's GC (worker-waves.ts --snapshots). */
+const snapshots = process.env.FRONTIER_MEMORY_PROBE_SNAPSHOTS;
+let readings = 0;
 const PAGE = 256 * 1024;
 
 /** RSS by kind of mapping, from /proc/self/smaps. */
@@ -52,6 +57,8 @@ if (file) {
     const before = reading();
     globalThis.gc?.();
     const afterGc = reading();
+    readings++;
+    if (snapshots) v8.writeHeapSnapshot(join(snapshots, `${readings}.heapsnapshot`));
     setTimeout(() => {
       const later = reading();
       appendFileSync(file, `${JSON.stringify({ at: Date.now(), before, afterGc, later })}\n`);

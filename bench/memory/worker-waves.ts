@@ -8,7 +8,7 @@
  * ArrayBuffer memory; and the worker's own counts from the Stats RPC.
  *
  *   npx tsx bench/memory/worker-waves.ts [--waves 12] [--agents 16] [--turns 3] [--abort 0.1]
- *     [--system 900 (words)] [--out FILE.jsonl] [--untuned]
+ *     [--system 900 (words)] [--out FILE.jsonl] [--untuned] [--snapshots DIR]
  *
  * The worker gets the launchers' memory settings (gpu-worker/config/process-memory.ts) unless
  * `--untuned`; MALLOC_* and NODE_OPTIONS in this process's environment reach it too.
@@ -47,6 +47,8 @@ const { values } = parseArgs({
     out: { type: "string" },
     /** Start the worker without the memory settings the launchers add (glibc's and V8's defaults). */
     untuned: { type: "boolean", default: false },
+    /** A folder for a heap snapshot of the worker after each reading (bench/memory/heap-diff.ts compares two). */
+    snapshots: { type: "string" },
   },
 });
 const waves = Number(values.waves);
@@ -161,6 +163,7 @@ const worker = await startWorker(
     FRONTIER_THREADS: "1",
     FRONTIER_STATE_DIR: join(stateDir, "worker"),
     FRONTIER_MEMORY_PROBE_FILE: probeFile,
+    ...(values.snapshots ? { FRONTIER_MEMORY_PROBE_SNAPSHOTS: values.snapshots } : {}),
     NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --expose-gc --import ${join(REPO_ROOT, "bench/memory/memory-probe.mjs")}`,
   },
   false,
@@ -198,12 +201,12 @@ async function probe(): Promise<Probe> {
   };
   const have = lines().length;
   worker.process.kill("SIGUSR2");
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 1200; i++) {
     await new Promise((r) => setTimeout(r, 50));
     const all = lines();
     if (all.length > have) return JSON.parse(all.at(-1) ?? "{}") as Probe;
   }
-  throw new Error("the worker's memory probe did not answer in 10 s");
+  throw new Error("the worker's memory probe did not answer in 60 s");
 }
 
 const rows: unknown[] = [];
