@@ -242,7 +242,8 @@ try {
   await stopChild(worker.process);
   if (values.out) {
     const { writeFileSync } = await import("node:fs");
-    writeFileSync(values.out, `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`);
+    const json = (row: unknown) => JSON.stringify(row, (_, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
+    writeFileSync(values.out, `${rows.map(json).join("\n")}\n`);
   }
   rmSync(stateDir, { recursive: true, force: true });
 }
