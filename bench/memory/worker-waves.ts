@@ -171,6 +171,8 @@ const worker = await startWorker(
   !values.untuned,
 );
 const client = benchWorkerClient(worker.grpcUrl);
+const ready = worker.logs.find((line) => line.includes(" worker ready "));
+process.stdout.write(`memory settings missing: ${/memorySettingsMissing=(\S+)/.exec(ready ?? "")?.[1] ?? "none"}\n`);
 
 /** One reading of memory-probe.mjs (bytes). */
 interface Reading {
