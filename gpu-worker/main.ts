@@ -8,6 +8,7 @@ import type { CheckpointReplica } from "./checkpoints/replica/checkpoint-replica
 import { S3CheckpointReplica } from "./checkpoints/replica/s3-replica.ts";
 import { SessionCheckpoints } from "./checkpoints/session-checkpoints.ts";
 import { CheckpointStore } from "./checkpoints/store/checkpoint-store.ts";
+import { missingWorkerMemorySettings } from "./config/process-memory.ts";
 import { advertisedUrl, loadConfig, type WorkerConfig } from "./config.ts";
 import { SpanTokenMemory } from "./continuation/span-token-memory.ts";
 import { TurnMemory } from "./continuation/turn-memory.ts";
@@ -93,6 +94,7 @@ async function main(): Promise<void> {
     checkpointReplica: store ? replica?.description : undefined,
     pool: config.edgeUrl ? `${config.region} via ${config.edgeUrl} as ${advertiseUrl}` : "static",
     testPolicy: config.testPolicy,
+    memorySettingsMissing: missingWorkerMemorySettings(process.env, process.execArgv).join(",") || undefined,
   });
   // Machine-readable readiness line for the scripts that start the stack.
   process.stdout.write(

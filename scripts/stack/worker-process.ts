@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { withWorkerMemorySettings } from "../../gpu-worker/config/process-memory.ts";
 import { DEV_MODE_FLAG } from "../../shared/dev-secrets.ts";
 import { REPO_ROOT, stopChild } from "./processes.ts";
 
@@ -23,15 +24,19 @@ export async function startWorker(
   env: Record<string, string>,
   verbose = false,
   logs: string[] = [],
+  /** Start it with the memory settings of every deployment (false: glibc's and V8's defaults, to compare). */
+  memorySettings = true,
 ): Promise<WorkerHandle> {
   // Local development: the worker may use the public development secrets (shared/dev-secrets.ts).
-  const childEnv: NodeJS.ProcessEnv = {
+  const given = {
     ...process.env,
     [DEV_MODE_FLAG]: "1",
     FRONTIER_WORKER_GRPC_PORT: "0",
     FRONTIER_WORKER_HTTP_PORT: "0",
     ...env,
   };
+  // The memory settings every deployment starts a worker with (glibc's arenas, V8's young generation).
+  const childEnv: NodeJS.ProcessEnv = memorySettings ? withWorkerMemorySettings(given) : given;
   const child = spawn(
     process.execPath,
     // tsx as a loader, not its CLI: the child is the worker itself, so a signal (a test's SIGKILL) reaches it.

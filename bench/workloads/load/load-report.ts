@@ -37,6 +37,20 @@ export function rssGrowth(rss: Map<string, number[]>): number {
   return Math.max(...growth.filter(Number.isFinite), Number.NEGATIVE_INFINITY);
 }
 
+/**
+ * Largest RSS growth over the last wave alone (the reading before it to the last), over the workers:
+ * whether RSS still climbs once the bounded fills of the first waves are done (a plateau reads ~0;
+ * with 3 waves it is wave 2 → 3, so `--load waves=8` shows the plateau better).
+ */
+export function lastWaveRssGrowth(rss: Map<string, number[]>): number {
+  const growth = [...rss.values()].map((series) => {
+    const before = series[series.length - 2];
+    const last = series[series.length - 1];
+    return before === undefined || last === undefined || series.length < 3 ? Number.NaN : (last - before) / before;
+  });
+  return Math.max(...growth.filter(Number.isFinite), Number.NEGATIVE_INFINITY);
+}
+
 /** The run's shape, in every summary row (so runs of another shape get rows of their own). */
 function label(s: LoadSettings): string {
   const extras = [
@@ -50,6 +64,7 @@ function label(s: LoadSettings): string {
 export function loadSummary(r: LoadReport): SummaryRow[] {
   const f = r.frontier;
   const growth = rssGrowth(r.rss);
+  const lastWave = lastWaveRssGrowth(r.rss);
   const peer = typeof r.peer === "string" ? undefined : r.peer;
   const inStream = (n: number) => f.refusedInStream.get(n) ?? 0;
   const statuses = `429 × ${f.statuses.get(429) ?? 0} (+${inStream(429)} in stream), 529 × ${f.statuses.get(529) ?? 0} (+${inStream(529)} in stream)`;
@@ -77,6 +92,13 @@ export function loadSummary(r: LoadReport): SummaryRow[] {
       measure: `${label(r.settings)}: worker RSS growth, first to last wave (goal < 10%)`,
       value: Number.isFinite(growth) ? `${(growth * 100).toFixed(1)}%` : "n/a",
       spread: [...r.rss].map(([id, series]) => `${id}: ${series.map(mib).join(" → ")}`).join("; "),
+    },
+    {
+      workload: "load",
+      measure: `${label(r.settings)}: worker RSS growth over the last wave (plateau)`,
+      value: Number.isFinite(lastWave) ? `${(lastWave * 100).toFixed(1)}%` : "n/a",
+      spread:
+        "the bounded fills (V8's young generation, malloc arenas) land in the first waves; see docs/operations/worker-memory.md",
     },
   ];
 }
@@ -110,6 +132,7 @@ function latencyRow(name: string, l: LatencyFigures): string {
 function goals(r: LoadReport): string[] {
   const f = r.frontier;
   const growth = rssGrowth(r.rss);
+  const lastWave = lastWaveRssGrowth(r.rss);
   const peer = typeof r.peer === "string" ? undefined : r.peer;
   const yes = (ok: boolean) => (ok ? "met" : "**not met**");
   return [
@@ -118,6 +141,7 @@ function goals(r: LoadReport): string[] {
     `| 0 failed turns | ${f.failed} failed of ${f.failed + f.completed} | ${yes(f.failed === 0)} |`,
     `| ≥ 99% of turns 2+ suffix-only | ${pct(f.later.suffixOnly, f.later.completed)} | ${yes(f.later.completed > 0 && f.later.suffixOnly >= 0.99 * f.later.completed)} |`,
     `| worker RSS flat across waves (< 10% growth) | ${Number.isFinite(growth) ? `${(growth * 100).toFixed(1)}%` : "n/a (needs 2+ waves)"} | ${Number.isFinite(growth) ? yes(growth < 0.1) : "n/a"} |`,
+    `| (worker RSS growth over the last wave alone) | ${Number.isFinite(lastWave) ? `${(lastWave * 100).toFixed(1)}%` : "n/a (needs 2+ waves)"} | |`,
     `| p99 TTFT bounded by queueing, next to llama-server's | ${ms(f.all.ttftP99)}${peer ? ` vs ${ms(peer.all.ttftP99)}` : ""} | ${peer ? `${fmt(f.all.ttftP99 / peer.all.ttftP99, 2)}x llama-server's` : "no llama-server"} |`,
   ];
 }

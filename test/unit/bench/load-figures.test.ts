@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { TurnRecord } from "../../../bench/workloads/load/load-agent.ts";
 import { frontierFigures, poolFigures, STALL_MS } from "../../../bench/workloads/load/load-figures.ts";
-import { loadViolations, rssGrowth } from "../../../bench/workloads/load/load-report.ts";
+import { lastWaveRssGrowth, loadViolations, rssGrowth } from "../../../bench/workloads/load/load-report.ts";
 import { abortsTurn, finishOrder, toolPauseMs } from "../../../bench/workloads/load/load-script.ts";
 import { loadSettings } from "../../../bench/workloads/load/load-settings.ts";
 import { inStreamRefusal } from "../../../bench/workloads/load/load-turn.ts";
@@ -147,10 +147,17 @@ describe("load figures", () => {
     expect(inStreamRefusal("overloaded_error")).toBe(undefined);
   });
 
-  it("measures RSS growth from the first wave's end to the last's, and fails the run on failed turns", () => {
+  it("measures RSS growth from the first wave's end to the last's and over the last wave, and fails the run on failed turns", () => {
     const mib = 2 ** 20;
     expect(rssGrowth(new Map([["worker-1", [300 * mib, 310 * mib, 330 * mib, 341 * mib]]]))).toBeCloseTo(0.1, 2);
     expect(rssGrowth(new Map([["worker-1", [300 * mib, 310 * mib]]]))).toBe(Number.NEGATIVE_INFINITY);
+    // Over the last wave alone: 330 → 341 MiB (3.3%); the worst worker counts.
+    const twoWorkers = new Map([
+      ["worker-1", [300 * mib, 310 * mib, 330 * mib, 341 * mib]],
+      ["worker-2", [300 * mib, 400 * mib, 400 * mib, 400 * mib]],
+    ]);
+    expect(lastWaveRssGrowth(twoWorkers)).toBeCloseTo(11 / 330, 4);
+    expect(lastWaveRssGrowth(new Map([["worker-1", [300 * mib, 310 * mib]]]))).toBe(Number.NEGATIVE_INFINITY);
     const failing = frontierFigures([turn({ outcome: "failed", reason: "HTTP 529", statuses: [529] })], 1, 0, 0);
     const report = { frontier: failing } as Parameters<typeof loadViolations>[0];
     expect(loadViolations(report)).toEqual(["1 of 1 turns failed (HTTP 529 × 1)"]);
