@@ -5,6 +5,8 @@
  * as the workers advertise what they hold) while it can start the session at once and is not much
  * busier than the least loaded worker; otherwise the least loaded. Load counts the sessions a worker holds, the
  * requests waiting for a sequence and the placements made since its last heartbeat, per sequence.
+ * Equally loaded workers (a pool whose every sequence holds an idle session reads the same load
+ * everywhere) take turns: the one running fewer turns, then the one placed on least recently.
  *
  * Why "start at once" and not "a free sequence": a worker parks an idle resident session to its
  * checkpoint store when a new one needs the sequence (a checkpoint write), while a worker without
@@ -47,6 +49,8 @@ export interface PoolWorker
   /** The ceiling of its credential (`sequencesTotal` is the claim up to it); null: a static member never heard from. */
   capacityCeiling?: number | null;
   lastHeartbeat: number | null;
+  /** When (ms) the pool last placed a session here; 0 or absent: never. */
+  lastPlacedAt?: number;
 }
 
 export type PlacementReason = "prefix" | "load";
@@ -124,12 +128,15 @@ export function placeSession(workers: readonly PoolWorker[], request: PlacementR
   const depths = new Map(workers.map((w) => [w, heldDepth(w, chain)]));
   const prefixKnown = [...depths.values()].some((d) => d >= 0);
   // Equal load (e.g. every sequence holds an idle, parkable session): the worker running fewer turns
-  // first, so new sessions do not pile onto the lowest id while others sit idle.
+  // first, then the one placed on least recently, so new sessions do not pile onto the lowest ids
+  // while others sit idle (each heartbeat resets `pending`: a tie broken by id sent every session of
+  // a 64-worker pool to its first ~20 workers, whose checkpoint stores then evicted parked sessions).
   const byLoad = [...usable].sort(
     (a, b) =>
       workerLoad(a) - workerLoad(b) ||
       a.queueDepth - b.queueDepth ||
       a.activeRequests + a.pending - (b.activeRequests + b.pending) ||
+      (a.lastPlacedAt ?? 0) - (b.lastPlacedAt ?? 0) ||
       a.id.localeCompare(b.id),
   );
   const worker = byLoad[0];
@@ -153,13 +160,19 @@ export function placeSession(workers: readonly PoolWorker[], request: PlacementR
 }
 
 /**
- * Count a placement against its worker until the next heartbeat: one more pending session, and the
- * prefix recorded as held at the depths a worker advertises (the worker advertises it only from its
- * next heartbeat; a new session with the same prefix within that interval must still find its
- * holder). True when the prefixes changed.
+ * Count a placement against its worker until the next heartbeat: one more pending session, placed
+ * on at `now` (ms), and the prefix recorded as held at the depths a worker advertises (the worker
+ * advertises it only from its next heartbeat; a new session with the same prefix within that
+ * interval must still find its holder). True when the prefixes changed.
  */
-export function notePlacement(worker: PoolWorker, prefix: string | undefined, chain?: readonly string[]): boolean {
+export function notePlacement(
+  worker: PoolWorker,
+  prefix: string | undefined,
+  chain: readonly string[] | undefined,
+  now: number,
+): boolean {
   worker.pending += 1;
+  worker.lastPlacedAt = now;
   const full = chainOf({ prefix, chain });
   const added = advertisedDepths(full.length)
     .map((d) => full[d] ?? "")

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  notePlacement,
   type PoolWorker,
   PREFIX_LOAD_MARGIN,
   placeSession,
@@ -100,6 +101,25 @@ describe("placeSession", () => {
     }
     expect(chosen.filter((u) => u === "a")).toHaveLength(3);
     expect(workerLoad(worker("x", { residentSessions: 2, pending: 1, queueDepth: 1 }))).toBe(1);
+  });
+
+  it("takes turns among equally loaded workers across heartbeats, the least recently placed first", () => {
+    // A large pool at rest: every sequence holds an idle session and every worker holds the system
+    // prefix, so all read the same load. Each session's turn ends before the next heartbeat, which
+    // resets `pending`: ties broken by id alone sent every one of them to the first worker.
+    const workers = ["a", "b", "c", "d"].map((url) => worker(url, { residentSessions: 4, prefixes: ["p"] }));
+    const chosen: string[] = [];
+    for (let t = 1; t <= 8; t++) {
+      const placed = placeSession(workers, { prefix: "p" });
+      if (!placed) throw new Error("no placement");
+      notePlacement(placed.worker, "p", undefined, t);
+      chosen.push(placed.worker.url);
+      for (const w of workers) w.pending = 0;
+    }
+    expect(chosen).toEqual(["a", "b", "c", "d", "a", "b", "c", "d"]);
+    // A deeper holder still wins over the turn order.
+    workers[2]!.prefixes = ["p", "q"];
+    expect(placeSession(workers, { prefix: "p", chain: ["p", "q"] })?.worker.url).toBe("c");
   });
 
   it("never places on a worker that is down, draining, drained or excluded", () => {
