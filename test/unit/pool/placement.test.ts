@@ -3,6 +3,7 @@ import {
   notePlacement,
   type PoolWorker,
   PREFIX_LOAD_MARGIN,
+  PREFIX_TURNS_PER_CHUNK,
   placeSession,
   queueFull,
   workerLoad,
@@ -120,6 +121,32 @@ describe("placeSession", () => {
     // A deeper holder still wins over the turn order.
     workers[2]!.prefixes = ["p", "q"];
     expect(placeSession(workers, { prefix: "p", chain: ["p", "q"] })?.worker.url).toBe("c");
+  });
+
+  it("leaves a holder running more turns than its deeper prefix is worth for the least loaded worker", () => {
+    // A burst: the holder of system + tools has 2 sessions placed since its heartbeat (each prefills
+    // ahead of a new one on its engine) while another worker sits idle; one entry deeper is worth
+    // one turn more.
+    expect(PREFIX_TURNS_PER_CHUNK).toBe(1);
+    const holder = worker("a", { residentSessions: 1, activeRequests: 1, pending: 1, prefixes: ["p", "c1", "c2"] });
+    const idle = worker("b");
+    expect(placeSession([holder, idle], { prefix: "p" })).toMatchObject({ worker: { url: "b" }, reason: "load" });
+    expect(placeSession([holder, { ...idle, activeRequests: 1 }], { prefix: "p" })?.worker.url).toBe("a");
+    // Three entries (system + tools and two chunks) beyond the idle worker: worth its two turns.
+    expect(placeSession([holder, idle], { prefix: "p", chain: ["p", "c1", "c2"] })).toMatchObject({
+      worker: { url: "a" },
+      reason: "prefix",
+      depth: 2,
+    });
+    // Against a worker holding system + tools too, only the two chunks count: two turns, not three.
+    const shallow = worker("b", { prefixes: ["p"] });
+    const chain = ["p", "c1", "c2"];
+    expect(placeSession([holder, shallow], { prefix: "p", chain })?.worker.url).toBe("a");
+    expect(placeSession([{ ...holder, pending: 2 }, shallow], { prefix: "p", chain })).toMatchObject({
+      worker: { url: "b" },
+      reason: "prefix",
+      depth: 0,
+    });
   });
 
   it("never places on a worker that is down, draining, drained or excluded", () => {
