@@ -53,7 +53,9 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
 
   const views = (now: number): PoolWorker[] => {
     if (now - lastHeartbeat >= config.heartbeatMs) {
-      for (const w of workers) w.view = w.report();
+      // A heartbeat replaces the report's fields; the pool's own bookkeeping (when it last placed
+      // a session there) stays, as the PoolDO's row keeps it.
+      for (const w of workers) w.view = { ...w.report(), lastPlacedAt: w.view.lastPlacedAt ?? 0 };
       lastHeartbeat = now;
     }
     return workers.map((w) => w.view);
@@ -66,7 +68,7 @@ export function simulate(requests: readonly SimRequest[], config: SimConfig): Si
     const prefix = chain?.[0];
     const placement = placeSession(views(now), { prefix, chain });
     if (!placement) throw new Error("no worker up");
-    notePlacement(placement.worker, prefix, chain);
+    notePlacement(placement.worker, prefix, chain, now);
     if (placement.reason === "prefix") result.placedByPrefix++;
     else result.placedByLoad++;
     return byView(placement.worker);

@@ -16,6 +16,9 @@ export function createMembersTable(sql: SqlStorage): void {
     sql.exec("ALTER TABLE members ADD COLUMN queue_cap INTEGER NOT NULL DEFAULT 0");
   }
   if (!columns.some((c) => c.name === "up_since")) sql.exec("ALTER TABLE members ADD COLUMN up_since INTEGER");
+  if (!columns.some((c) => c.name === "placed_at")) {
+    sql.exec("ALTER TABLE members ADD COLUMN placed_at INTEGER NOT NULL DEFAULT 0");
+  }
 }
 
 /** A heartbeat's row (the report, and what the pool decided about it). */
@@ -89,6 +92,8 @@ export type Row = {
   drain: string | null;
   /** Since when it has been up without a break (ms; null: always, a static member never heard from). */
   up_since: number | null;
+  /** When (ms) the pool last placed a session on it (0: never); heartbeats leave it. */
+  placed_at: number;
 };
 
 export function memberView(row: Row): MemberView {
@@ -127,6 +132,7 @@ export function toWorker(row: Row, now: number, timeoutMs: number): PoolWorker {
     activeRequests: row.active,
     residentSessions: row.resident,
     pending: row.pending,
+    lastPlacedAt: row.placed_at,
     prefixes: JSON.parse(row.prefixes) as string[],
     lastHeartbeat: row.last_heartbeat,
   };

@@ -2,9 +2,12 @@
  * Placement of a new session, pure, the same for every client (hinted or not): among the workers
  * that can take one (up, not excluded, queue not full), prefer the one that holds the longest prefix
  * of the request's prompt (system + tools, then whole chunks of its messages: shared/prefix-chain.ts,
- * as the workers advertise what they hold) while it can start the session at once and is not much
- * busier than the least loaded worker; otherwise the least loaded. Load counts the sessions a worker holds, the
- * requests waiting for a sequence and the placements made since its last heartbeat, per sequence.
+ * as the workers advertise what they hold) while it can start the session at once, is not much
+ * busier than the least loaded worker and runs no more turns than its deeper prefix is worth;
+ * otherwise the least loaded. Load counts the sessions a worker holds, the requests waiting for a
+ * sequence and the placements made since its last heartbeat, per sequence.
+ * Equally loaded workers (a pool whose every sequence holds an idle session reads the same load
+ * everywhere) take turns: the one running fewer turns, then the one placed on least recently.
  *
  * Why "start at once" and not "a free sequence": a worker parks an idle resident session to its
  * checkpoint store when a new one needs the sequence (a checkpoint write), while a worker without
@@ -47,6 +50,8 @@ export interface PoolWorker
   /** The ceiling of its credential (`sequencesTotal` is the claim up to it); null: a static member never heard from. */
   capacityCeiling?: number | null;
   lastHeartbeat: number | null;
+  /** When (ms) the pool last placed a session here; 0 or absent: never. */
+  lastPlacedAt?: number;
 }
 
 export type PlacementReason = "prefix" | "load";
@@ -94,6 +99,22 @@ export function workerLoad(w: PoolWorker): number {
 export const PREFIX_LOAD_MARGIN = 0.5;
 
 /**
+ * How many more turns a prefix holder may run than the least loaded worker, per entry of the
+ * request's chain it holds beyond that worker (system + tools counting as one, then each chunk of
+ * the messages). A new session on the holder shares its engine with those turns (their prefill
+ * first), while each entry more of prefix spares prefilling it: past this, the holder costs more
+ * than it saves. Without it a burst of new sessions sharing only system + tools, or a few chunks,
+ * piled onto their holders while other workers sat idle (the pool simulation at 64 workers: a
+ * minute and more to the first token behind 7 other prefills; docs/bench/history/issue-45-sharing.md).
+ */
+export const PREFIX_TURNS_PER_CHUNK = 1;
+
+/** Turns a worker runs: those its heartbeat reported (waiting ones included) and the sessions placed since. */
+function turns(w: PoolWorker): number {
+  return w.activeRequests + w.pending;
+}
+
+/**
  * The worker can start one more session now: nothing waits for a sequence and fewer turns run (or
  * were just placed there) than it has sequences, so a sequence is free or holds an idle, parkable
  * session. A static member never heard from (no sequence count) is assumed able to.
@@ -124,25 +145,35 @@ export function placeSession(workers: readonly PoolWorker[], request: PlacementR
   const depths = new Map(workers.map((w) => [w, heldDepth(w, chain)]));
   const prefixKnown = [...depths.values()].some((d) => d >= 0);
   // Equal load (e.g. every sequence holds an idle, parkable session): the worker running fewer turns
-  // first, so new sessions do not pile onto the lowest id while others sit idle.
+  // first, then the one placed on least recently, so new sessions do not pile onto the lowest ids
+  // while others sit idle (each heartbeat resets `pending`: a tie broken by id sent every session of
+  // a 64-worker pool to its first ~20 workers, whose checkpoint stores then evicted parked sessions).
   const byLoad = [...usable].sort(
     (a, b) =>
       workerLoad(a) - workerLoad(b) ||
       a.queueDepth - b.queueDepth ||
-      a.activeRequests + a.pending - (b.activeRequests + b.pending) ||
+      turns(a) - turns(b) ||
+      (a.lastPlacedAt ?? 0) - (b.lastPlacedAt ?? 0) ||
       a.id.localeCompare(b.id),
   );
   const worker = byLoad[0];
   if (prefixKnown && worker) {
     // A holder with a free sequence always qualifies; one whose sequences all hold (idle) sessions
-    // only while it is within the margin of the least loaded worker. Of those, the one holding the
-    // longest prefix of the request; equally deep, the less loaded.
+    // only while it is within the margin of the least loaded worker; either only while the turns
+    // ahead of the session there are worth the deeper prefix. Of those, the one holding the longest
+    // prefix of the request; equally deep, the less loaded.
     const limit = workerLoad(worker) + PREFIX_LOAD_MARGIN;
+    const fallbackDepth = depths.get(worker) ?? -1;
     let holder: PoolWorker | undefined;
     let deepest = -1;
     for (const w of byLoad) {
       const depth = depths.get(w) ?? -1;
-      if (depth > deepest && canStartNow(w) && (workerLoad(w) < 1 || workerLoad(w) <= limit)) {
+      if (
+        depth > deepest &&
+        canStartNow(w) &&
+        (workerLoad(w) < 1 || workerLoad(w) <= limit) &&
+        turns(w) <= turns(worker) + PREFIX_TURNS_PER_CHUNK * (depth - fallbackDepth)
+      ) {
         holder = w;
         deepest = depth;
       }
@@ -153,13 +184,19 @@ export function placeSession(workers: readonly PoolWorker[], request: PlacementR
 }
 
 /**
- * Count a placement against its worker until the next heartbeat: one more pending session, and the
- * prefix recorded as held at the depths a worker advertises (the worker advertises it only from its
- * next heartbeat; a new session with the same prefix within that interval must still find its
- * holder). True when the prefixes changed.
+ * Count a placement against its worker until the next heartbeat: one more pending session, placed
+ * on at `now` (ms), and the prefix recorded as held at the depths a worker advertises (the worker
+ * advertises it only from its next heartbeat; a new session with the same prefix within that
+ * interval must still find its holder). True when the prefixes changed.
  */
-export function notePlacement(worker: PoolWorker, prefix: string | undefined, chain?: readonly string[]): boolean {
+export function notePlacement(
+  worker: PoolWorker,
+  prefix: string | undefined,
+  chain: readonly string[] | undefined,
+  now: number,
+): boolean {
   worker.pending += 1;
+  worker.lastPlacedAt = now;
   const full = chainOf({ prefix, chain });
   const added = advertisedDepths(full.length)
     .map((d) => full[d] ?? "")

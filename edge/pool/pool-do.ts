@@ -198,9 +198,10 @@ export class PoolDO extends DurableObject<unknown> {
 
   /** Count a placement against its worker until the next heartbeat (and in the stats, unless `moving`). */
   #count(placement: Placement, request: PlacementRequest, moving: boolean): void {
-    this.#sql.exec("UPDATE members SET pending = pending + 1 WHERE id = ?", placement.worker.id);
+    const now = Date.now();
+    this.#sql.exec("UPDATE members SET pending = pending + 1, placed_at = ? WHERE id = ?", now, placement.worker.id);
     // The heartbeat then replaces the prefix list with the worker's own.
-    if (notePlacement(placement.worker, request.prefix, request.chain)) {
+    if (notePlacement(placement.worker, request.prefix, request.chain, now)) {
       this.#sql.exec(
         "UPDATE members SET prefixes = ? WHERE id = ?",
         JSON.stringify(placement.worker.prefixes),

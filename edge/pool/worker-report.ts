@@ -10,7 +10,7 @@ import { isHttpUrl } from "../core/config-values.ts";
 
 const MAX_COUNT = 1_000_000;
 /** Prefix hashes the pool keeps per worker (a worker reports at most as many: gpu-worker/pool/prefix-advert.ts). */
-export const MAX_PREFIXES = 256;
+export const MAX_PREFIXES = 512;
 
 const PATTERNS: Partial<Record<keyof WorkerReport, RegExp>> = {
   id: /^[A-Za-z0-9._:-]{1,64}$/,

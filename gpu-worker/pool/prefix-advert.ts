@@ -28,8 +28,14 @@ interface Entry {
   readonly chain: readonly string[];
 }
 
-/** Prefix hashes per heartbeat (the edge keeps at most as many per worker: edge/pool/worker-report.ts). */
-export const MAX_ADVERTISED = 256;
+/**
+ * Prefix hashes per heartbeat (the edge keeps at most as many per worker: edge/pool/worker-report.ts).
+ * 512: a worker holding ~200 parked checkpoints advertised only its ~30 newest within 256, and
+ * placement sent first turns away from older holders; in the pool simulation (16 workers, the whole
+ * Mooncake trace) 512 reads 97.9% of the ceiling against 97.4% with 256 and the same with 1,024, for
+ * an 18 KB heartbeat instead of 9 KB (docs/bench/history/issue-45-sharing.md).
+ */
+export const MAX_ADVERTISED = 512;
 
 export class PrefixAdvert {
   /** Holder key → entry, least recently held first. */

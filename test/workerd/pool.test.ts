@@ -163,6 +163,19 @@ describe("placement", () => {
     const view = await pool.view(args);
     expect(view.find((w) => w.url === first?.worker.url)?.prefixes).toEqual([]);
   });
+
+  it("takes turns among equally loaded workers, a heartbeat between placements notwithstanding", async () => {
+    const pool = env.POOLS.getByName("pool:turns");
+    const args = { region: "unit", staticUrls: [], timeoutMs: 60_000 };
+    const urls = ["http://10.0.10.1:1", "http://10.0.10.2:1", "http://10.0.10.3:1"];
+    const full = (url: string) => ({ ...parseReport(url), sequencesFree: 0, residentSessions: 4 });
+    const chosen: (string | undefined)[] = [];
+    for (let i = 0; i < 6; i++) {
+      for (const url of urls) await beat(pool, full(url));
+      chosen.push((await pool.place(args))?.worker.url);
+    }
+    expect(chosen).toEqual([...urls, ...urls]);
+  });
 });
 
 describe("failover", () => {

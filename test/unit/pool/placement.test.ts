@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
+  notePlacement,
   type PoolWorker,
   PREFIX_LOAD_MARGIN,
+  PREFIX_TURNS_PER_CHUNK,
   placeSession,
   queueFull,
   workerLoad,
@@ -100,6 +102,51 @@ describe("placeSession", () => {
     }
     expect(chosen.filter((u) => u === "a")).toHaveLength(3);
     expect(workerLoad(worker("x", { residentSessions: 2, pending: 1, queueDepth: 1 }))).toBe(1);
+  });
+
+  it("takes turns among equally loaded workers across heartbeats, the least recently placed first", () => {
+    // A large pool at rest: every sequence holds an idle session and every worker holds the system
+    // prefix, so all read the same load. Each session's turn ends before the next heartbeat, which
+    // resets `pending`: ties broken by id alone sent every one of them to the first worker.
+    const workers = ["a", "b", "c", "d"].map((url) => worker(url, { residentSessions: 4, prefixes: ["p"] }));
+    const chosen: string[] = [];
+    for (let t = 1; t <= 8; t++) {
+      const placed = placeSession(workers, { prefix: "p" });
+      if (!placed) throw new Error("no placement");
+      notePlacement(placed.worker, "p", undefined, t);
+      chosen.push(placed.worker.url);
+      for (const w of workers) w.pending = 0;
+    }
+    expect(chosen).toEqual(["a", "b", "c", "d", "a", "b", "c", "d"]);
+    // A deeper holder still wins over the turn order.
+    workers[2]!.prefixes = ["p", "q"];
+    expect(placeSession(workers, { prefix: "p", chain: ["p", "q"] })?.worker.url).toBe("c");
+  });
+
+  it("leaves a holder running more turns than its deeper prefix is worth for the least loaded worker", () => {
+    // A burst: the holder of system + tools has 2 sessions placed since its heartbeat (each prefills
+    // ahead of a new one on its engine) while another worker sits idle; one entry deeper is worth
+    // one turn more.
+    expect(PREFIX_TURNS_PER_CHUNK).toBe(1);
+    const holder = worker("a", { residentSessions: 1, activeRequests: 1, pending: 1, prefixes: ["p", "c1", "c2"] });
+    const idle = worker("b");
+    expect(placeSession([holder, idle], { prefix: "p" })).toMatchObject({ worker: { url: "b" }, reason: "load" });
+    expect(placeSession([holder, { ...idle, activeRequests: 1 }], { prefix: "p" })?.worker.url).toBe("a");
+    // Three entries (system + tools and two chunks) beyond the idle worker: worth its two turns.
+    expect(placeSession([holder, idle], { prefix: "p", chain: ["p", "c1", "c2"] })).toMatchObject({
+      worker: { url: "a" },
+      reason: "prefix",
+      depth: 2,
+    });
+    // Against a worker holding system + tools too, only the two chunks count: two turns, not three.
+    const shallow = worker("b", { prefixes: ["p"] });
+    const chain = ["p", "c1", "c2"];
+    expect(placeSession([holder, shallow], { prefix: "p", chain })?.worker.url).toBe("a");
+    expect(placeSession([{ ...holder, pending: 2 }, shallow], { prefix: "p", chain })).toMatchObject({
+      worker: { url: "b" },
+      reason: "prefix",
+      depth: 0,
+    });
   });
 
   it("never places on a worker that is down, draining, drained or excluded", () => {

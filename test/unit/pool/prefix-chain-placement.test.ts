@@ -97,7 +97,7 @@ describe("placement by the longest prefix", () => {
     const workers = [worker("a"), worker("b")];
     const placed = placeSession(workers, { prefix: first[0], chain: first });
     expect(placed?.reason).toBe("load");
-    notePlacement(placed!.worker, first[0], first);
+    notePlacement(placed!.worker, first[0], first, 1);
     expect(placeSession(workers, { prefix: second[0], chain: second })).toMatchObject({
       worker: { url: placed!.worker.url },
       reason: "prefix",

@@ -1674,7 +1674,7 @@ export type WorkerReport = Message$1<"frontier.worker.v1.WorkerReport"> & {
 
   /**
    * Hashes of the prompt prefixes whose KV it still holds (shared/prefix-chain.ts: the system + tools
-   * fingerprint, then chunks of the messages; gpu-worker/pool/prefix-advert.ts), at most 256.
+   * fingerprint, then chunks of the messages; gpu-worker/pool/prefix-advert.ts), at most 512.
    *
    * @generated from field: repeated string prefixes = 11;
    */
