@@ -96,6 +96,11 @@ describe("GPU worker pool", () => {
       await until(async () => (await adminWorkers(edgeUrl)).some((w) => w.id === holder.id && w.prefixes.length > 0)),
     ).toBe(true);
     for (const word of ["beta", "gamma", "delta"]) {
+      // The pool counts sessions placed since a worker's last heartbeat as its turns (placement.ts
+      // `turns`): wait for the holder's next heartbeat, so a fast host's finished turns don't count.
+      expect(
+        await until(async () => (await adminWorkers(edgeUrl)).some((w) => w.id === holder.id && w.pending === 0)),
+      ).toBe(true);
       const next = await new ToolLoop(system, `Define: ${word}`).turn(edgeUrl);
       await expectOk(next);
       expect(next.route).toContain("placement=prefix");

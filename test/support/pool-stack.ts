@@ -175,10 +175,10 @@ export async function until(check: () => boolean | Promise<boolean>, attempts = 
 
 export async function adminWorkers(
   edgeUrl: string,
-): Promise<{ id: string; url: string; state: string; prefixes: string[] }[]> {
+): Promise<{ id: string; url: string; state: string; prefixes: string[]; pending: number }[]> {
   const res = await fetch(`${edgeUrl}/admin/workers`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   const body = (await res.json()) as {
-    regions: { workers: { id: string; url: string; state: string; prefixes: string[] }[] }[];
+    regions: { workers: { id: string; url: string; state: string; prefixes: string[]; pending: number }[] }[];
   };
   return body.regions.flatMap((r) => r.workers);
 }
