@@ -9,7 +9,7 @@
 import { ApiError } from "../core/errors.ts";
 import { jsonResponse } from "../http/body.ts";
 import { authorityOf } from "../tenancy/admission.ts";
-import type { UsageReport, UsageTotals } from "../tenancy/authority/usage-ledger.ts";
+import { addUsage, type UsageReport, type UsageTotals } from "../tenancy/authority/usage-ledger.ts";
 import { registryStub } from "../tenancy/registry/registry-do.ts";
 import { requireAdmin } from "./admin-access.ts";
 import type { AdminContext } from "./bindings.ts";
@@ -69,7 +69,7 @@ function merged(ledger: UsageReport, legacy: LegacyReport): UsageReport {
   if (legacy.days.length === 0 && legacy.keys.length === 0) return ledger;
   const add = <T extends UsageTotals>(into: Map<string, T>, name: string, row: T) => {
     const have = into.get(name);
-    into.set(name, have ? sum(have, row) : row);
+    into.set(name, have ? addUsage(have, row) : row);
   };
   const days = new Map<string, UsageReport["days"][number]>();
   for (const d of [...legacy.days.map((d) => ({ ...d, costNano: 0 })), ...ledger.days])
@@ -79,17 +79,5 @@ function merged(ledger: UsageReport, legacy: LegacyReport): UsageReport {
   return {
     days: [...days.values()].sort((a, b) => a.day.localeCompare(b.day) || a.keyId.localeCompare(b.keyId)),
     keys: [...keys.values()].sort((a, b) => a.keyId.localeCompare(b.keyId)),
-  };
-}
-
-function sum<T extends UsageTotals>(a: T, b: UsageTotals): T {
-  return {
-    ...a,
-    turns: a.turns + b.turns,
-    inputTokens: a.inputTokens + b.inputTokens,
-    cachedTokens: a.cachedTokens + b.cachedTokens,
-    prefilledTokens: a.prefilledTokens + b.prefilledTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    costNano: a.costNano + b.costNano,
   };
 }

@@ -253,3 +253,13 @@ export function frontierDouble(tools = false): Frontier {
 export async function drain(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
 }
+
+/** Settle a promise into a readable outcome without awaiting it (a lease still waiting reads "waiting"). */
+export function track<T>(promise: Promise<T>) {
+  const out: { state: "waiting" | "done" | "failed"; value?: T; error?: unknown } = { state: "waiting" };
+  promise.then(
+    (value) => Object.assign(out, { state: "done", value }),
+    (error: unknown) => Object.assign(out, { state: "failed", error }),
+  );
+  return out;
+}

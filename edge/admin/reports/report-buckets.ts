@@ -4,7 +4,7 @@
  * whichever the query groups by; the others are null). Every bucket of the page is listed, an empty
  * one with no results, as the Anthropic and OpenAI reports do.
  */
-import type { UsageHour, UsageTotals } from "../../tenancy/authority/usage-ledger.ts";
+import { addUsage, type UsageHour, type UsageTotals } from "../../tenancy/authority/usage-ledger.ts";
 import type { GroupField, ReportQuery } from "./report-query.ts";
 
 export interface ReportRow extends UsageTotals {
@@ -39,7 +39,7 @@ export function reportBuckets(
       };
       const name = JSON.stringify([group.tenant_id, group.api_key_id, group.model]);
       const have = rows.get(name);
-      rows.set(name, have ? add(have, hour) : { ...group, ...totals(hour) });
+      rows.set(name, have ? addUsage(have, hour) : { ...group, ...totals(hour) });
     }
   }
   return [...buckets].map(([start, rows]) => ({
@@ -57,18 +57,6 @@ function totals(t: UsageTotals): UsageTotals {
     prefilledTokens: t.prefilledTokens,
     outputTokens: t.outputTokens,
     costNano: t.costNano,
-  };
-}
-
-function add(a: ReportRow, b: UsageTotals): ReportRow {
-  return {
-    ...a,
-    turns: a.turns + b.turns,
-    inputTokens: a.inputTokens + b.inputTokens,
-    cachedTokens: a.cachedTokens + b.cachedTokens,
-    prefilledTokens: a.prefilledTokens + b.prefilledTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    costNano: a.costNano + b.costNano,
   };
 }
 

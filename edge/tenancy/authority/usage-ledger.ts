@@ -159,7 +159,7 @@ export class UsageLedger {
     for (const hour of this.hours(from, to)) {
       const day = new Date(hour.hour).toISOString().slice(0, 10);
       const key = `${day}\u0000${hour.keyId}`;
-      days.set(key, add(days.get(key) ?? { day, keyId: hour.keyId, ...ZERO }, hour));
+      days.set(key, addUsage(days.get(key) ?? { day, keyId: hour.keyId, ...ZERO }, hour));
     }
     const keys = this.sql
       .exec<HourRow>(
@@ -193,7 +193,8 @@ function totalsOf(row: Pick<HourRow, "turns" | "prefilled" | "cached" | "output"
   };
 }
 
-function add<T extends UsageTotals>(a: T, b: UsageTotals): T {
+/** `a` with `b`'s counts added to its own (its other fields kept). */
+export function addUsage<T extends UsageTotals>(a: T, b: UsageTotals): T {
   return {
     ...a,
     turns: a.turns + b.turns,

@@ -7,22 +7,13 @@
 import { describe, expect, it } from "vitest";
 import { SessionTable } from "../../../gpu-worker/session/session-table.ts";
 import { WorkerErrorCode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { CheckpointsDouble, drain, EngineDouble, frontierDouble } from "../../support/scheduler-doubles.ts";
+import { CheckpointsDouble, drain, EngineDouble, frontierDouble, track } from "../../support/scheduler-doubles.ts";
 
 function setup(busyWaitMs = 60_000) {
   const engine = new EngineDouble(2);
   const checkpoints = new CheckpointsDouble();
   const table = new SessionTable(engine, checkpoints.asCheckpoints, { maxQueue: 8, checkpointDelayMs: 0, busyWaitMs });
   return { table };
-}
-
-function track<T>(promise: Promise<T>) {
-  const out: { state: "waiting" | "done" | "failed"; value?: T; error?: unknown } = { state: "waiting" };
-  promise.then(
-    (value) => Object.assign(out, { state: "done", value }),
-    (error: unknown) => Object.assign(out, { state: "failed", error }),
-  );
-  return out;
 }
 
 describe("a request for a session another request holds", () => {

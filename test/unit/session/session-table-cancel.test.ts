@@ -10,23 +10,20 @@ import { TurnCut } from "../../../gpu-worker/generate/turn-cut.ts";
 import { SessionTable } from "../../../gpu-worker/session/session-table.ts";
 import { limitTurn } from "../../../gpu-worker/turn/turn-limits.ts";
 import { StopReason, WorkerErrorCode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { CheckpointsDouble, drain, EngineDouble, frontierDouble, Gate } from "../../support/scheduler-doubles.ts";
+import {
+  CheckpointsDouble,
+  drain,
+  EngineDouble,
+  frontierDouble,
+  Gate,
+  track,
+} from "../../support/scheduler-doubles.ts";
 
 function setup(sequences: number, maxQueue = 16) {
   const engine = new EngineDouble(sequences);
   const checkpoints = new CheckpointsDouble();
   const table = new SessionTable(engine, checkpoints.asCheckpoints, { maxQueue, checkpointDelayMs: 0 });
   return { engine, checkpoints, table };
-}
-
-/** Settle a promise into a readable outcome without awaiting it. */
-function track<T>(promise: Promise<T>) {
-  const out: { state: "waiting" | "done" | "failed"; value?: T; error?: unknown } = { state: "waiting" };
-  promise.then(
-    (value) => Object.assign(out, { state: "done", value }),
-    (error: unknown) => Object.assign(out, { state: "failed", error }),
-  );
-  return out;
 }
 
 describe("a cancelled waiter", () => {

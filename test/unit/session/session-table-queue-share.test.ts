@@ -9,16 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { SessionTable } from "../../../gpu-worker/session/session-table.ts";
 import { WorkerErrorCode } from "../../../proto/gen/frontier/worker/v1/worker_pb.ts";
-import { CheckpointsDouble, drain, EngineDouble } from "../../support/scheduler-doubles.ts";
-
-function track<T>(promise: Promise<T>) {
-  const out: { state: "waiting" | "done" | "failed"; error?: unknown } = { state: "waiting" };
-  promise.then(
-    () => Object.assign(out, { state: "done" }),
-    (error: unknown) => Object.assign(out, { state: "failed", error }),
-  );
-  return out;
-}
+import { CheckpointsDouble, drain, EngineDouble, track } from "../../support/scheduler-doubles.ts";
 
 describe("the queue's tenant shares", () => {
   it("lend room past a share while the queue has it, and take it back for a tenant within its share", async () => {
