@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { withWorkerMemorySettings } from "../../gpu-worker/config/process-memory.ts";
 import { DEV_MODE_FLAG } from "../../shared/dev-secrets.ts";
-import { REPO_ROOT, stopChild } from "./processes.ts";
+import { freePort, REPO_ROOT, stopChild } from "./processes.ts";
 
 export interface WorkerHandle {
   /** FRONTIER_WORKER_ID. */
@@ -31,8 +31,10 @@ export async function startWorker(
   const given = {
     ...process.env,
     [DEV_MODE_FLAG]: "1",
-    FRONTIER_WORKER_GRPC_PORT: "0",
-    FRONTIER_WORKER_HTTP_PORT: "0",
+    // Chosen outside the kernel's ephemeral range (freePort): a supervised restart binds the same
+    // ports again, and no other process's listen(0) or connection can have taken them meanwhile.
+    FRONTIER_WORKER_GRPC_PORT: String(await freePort()),
+    FRONTIER_WORKER_HTTP_PORT: String(await freePort()),
     ...env,
   };
   // The memory settings every deployment starts a worker with (glibc's arenas, V8's young generation).
