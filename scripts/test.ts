@@ -83,7 +83,11 @@ for (const r of results) {
   if (!r.ok) for (const line of r.failures) process.stdout.write(`       ${line}\n`);
 }
 const passed = results.filter((r) => r.ok).length;
-process.stdout.write(`tiers: ${passed} passed, ${names.length - passed} failed\n`);
+// The gate stops at the first failure: the tiers after it did not run (they did not fail).
+const notRun = names.length - results.length;
+process.stdout.write(
+  `tiers: ${passed} passed, ${results.length - passed} failed${notRun > 0 ? `, ${notRun} not run` : ""}\n`,
+);
 process.exit(results.every((r) => r.ok) && results.length === names.length ? 0 : 1);
 
 /**
