@@ -17,6 +17,12 @@ const edgeUrl = inject("familyEdgeUrl");
 const logFile = inject("familyWorkerLogFile");
 const logSince = (from: number) => readFileSync(logFile, "utf8").slice(from);
 const logLength = () => readFileSync(logFile, "utf8").length;
+/**
+ * The most new tokens a turn of `results` tool results may prefill: the random model makes one call or
+ * more, and each result adds its own framing (measured: 13 + 12 per result). A turn that lost
+ * the live KV prefills the whole prompt: over 200 tokens (the first prompt alone is 157).
+ */
+const suffixBound = (results: number) => 20 + 16 * results;
 
 describe("on the Qwen3-vocabulary model", () => {
   it("the worker serves it in the qwen3 chat format", () => {
@@ -63,7 +69,7 @@ describe("on the Qwen3-vocabulary model", () => {
     const firstKv = first.usage.input_tokens + (first.usage.cache_read_input_tokens ?? 0) + first.usage.output_tokens;
     expect(second.usage.cache_read_input_tokens).toBe(firstKv);
     expect(second.usage.input_tokens).toBeGreaterThan(0);
-    expect(second.usage.input_tokens).toBeLessThan(40);
+    expect(second.usage.input_tokens).toBeLessThan(suffixBound(calls.length));
     expectSuffixOnlyAfterFirst(logSince(from), calls.length);
   });
 
@@ -96,7 +102,7 @@ describe("on the Qwen3-vocabulary model", () => {
       max_output_tokens: 12,
     });
     expect(cached(second)).toBe(kvAfter(first));
-    expect((second.usage?.input_tokens ?? 0) - cached(second)).toBeLessThan(40);
+    expect((second.usage?.input_tokens ?? 0) - cached(second)).toBeLessThan(suffixBound(calls.length));
     const third = await client.responses.create({
       ...common,
       previous_response_id: second.id,
