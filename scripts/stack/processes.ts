@@ -28,7 +28,7 @@ function chosenPortRange(): { low: number; high: number } | undefined {
 }
 
 const range = chosenPortRange();
-/** Ports this process has handed out already: never twice, even once their listener is gone. */
+/** Ports this process has handed out or tried: never twice, even once their listener is gone. */
 const handedOut = new Set<number>();
 
 /** Listen on `port` (0: any the kernel gives) on loopback, close again; the port, or undefined if taken. */
@@ -52,10 +52,9 @@ export async function freePort(): Promise<number> {
     for (let attempt = 0; attempt < 64; attempt++) {
       const port = range.low + Math.floor(Math.random() * (range.high - range.low + 1));
       if (handedOut.has(port)) continue;
-      if ((await probe(port)) === port) {
-        handedOut.add(port);
-        return port;
-      }
+      // Claimed before the probe awaits: two concurrent calls cannot both take it.
+      handedOut.add(port);
+      if ((await probe(port)) === port) return port;
     }
   }
   const port = await probe(0);

@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { freePort } from "../../../scripts/stack/processes.ts";
 
 const [ephemeralLow] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
 
 const listening: Server[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   await Promise.all(listening.splice(0).map((s) => new Promise((r) => s.close(r))));
 });
 
@@ -34,5 +35,11 @@ describe("freePort (the stack's children listen on it seconds after it is chosen
     const ports = await Promise.all(Array.from({ length: 40 }, () => freePort()));
     expect(new Set(ports).size).toBe(ports.length);
     for (const port of ports) await listen(port);
+  });
+
+  it("gives concurrent callers different ports even when both draw the same one", async () => {
+    vi.spyOn(Math, "random").mockReturnValue(0.123);
+    const ports = await Promise.all([freePort(), freePort(), freePort()]);
+    expect(new Set(ports).size).toBe(3);
   });
 });
